@@ -1,0 +1,14 @@
+"""Fairness benchmark datasets bundled with skfairverify.
+
+Three loaders return a :class:`sklearn.utils.Bunch` with ``data``, ``target``
+(1 = favourable outcome), ``sensitive`` (names of the usual sensitive columns of
+``data``), ``frame``, ``DESCR``, ``feature_names`` and ``target_names``. The data
+files ship with the package (gzip copies, byte-identical to the published files
+once decompressed), so no network access is needed.
+"""
+
+from ._adult import load_adult
+from ._compas import load_compas
+from ._german import load_german
+
+__all__ = ["load_adult", "load_compas", "load_german"]

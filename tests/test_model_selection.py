@@ -1,0 +1,173 @@
+"""fairness_constrained_refit in real searches, and the scorer base class routes."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from fairlearn.metrics import demographic_parity_difference
+from sklearn.compose import make_column_transformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from skfairverify import FairnessConstraintWarning, fairness_constrained_refit
+from skfairverify.metrics import FairnessScorer
+
+
+class NegParityGap(FairnessScorer):
+    """-|selection rate gap| computed with fairlearn (an independent implementation)."""
+
+    def _score(self, estimator, X, y, sensitive):
+        y_pred = estimator.predict(X)
+        return -demographic_parity_difference(y, y_pred, sensitive_features=sensitive.iloc[:, 0])
+
+
+def _data(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(["F", "M"], n)
+    proxy = (sex == "M") + rng.normal(0, 0.5, n)
+    other = rng.normal(size=n)
+    y = ((sex == "M") * 1.0 + other + rng.normal(0, 0.5, n) > 0.5).astype(int)
+    return pd.DataFrame({"proxy": proxy, "other": other, "sex": sex}), y
+
+
+def _search(cls=GridSearchCV, refit=None, **kw):
+    model = make_pipeline(
+        make_column_transformer(
+            (StandardScaler(), ["proxy", "other"]), (OneHotEncoder(), ["sex"])
+        ),
+        LogisticRegression(),
+    )
+    # Strong regularisation flattens the coefficients: the gap shrinks with C.
+    grid = {"logisticregression__C": [1e-4, 3e-4, 1e-3, 1e-2, 1.0]}
+    scoring = {"acc": "accuracy", "sp": NegParityGap("sex")}
+    if cls is GridSearchCV:
+        return cls(model, grid, scoring=scoring, refit=refit, cv=3, **kw)
+    return cls(model, grid, n_iter=5, scoring=scoring, refit=refit, cv=3, random_state=0, **kw)
+
+
+def _brute_force(results, score, bounds):
+    best, best_score = None, -np.inf
+    for i in range(len(results[f"mean_test_{score}"])):
+        if all(results[f"mean_test_{k}"][i] >= b for k, b in bounds.items()):
+            if results[f"mean_test_{score}"][i] > best_score:
+                best, best_score = i, results[f"mean_test_{score}"][i]
+    return best
+
+
+@pytest.mark.parametrize("cls", [GridSearchCV, RandomizedSearchCV])
+def test_bound_binds_and_is_respected(cls):
+    X, y = _data()
+    free = _search(cls, refit="acc").fit(X, y)
+    res = free.cv_results_
+    sp = res["mean_test_sp"]
+    # A bound strictly between the worst and best fairness, so that it binds.
+    bound = float(np.sort(sp)[len(sp) // 2])
+    # the unconstrained choice (most accurate) violates the bound: the constraint binds
+    assert sp[free.best_index_] < bound
+    search = _search(cls, refit=fairness_constrained_refit("acc", "sp", bound)).fit(X, y)
+    expected = _brute_force(search.cv_results_, "acc", {"sp": bound})
+    assert search.best_index_ == expected
+    assert search.cv_results_["mean_test_sp"][search.best_index_] >= bound
+    # the refitted model is the chosen candidate
+    assert search.best_estimator_[-1].C == search.cv_results_["params"][expected][
+        "logisticregression__C"]
+
+
+def test_unreachable_bound_warns_and_picks_closest():
+    X, y = _data()
+    with pytest.warns(FairnessConstraintWarning, match="closest"):
+        search = _search(refit=fairness_constrained_refit("acc", "sp", 0.5)).fit(X, y)
+    sp = search.cv_results_["mean_test_sp"]
+    assert search.best_index_ == int(np.argmax(sp))
+
+
+def test_several_constraints():
+    results = {
+        "mean_test_acc": np.array([0.9, 0.88, 0.86, 0.7]),
+        "mean_test_sp": np.array([-0.2, -0.04, -0.03, -0.01]),
+        "mean_test_di": np.array([0.6, 0.75, 0.85, 0.95]),
+    }
+    refit = fairness_constrained_refit("acc", {"sp": -0.05, "di": 0.8})
+    assert refit(results) == _brute_force(results, "acc", {"sp": -0.05, "di": 0.8}) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fairness_constrained_refit("acc", {"sp": -0.05})(results) == 1
+
+
+def test_nan_candidates_never_qualify():
+    results = {"mean_test_acc": np.array([0.99, 0.8]), "mean_test_sp": np.array([np.nan, -0.01])}
+    assert fairness_constrained_refit("acc", "sp", -0.05)(results) == 1
+    all_nan = {"mean_test_acc": np.array([0.9]), "mean_test_sp": np.array([np.nan])}
+    with pytest.raises(ValueError, match="NaN"):
+        fairness_constrained_refit("acc", "sp", -0.05)(all_nan)
+
+
+@pytest.mark.parametrize(
+    "args, exc, match",
+    [
+        (("acc", "sp"), ValueError, "needs a threshold"),
+        (("acc", {"sp": -0.1}, -0.1), ValueError, "not both"),
+        (("acc", ["sp"], 0.1), TypeError, "constraint must be"),
+        (("acc", "sp", float("nan")), ValueError, "finite"),
+        ((3, "sp", 0.1), TypeError, "score must be"),
+        (("acc", {}), ValueError, "At least one"),
+    ],
+)
+def test_bad_arguments(args, exc, match):
+    with pytest.raises(exc, match=match):
+        fairness_constrained_refit(*args)
+
+
+def test_unknown_scorer_name():
+    refit = fairness_constrained_refit("acc", "eo", -0.1)
+    with pytest.raises(KeyError, match="'eo'"):
+        refit({"mean_test_acc": np.array([0.5]), "mean_test_sp": np.array([0.0])})
+
+
+# ---------------------------------------------------------------- FairnessScorer routes
+
+
+def test_scorer_routes_agree_in_grid_search():
+    X, y = _data()
+    by_name = _search(refit="acc").fit(X, y).cv_results_["mean_test_sp"]
+    with sklearn.config_context(enable_metadata_routing=True):
+        model = _search(refit="acc")
+        model.scoring = {"acc": "accuracy",
+                         "sp": NegParityGap().set_score_request(sensitive_features=True)}
+        routed = model.fit(X, y, sensitive_features=X["sex"]).cv_results_["mean_test_sp"]
+    np.testing.assert_allclose(by_name, routed)
+    assert np.ptp(by_name) > 0.01  # the grid spans really different fairness levels
+
+
+def test_scorer_bad_inputs():
+    X, y = _data(60)
+    model = LogisticRegression().fit(X[["proxy", "other"]], y)
+
+    class Drop(NegParityGap):
+        def _score(self, estimator, X, y, sensitive):
+            return super()._score(estimator, self._drop_sensitive(X), y, sensitive)
+
+    with pytest.raises(ValueError, match="not found in X"):
+        Drop("race")(model, X, y)
+    with pytest.raises(ValueError, match="single group"):
+        Drop("sex")(model, X.assign(sex="F"), y)
+    with pytest.raises(ValueError, match="missing values"):
+        Drop("sex")(model, X.assign(sex=X["sex"].where(X.index > 0)), y)
+    with pytest.raises(ValueError, match="no sensitive features"):
+        Drop()(model, X, y)
+    with pytest.raises(TypeError, match="DataFrame"):
+        Drop("sex")(model, X[["proxy", "other"]].to_numpy(), y)
+    with pytest.raises(ValueError, match="rows"):
+        Drop()(model, X, y, sensitive_features=X["sex"].iloc[:10])
+    with pytest.raises(RuntimeError, match="enable_metadata_routing"):
+        Drop().set_score_request(sensitive_features=True)
+    # the name route and the metadata route give the same number, equal to fairlearn's
+    expected = -demographic_parity_difference(
+        y, model.predict(X[["proxy", "other"]]), sensitive_features=X["sex"])
+    assert Drop("sex")(model, X, y) == pytest.approx(expected)
+    routed = Drop()(model, X[["proxy", "other"]], y, sensitive_features=X["sex"].to_numpy())
+    assert routed == pytest.approx(expected)
