@@ -10,6 +10,9 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from skfairverify.preprocessing import BinningDiscretizer, IntegerWeightScaler  # noqa: E402
 
 ESTIMATORS += [BinningDiscretizer(), IntegerWeightScaler(LogisticRegression())]
+# FairnessVerifier is not listed: it needs sensitive_features naming a categorical
+# column (the generic checks feed continuous floats only) and a linear binary estimator;
+# tests/test_verifier.py covers its contract (clone, params, NotFitted, pandas, delegation).
 # [verification-compat]
 # [counterfactual-compat]
 

@@ -1,0 +1,303 @@
+"""Binning of numeric features into one-hot bins with per-bin training means (FVGM, Section 3)."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.preprocessing import KBinsDiscretizer
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    check_is_fitted,
+    validate_data,
+)
+
+__all__ = ["BinningDiscretizer"]
+
+
+class BinningDiscretizer(TransformerMixin, BaseEstimator):
+    """Bin numeric features into one-hot indicators and remember each bin's training mean.
+
+    FVGM (Ghosh et al., 2022, Section 3) replaces a continuous feature ``X_c`` with
+    coefficient ``w_c`` by ``k`` bin indicators ``B_i`` whose coefficients are
+    ``w_c * mu_i``, where ``mu_i`` is the mean of the training values in bin ``i``;
+    then ``X_c ~ sum_i mu_i B_i``. This transformer computes the bins with
+    :class:`~sklearn.preprocessing.KBinsDiscretizer` (``encode="ordinal"``
+    internally), outputs the one-hot indicator matrix and stores the bin means.
+
+    Parameters
+    ----------
+    n_bins : int or array-like of shape (n_features,), default=5
+        Number of bins per feature (>= 2). Bins whose edges coincide (quantile
+        or k-means strategy on data with repeated values) are removed, see
+        ``n_bins_``.
+    strategy : {"uniform", "quantile", "kmeans"}, default="quantile"
+        How the bin edges are placed, as in
+        :class:`~sklearn.preprocessing.KBinsDiscretizer`.
+    subsample : int or None, default=200_000
+        Maximum number of rows used to compute the quantiles (``strategy="quantile"``);
+        ``None`` uses all rows. The bin means always use every training row.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the subsampling.
+
+    Attributes
+    ----------
+    bin_edges_ : list of ndarray of shape (n_bins_[j] + 1,)
+        Edges of the bins of each feature (as in ``KBinsDiscretizer``). Values
+        below the first edge or above the last one fall in the first / last bin.
+    n_bins_ : ndarray of int of shape (n_features,)
+        Number of bins per feature after removal of duplicate edges.
+    bin_means_ : list of ndarray of shape (n_bins_[j],)
+        Mean of the training values that fall in each bin. A bin that received
+        no training value (possible with ``strategy="uniform"`` or ``"kmeans"``)
+        gets the midpoint of its two edges instead.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of str of shape (n_features_in_,)
+        Names of features seen during :term:`fit` (only when ``X`` has string
+        column names).
+
+    See Also
+    --------
+    sklearn.preprocessing.KBinsDiscretizer : The binning used underneath.
+    IntegerWeightScaler : Integer coefficients of a linear classifier.
+
+    Notes
+    -----
+    The output columns are feature-major: all bins of the first feature (in bin
+    order), then those of the second, and so on; they are named
+    ``"<feature>_bin<k>"``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify.preprocessing import BinningDiscretizer
+    >>> X = pd.DataFrame({"age": [20., 22., 30., 34., 50., 58.]})
+    >>> disc = BinningDiscretizer(n_bins=3).fit(X)
+    >>> disc.bin_means_[0].tolist()
+    [21.0, 32.0, 54.0]
+    >>> disc.get_feature_names_out().tolist()
+    ['age_bin0', 'age_bin1', 'age_bin2']
+    >>> disc.transform(X).astype(int).tolist()[:2]
+    [[1, 0, 0], [1, 0, 0]]
+    >>> disc.inverse_transform(disc.transform(X)).ravel().tolist()
+    [21.0, 21.0, 32.0, 32.0, 54.0, 54.0]
+    >>> disc.bin_index(X).ravel().tolist()
+    [0, 0, 1, 1, 2, 2]
+    """
+
+    _parameter_constraints: dict = {
+        "n_bins": [Interval(Integral, 2, None, closed="left"), "array-like"],
+        "strategy": [StrOptions({"uniform", "quantile", "kmeans"})],
+        "subsample": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_bins=5, strategy="quantile", subsample=200_000, random_state=None):
+        self.n_bins = n_bins
+        self.strategy = strategy
+        self.subsample = subsample
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Compute the bin edges and the per-bin training means.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Numeric data without missing values.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : BinningDiscretizer
+            The fitted transformer.
+        """
+        X = self._validate(X, reset=True)
+        kbins = KBinsDiscretizer(
+            n_bins=self.n_bins,
+            encode="ordinal",
+            strategy=self.strategy,
+            subsample=self.subsample,
+            random_state=self.random_state,
+            dtype=np.float64,
+        )
+        kbins.fit(X)
+        self._kbins = kbins
+        self.bin_edges_ = [np.asarray(e, dtype=float) for e in kbins.bin_edges_]
+        self.n_bins_ = np.asarray(kbins.n_bins_, dtype=np.int64)
+        idx = self._index(X)
+        means = []
+        for j in range(X.shape[1]):
+            k = int(self.n_bins_[j])
+            counts = np.bincount(idx[:, j], minlength=k)
+            sums = np.bincount(idx[:, j], weights=X[:, j], minlength=k)
+            edges = self.bin_edges_[j]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                m = sums / counts
+            empty = counts == 0
+            # Empty bin: midpoint of its edges (finite, since a bin with an infinite
+            # edge is the single bin of a constant feature and always holds a value).
+            m[empty] = 0.5 * (edges[:-1][empty] + edges[1:][empty])
+            means.append(m)
+        self.bin_means_ = means
+        return self
+
+    def transform(self, X):
+        """One-hot encode the bin of each value.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Numeric data without missing values.
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_samples, sum(n_bins_))
+            1.0 in the column of each feature's bin, 0.0 elsewhere; columns are
+            feature-major in bin order (see :meth:`get_feature_names_out`).
+        """
+        check_is_fitted(self)
+        X = self._validate(X, reset=False)
+        idx = self._index(X)
+        offsets = np.concatenate([[0], np.cumsum(self.n_bins_)[:-1]])
+        out = np.zeros((X.shape[0], int(self.n_bins_.sum())), dtype=np.float64)
+        rows = np.arange(X.shape[0])
+        for j in range(X.shape[1]):
+            out[rows, offsets[j] + idx[:, j]] = 1.0
+        return out
+
+    def bin_index(self, X) -> np.ndarray:
+        """Bin of each value, as an integer.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Numeric data without missing values.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_samples, n_features)
+            The bin of each value in ``0 .. n_bins_[j] - 1``; values outside the
+            training edges are clipped to the first or last bin.
+        """
+        check_is_fitted(self)
+        X = self._validate(X, reset=False)
+        return self._index(X)
+
+    def inverse_transform(self, X):
+        """Map one-hot bins back to the bins' training means.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, sum(n_bins_))
+            One-hot bin indicators as returned by :meth:`transform`; within each
+            feature's block the column with the largest value is taken.
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_samples, n_features_in_)
+            The training mean of each row's bin, per feature.
+        """
+        check_is_fitted(self)
+        if isinstance(X, pd.DataFrame):
+            X = X.to_numpy(dtype=float)
+        X = np.asarray(X, dtype=float)
+        total = int(self.n_bins_.sum())
+        if X.ndim != 2 or X.shape[1] != total:
+            raise ValueError(
+                f"inverse_transform expects {total} one-hot columns (sum of n_bins_), "
+                f"got shape {X.shape}."
+            )
+        names = self._input_names()
+        out = np.empty((X.shape[0], len(self.n_bins_)), dtype=float)
+        start = 0
+        for j, k in enumerate(self.n_bins_):
+            block = X[:, start : start + k]
+            if X.shape[0] and np.any(block.max(axis=1) <= 0):
+                raise ValueError(
+                    f"Some rows have no active bin for feature {names[j]!r} in inverse_transform."
+                )
+            out[:, j] = self.bin_means_[j][np.argmax(block, axis=1)]
+            start += k
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the one-hot output columns, ``"<feature>_bin<k>"``.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input feature names; defaults to ``feature_names_in_`` or ``x0, x1, ...``.
+
+        Returns
+        -------
+        ndarray of str
+            One name per output column, feature-major in bin order.
+        """
+        check_is_fitted(self)
+        names = _check_feature_names_in(self, input_features)
+        return np.asarray(
+            [f"{name}_bin{k}" for name, n in zip(names, self.n_bins_) for k in range(int(n))],
+            dtype=object,
+        )
+
+    # ------------------------------------------------------------------ helpers
+
+    def _input_names(self):
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            return [f"x{j}" for j in range(self.n_features_in_)]
+        return [str(c) for c in names]
+
+    def _index(self, X):
+        idx = self._kbins.transform(X)
+        return idx.astype(np.int64)
+
+    def _validate(self, X, reset):
+        if isinstance(X, pd.DataFrame):
+            for col in X.columns:
+                s = X[col]
+                if not (pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(
+                    s.dtype
+                )):
+                    raise ValueError(
+                        f"Column {col!r} is not numeric (dtype {s.dtype}); "
+                        "BinningDiscretizer bins numeric features only."
+                    )
+                values = s.to_numpy(dtype=float, na_value=np.nan)
+                if np.isnan(values).any():
+                    raise ValueError(f"Input X contains NaN in column {col!r}.")
+                if np.isinf(values).any():
+                    raise ValueError(f"Input X contains infinity in column {col!r}.")
+        elif isinstance(X, np.ndarray) and X.dtype.kind in "OUS" and X.ndim == 2:
+            for j in range(X.shape[1]):
+                try:
+                    np.asarray(X[:, j], dtype=np.float64)
+                except ValueError as exc:
+                    raise ValueError(
+                        f"Column 'x{j}' is not numeric ({exc}); BinningDiscretizer bins "
+                        "numeric features only."
+                    ) from exc
+        X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
+        bad = ~np.isfinite(X)
+        if bad.any():
+            j = int(np.nonzero(bad.any(axis=0))[0][0])
+            names = (
+                [str(c) for c in self.feature_names_in_]
+                if getattr(self, "feature_names_in_", None) is not None
+                else [f"x{i}" for i in range(X.shape[1])]
+            )
+            what = "NaN" if np.isnan(X[:, j]).any() else "infinity"
+            raise ValueError(f"Input X contains {what} in column {names[j]!r}.")
+        return X
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags

@@ -1,0 +1,331 @@
+"""Integer coefficients of a linear classifier (FVGM, Section 3, "multiplier l")."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    TransformerMixin,
+    _fit_context,
+    clone,
+)
+from sklearn.frozen import FrozenEstimator
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    check_array,
+    check_is_fitted,
+    validate_data,
+)
+
+from .._linear import linear_rule
+from ._quantize import quantize, select_multiplier
+
+__all__ = ["IntegerWeightScaler"]
+
+
+class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+    """Linear classifier with integer coefficients ``round(l * w)`` and ``round(l * b)``.
+
+    Fits a clone of a binary linear ``estimator`` (or uses a
+    :class:`~sklearn.frozen.FrozenEstimator` as it is), reads its rule on the raw
+    input columns with :func:`~skfairverify.linear_rule` and picks the integer
+    multiplier ``l`` in ``1 .. max_multiplier`` whose rounded rule agrees best
+    with the estimator's decisions on the training data (FVGM, Section 3).
+    ``predict`` and ``decision_function`` then use the integer rule.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A binary linear classifier, or a pipeline of affine steps ending in one
+        (anything :func:`~skfairverify.linear_rule` reads). A ``FrozenEstimator``
+        is not refit.
+    max_multiplier : int, default=100
+        Largest multiplier tried when ``multiplier="auto"``.
+    multiplier : "auto" or int, default="auto"
+        ``"auto"`` picks ``l`` by agreement (ties go to the smallest ``l``); an
+        integer fixes it.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted estimator (the given ``FrozenEstimator`` itself when frozen).
+    rule_ : LinearRule
+        The estimator's real-valued rule on the raw columns.
+    multiplier_ : int
+        The multiplier ``l``.
+    coef_ : ndarray of int64 of shape (1, n_terms)
+        ``rint(l * w)`` (round half to even) for every term of the rule: one per
+        numeric input column read by the estimator, plus one per category of a
+        one-hot encoded column (see ``terms_``). For a plain linear model on
+        numeric data, ``n_terms == n_features_in_``.
+    intercept_ : ndarray of int64 of shape (1,)
+        ``rint(l * b)``.
+    terms_ : ndarray of str of shape (n_terms,)
+        Names of the terms, ``"col"`` or ``"col=category"`` (``rule_.coef.index``).
+    agreement_ : float
+        Share of training rows where the integer rule decides like the estimator.
+    classes_ : ndarray of shape (2,)
+        The estimator's classes; a positive decision means ``classes_[1]``.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of str of shape (n_features_in_,)
+        Names of features seen during :term:`fit` (only when ``X`` has string
+        column names).
+
+    See Also
+    --------
+    select_multiplier : The agreement search.
+    BinningDiscretizer : Bins with training means, for per-bin weights.
+
+    Notes
+    -----
+    The decision is ``sum_j coef_[0, j] * t_j(x) + intercept_[0]`` where ``t_j`` is
+    the column value of a numeric term and the indicator ``[x[col] == category]``
+    of a categorical term; the positive class is predicted where it is > 0,
+    i.e. where the integer score reaches ``integer_threshold(intercept_[0])``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skfairverify.preprocessing import IntegerWeightScaler
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = (X @ [1.0, -2.0, 0.5] > 0).astype(int)
+    >>> scaler = IntegerWeightScaler(LogisticRegression(), max_multiplier=20).fit(X, y)
+    >>> scaler.coef_.dtype
+    dtype('int64')
+    >>> scaler.agreement_ > 0.95
+    True
+    >>> scaler.transform(X[:2]).shape
+    (2, 3)
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "max_multiplier": [Interval(Integral, 1, None, closed="left")],
+        "multiplier": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, estimator, max_multiplier=100, multiplier="auto"):
+        self.estimator = estimator
+        self.max_multiplier = max_multiplier
+        self.multiplier = multiplier
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Fit the estimator and choose the integer multiplier.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Training data, as the estimator takes it.
+        y : array-like of shape (n_samples,)
+            Binary target.
+
+        Returns
+        -------
+        self : IntegerWeightScaler
+            The fitted estimator.
+
+        Raises
+        ------
+        TypeError
+            If the estimator is not a binary linear classifier (the message names it).
+        """
+        validate_data(self, X, y, skip_check_array=True)
+        y_type = type_of_target(y, input_name="y")
+        if y_type in ("multiclass", "multiclass-multioutput", "multilabel-indicator"):
+            raise ValueError(
+                "Only binary classification is supported. The type of the target "
+                f"is {y_type}."
+            )
+        if isinstance(self.estimator, FrozenEstimator):
+            self.estimator_ = self.estimator
+        else:
+            self.estimator_ = clone(self.estimator).fit(X, y)
+        try:
+            rule = linear_rule(self.estimator_)
+        except TypeError as exc:
+            raise TypeError(
+                f"IntegerWeightScaler needs a binary linear classifier; cannot use "
+                f"{type(self.estimator).__name__}: {exc}"
+            ) from exc
+        self.rule_ = rule
+        self.classes_ = np.asarray(rule.classes if rule.classes is not None else [0, 1])
+        self.terms_ = np.asarray(rule.coef.index, dtype=object)
+        w = rule.coef.to_numpy(dtype=float)
+        T = self._terms(X)
+        reference = np.asarray(self.estimator_.predict(X)) == self.classes_[1]
+        candidates = None if self.multiplier == "auto" else [int(self.multiplier)]
+        self.multiplier_, self.agreement_ = select_multiplier(
+            w, rule.intercept, reference, self.max_multiplier, candidates, values=T
+        )
+        self.coef_ = quantize(w, self.multiplier_).reshape(1, -1)
+        self.intercept_ = quantize([rule.intercept], self.multiplier_)
+        return self
+
+    def decision_function(self, X):
+        """Integer-rule decision ``coef_ @ t(x) + intercept_``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_samples,)
+            Positive values predict ``classes_[1]``.
+        """
+        T = self._validated_terms(X)
+        return T @ self.coef_[0].astype(float) + float(self.intercept_[0])
+
+    def predict(self, X):
+        """Class predicted by the integer rule.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            ``classes_[1]`` where :meth:`decision_function` is > 0, else ``classes_[0]``.
+        """
+        d = self.decision_function(X)
+        return self.classes_[(d > 0).astype(int)]
+
+    def transform(self, X):
+        """Integer contribution of each input feature to the decision.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_samples, n_features_in_)
+            ``rint(l * w_j) * x_j`` for a numeric column, the integer weight of the
+            row's category for a one-hot encoded column, 0 for a column the
+            estimator does not read. Each row sums to ``decision_function - intercept_``.
+        """
+        T = self._validated_terms(X) * self.coef_[0].astype(float)[None, :]
+        names = self._input_names()
+        pos = {c: i for i, c in enumerate(names)}
+        out = np.zeros((T.shape[0], len(names)), dtype=float)
+        for k, col in enumerate(self._term_columns):
+            out[:, pos[col]] += T[:, k]
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns of :meth:`transform` (the input features).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input feature names; defaults to ``feature_names_in_`` or ``x0, x1, ...``.
+
+        Returns
+        -------
+        ndarray of str
+            One name per input feature.
+        """
+        check_is_fitted(self)
+        return _check_feature_names_in(self, input_features)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _input_names(self):
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            return [f"x{j}" for j in range(self.n_features_in_)]
+        return [str(c) for c in names]
+
+    def _validated_terms(self, X):
+        check_is_fitted(self)
+        if not isinstance(X, pd.DataFrame):
+            dtype = None if self.rule_.categorical_features else np.float64
+            X = check_array(X, dtype=dtype, ensure_all_finite=False, estimator=self)
+        validate_data(self, X, reset=False, skip_check_array=True)
+        return self._terms(X)
+
+    @property
+    def _term_columns(self):
+        rule = self.rule_
+        cols = list(rule.numeric_features)
+        for c, cats in rule.categorical_features.items():
+            cols.extend([c] * len(cats))
+        return cols
+
+    def _terms(self, X) -> np.ndarray:
+        """Matrix of term values (numeric columns, category indicators), shape (n, n_terms)."""
+        rule = self.rule_
+        rule_names = list(rule.feature_names_in)
+        if isinstance(X, pd.DataFrame):
+            frame = X
+            frame_names = [str(c) for c in X.columns]
+            if len(set(frame_names)) == len(frame_names) and set(rule_names) <= set(frame_names):
+                frame = X.set_axis(frame_names, axis=1)
+            else:
+                frame = X.set_axis(rule_names, axis=1) if X.shape[1] == len(rule_names) else X
+        elif not rule.categorical_features:
+            arr = check_array(X, dtype=np.float64, ensure_all_finite=False, estimator=self)
+            if arr.shape[1] != len(rule_names):
+                raise ValueError(
+                    f"X has {arr.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{len(rule_names)} features as input."
+                )
+            pos = {c: i for i, c in enumerate(rule_names)}
+            T = arr[:, [pos[c] for c in rule.numeric_features]]
+            _check_finite(T, list(rule.numeric_features))
+            return T
+        else:
+            arr = check_array(X, dtype=None, ensure_all_finite=False, estimator=self)
+            frame = pd.DataFrame(arr, columns=rule_names)
+        parts = []
+        for c in rule.numeric_features:
+            if c not in frame.columns:
+                raise ValueError(f"X lacks the column {c!r} read by the estimator.")
+            col = frame[c]
+            if not (pd.api.types.is_numeric_dtype(col.dtype) or col.dtype == object):
+                raise ValueError(f"Column {c!r} is not numeric (dtype {col.dtype}).")
+            parts.append(np.asarray(col.to_numpy(dtype=float, na_value=np.nan)))
+        if parts:
+            _check_finite(np.column_stack(parts), list(rule.numeric_features))
+        for c, cats in rule.categorical_features.items():
+            if c not in frame.columns:
+                raise ValueError(f"X lacks the column {c!r} read by the estimator.")
+            values = frame[c].to_numpy(dtype=object)
+            missing = pd.isna(values)
+            if missing.any():
+                raise ValueError(f"Input X contains NaN in column {c!r}.")
+            for v in cats:
+                parts.append(np.fromiter((x == v for x in values), dtype=bool, count=len(values))
+                             .astype(float))
+        if not parts:
+            return np.zeros((len(frame), 0))
+        return np.column_stack(parts)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+def _check_finite(T, names):
+    bad = ~np.isfinite(T)
+    if bad.any():
+        j = int(np.nonzero(bad.any(axis=0))[0][0])
+        what = "NaN" if np.isnan(T[:, j]).any() else "infinity"
+        raise ValueError(f"Input X contains {what} in column {names[j]!r}.")
