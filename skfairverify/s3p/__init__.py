@@ -1,0 +1,25 @@
+"""Exact verification engine: stochastic subset sum over a Bayesian network.
+
+``Pr[sum_i w_i[X_i] >= t | evidence]`` for integer weights and discrete,
+multi-state variables distributed by a Bayesian network (FVGM's S3P, rebuilt
+as a frontier-table dynamic programme with pruning, plus a score-convolving
+variable elimination for networks whose frontier is wide; the cheaper plan is
+chosen automatically). Pure numpy; pgmpy is only imported by
+:meth:`BayesNet.from_pgmpy` and :meth:`BayesNet.to_pgmpy`.
+"""
+
+from ._engine import (
+    TableTooLargeError,
+    best_assignment,
+    positive_probability,
+    positive_probability_table,
+)
+from ._network import BayesNet
+
+__all__ = [
+    "BayesNet",
+    "TableTooLargeError",
+    "best_assignment",
+    "positive_probability",
+    "positive_probability_table",
+]
