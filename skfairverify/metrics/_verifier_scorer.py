@@ -1,0 +1,113 @@
+"""A GridSearchCV scorer from the exact verifier (FVGM metrics, greater is better)."""
+
+from __future__ import annotations
+
+import pandas as pd
+from sklearn.frozen import FrozenEstimator
+
+from ._base import FairnessScorer
+
+__all__ = ["make_verifier_scorer"]
+
+_METRICS = ("disparate_impact", "statistical_parity", "equalized_odds", "path_specific_causal")
+
+
+class _VerifierScorer(FairnessScorer):
+    """Scores a fitted linear classifier by a metric of :class:`FairnessVerifier`."""
+
+    def __init__(self, metric, sensitive_features=None, verifier_params=None):
+        super().__init__(sensitive_features=sensitive_features)
+        self.metric = metric
+        self.verifier_params = dict(verifier_params or {})
+
+    def _score(self, estimator, X, y, sensitive: pd.DataFrame) -> float:
+        from ..verification import FairnessVerifier
+
+        if self.metric == "equalized_odds" and y is None:
+            raise ValueError("The equalized_odds verifier scorer needs y.")
+        if self.metric == "path_specific_causal" and not self.verifier_params.get("mediators"):
+            raise ValueError(
+                "The path_specific_causal verifier scorer needs mediators=[...] among its "
+                "verifier parameters."
+            )
+        if not isinstance(X, pd.DataFrame):
+            X = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+        data = X.copy()
+        names = []
+        for col in sensitive.columns:
+            name = str(col)
+            if name not in data.columns:
+                data[name] = sensitive[col].to_numpy()
+            elif self._sensitive_names is None:
+                # metadata route with a name clash: keep the metadata values apart
+                name = f"{name}__sensitive"
+                data[name] = sensitive[col].to_numpy()
+            names.append(name)
+        verifier = FairnessVerifier(FrozenEstimator(estimator), names, **self.verifier_params)
+        verifier.fit(data, y)
+        value = verifier.metrics_[self.metric]
+        return value if self.metric == "disparate_impact" else -value
+
+
+def make_verifier_scorer(
+    metric: str = "statistical_parity", sensitive_features=None, **verifier_params
+) -> FairnessScorer:
+    """Scorer that verifies each candidate exactly on the validation fold.
+
+    The candidate (a fitted linear classifier) is wrapped in
+    :class:`~sklearn.frozen.FrozenEstimator` and given to a
+    :class:`~skfairverify.FairnessVerifier` fitted on the validation rows, so the
+    Bayesian network is learned on them. Greater is better: the scorer returns the
+    disparate impact ratio, or minus the gap for the other metrics (like
+    scikit-learn's ``neg_*`` scorers).
+
+    Parameters
+    ----------
+    metric : {"statistical_parity", "disparate_impact", "equalized_odds", \
+"path_specific_causal"}, default="statistical_parity"
+        The verified metric. ``"path_specific_causal"`` needs ``mediators=...``.
+    sensitive_features : str or list of str, default=None
+        Columns of ``X`` with the sensitive attributes. Leave None to receive them as
+        metadata (``scorer.set_score_request(sensitive_features=True)`` with metadata
+        routing enabled).
+    **verifier_params
+        Further parameters of :class:`~skfairverify.FairnessVerifier` (``n_bins``,
+        ``network``, ``mediators``, ``random_state``, ...).
+
+    Returns
+    -------
+    FairnessScorer
+        A callable ``scorer(estimator, X, y)``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from skfairverify.metrics import make_verifier_scorer
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 600)
+    >>> X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0)})
+    >>> y = (X["x"] + rng.normal(0, 1, 600) > 0.5).astype(int)
+    >>> scorer = make_verifier_scorer("disparate_impact", "a", network="independent",
+    ...                               n_bins=10)
+    >>> search = GridSearchCV(LogisticRegression(), {"C": [0.01, 1.0]}, scoring=scorer,
+    ...                       cv=2).fit(X, y)
+    >>> bool(0.0 <= search.best_score_ <= 1.0)
+    True
+    """
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {list(_METRICS)}; got {metric!r}.")
+    for key in ("estimator", "sensitive_features"):
+        if key in verifier_params:
+            raise TypeError(f"make_verifier_scorer sets {key!r} itself; do not pass it.")
+    from ..verification import FairnessVerifier
+
+    valid = set(FairnessVerifier(None, "a").get_params()) - {"estimator", "sensitive_features"}
+    unknown = sorted(set(verifier_params) - valid)
+    if unknown:
+        raise TypeError(f"Unknown FairnessVerifier parameter(s) {unknown}; valid: "
+                        f"{sorted(valid)}.")
+    if metric == "path_specific_causal" and not verifier_params.get("mediators"):
+        raise ValueError("metric='path_specific_causal' needs mediators=[...].")
+    return _VerifierScorer(metric, sensitive_features, verifier_params)

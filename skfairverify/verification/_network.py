@@ -1,0 +1,227 @@
+"""Learn the Bayesian network of the verifier's variables with pgmpy.
+
+Structure: pgmpy's hill climbing with the K2 score, no edge into a sensitive
+variable (``ExpertKnowledge(forbidden_edges=...)``), an edge from every sensitive
+variable into every other variable (``required_edges``: the exact engine keeps
+the sensitive variables in its table anyway, so they cost no width) and at most
+``max_indegree`` further parents. Many-state variables make the K2 search slow
+and its counts sparse, so the structure is searched on a coarser copy of the
+data (adjacent quantile bins merged into at most ``structure_bins`` states); the
+parameters are then estimated on the full resolution with pgmpy's Bayesian
+estimator and a BDeu prior of a small equivalent sample size, i.e. maximum
+likelihood with light smoothing: no parent combination gives probability 0 to a
+state, and a combination that never occurs gets a uniform distribution.
+
+Every function works on *state codes*: an integer matrix whose column ``j`` holds
+the state index (``0 .. cardinalities[j] - 1``) of variable ``j``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ..s3p import BayesNet
+
+__all__ = ["learn_network", "independent_network", "coarsen_codes"]
+
+
+def coarsen_codes(codes: np.ndarray, cardinalities, coarsenable, max_states: int):
+    """Merge adjacent states of the coarsenable variables into at most ``max_states``.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples, n_variables)
+        State codes.
+    cardinalities : list of int
+        Number of states of each variable.
+    coarsenable : list of bool
+        Whether a variable has ordered states (quantile bins) that may be merged.
+    max_states : int
+        Largest number of states of a merged variable.
+
+    Returns
+    -------
+    codes : ndarray
+        Coarse codes (same shape).
+    """
+    out = np.array(codes, copy=True)
+    for j, (card, ok) in enumerate(zip(cardinalities, coarsenable)):
+        if ok and card > max_states:
+            out[:, j] = (out[:, j] * max_states) // card
+    return out
+
+
+def _frame(codes: np.ndarray, names, cardinalities) -> pd.DataFrame:
+    # pgmpy 1.x takes integer columns for continuous ones: use categoricals.
+    return pd.DataFrame(
+        {
+            name: pd.Categorical(codes[:, j], categories=range(int(card)))
+            for j, (name, card) in enumerate(zip(names, cardinalities))
+        }
+    )
+
+
+def _learn_edges(codes, names, sensitive, max_indegree, cardinalities) -> list[tuple[str, str]]:
+    from pgmpy.causal_discovery import ExpertKnowledge, HillClimbSearch
+
+    # Constant variables carry no dependence; leave them out of the search.
+    present = [np.unique(codes[:, j]).size > 1 for j in range(len(names))]
+    keep = [j for j in range(len(names)) if present[j]]
+    if len(keep) < 2:
+        return []
+    sub_names = [names[j] for j in keep]
+    data = pd.DataFrame(
+        {
+            names[j]: pd.Categorical(codes[:, j], categories=np.unique(codes[:, j]))
+            for j in keep
+        }
+    )
+    sens = [s for s in sensitive if s in sub_names]
+    forbidden = {(v, a) for a in sens for v in sub_names if v != a}
+    # Every feature gets the sensitive variables as parents: the engine keeps them in
+    # its table anyway (they index the groups), so these edges cost no table width,
+    # and they carry Pr[X | A] directly. max_indegree bounds the other parents.
+    required = {(a, v) for a in sens for v in sub_names if v not in sens}
+    indegree = None if max_indegree is None else max_indegree + len(sens)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        search = HillClimbSearch(
+            scoring_method="k2",
+            max_indegree=indegree,
+            expert_knowledge=ExpertKnowledge(
+                forbidden_edges=forbidden, required_edges=required
+            ),
+            return_type="dag",
+            show_progress=False,
+        )
+        search.fit(data)
+    return [(str(u), str(v)) for u, v in search.causal_graph_.edges()]
+
+
+def _estimate(codes, names, cardinalities, edges, equivalent_sample_size) -> BayesNet:
+    from pgmpy.models import DiscreteBayesianNetwork
+    from pgmpy.parameter_estimator import DiscreteBayesianEstimator
+
+    data = _frame(codes, names, cardinalities)
+    state_names = {name: list(range(int(card))) for name, card in zip(names, cardinalities)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        model = DiscreteBayesianNetwork(edges)
+        model.add_nodes_from(names)
+        model.fit(
+            data,
+            estimator=DiscreteBayesianEstimator(
+                prior_type="BDeu",
+                equivalent_sample_size=equivalent_sample_size,
+                state_names=state_names,
+            ),
+        )
+    return _reorder(BayesNet.from_pgmpy(model), names, cardinalities)
+
+
+def _reorder(net: BayesNet, names, cardinalities) -> BayesNet:
+    """Put the variables of ``net`` in the order ``names`` with states ``0..card-1``."""
+    position = {name: k for k, name in enumerate(net.names)}
+    new_index = {name: k for k, name in enumerate(names)}
+    parents, cpts = [], []
+    for name, card in zip(names, cardinalities):
+        k = position[name]
+        table = net.cpts[k]
+        pa = [net.names[p] for p in net.parents[k]]
+        # Reindex every axis so that state index == code.
+        for axis, var in enumerate(pa + [name]):
+            states = [int(s) for s in net.state_names[position[var]]]
+            if states != list(range(len(states))):
+                table = np.take(table, np.argsort(states), axis=axis)
+        if table.shape[-1] != card:  # pragma: no cover - guarded by state_names
+            raise RuntimeError(f"pgmpy returned {table.shape[-1]} states for {name!r}.")
+        parents.append(tuple(new_index[p] for p in pa))
+        cpts.append(table)
+    return BayesNet(
+        list(cardinalities),
+        parents,
+        cpts,
+        names=list(names),
+        state_names=[list(range(int(c))) for c in cardinalities],
+    )
+
+
+def independent_network(codes, names, cardinalities, equivalent_sample_size=1.0) -> BayesNet:
+    """Independent variables with smoothed empirical marginals.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples, n_variables)
+        State codes.
+    names : list of str
+        Variable names.
+    cardinalities : list of int
+        Number of states of each variable.
+    equivalent_sample_size : float, default=1.0
+        Total pseudo-count spread uniformly over the states of each variable.
+
+    Returns
+    -------
+    BayesNet
+        A network without edges.
+    """
+    marginals = []
+    for j, card in enumerate(cardinalities):
+        counts = np.bincount(codes[:, j], minlength=card).astype(float)
+        counts += equivalent_sample_size / card
+        marginals.append(counts / counts.sum())
+    return BayesNet.independent(
+        marginals, names=list(names), state_names=[list(range(int(c))) for c in cardinalities]
+    )
+
+
+def learn_network(
+    codes,
+    names,
+    cardinalities,
+    sensitive,
+    *,
+    coarsenable=None,
+    structure_bins: int = 5,
+    max_indegree: int | None = 2,
+    equivalent_sample_size: float = 1.0,
+) -> BayesNet:
+    """Learn structure (K2 hill climbing) and smoothed parameters from state codes.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples, n_variables)
+        State codes.
+    names : list of str
+        Variable names.
+    cardinalities : list of int
+        Number of states of each variable.
+    sensitive : list of str
+        Variables that get no incoming edge and are parents of every other variable.
+    coarsenable : list of bool, default=None
+        Variables whose adjacent states may be merged for the structure search.
+    structure_bins : int, default=5
+        Largest number of states of a merged variable during the structure search.
+    max_indegree : int or None, default=2
+        Largest number of parents besides the sensitive variables.
+    equivalent_sample_size : float, default=1.0
+        BDeu equivalent sample size of the parameter prior.
+
+    Returns
+    -------
+    BayesNet
+        Variables in the order of ``names``; state ``k`` is code ``k``.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    if coarsenable is None:
+        coarsenable = [False] * len(names)
+    coarse = coarsen_codes(codes, cardinalities, coarsenable, structure_bins)
+    edges = _learn_edges(coarse, list(names), list(sensitive), max_indegree, cardinalities)
+    return _estimate(codes, list(names), list(cardinalities), edges, equivalent_sample_size)

@@ -1,0 +1,236 @@
+"""The discrete variables of the verifier and their real-valued contributions.
+
+Each column read by the linear rule, and each sensitive column, becomes one
+multi-state variable:
+
+* ``"binned"``: a numeric column with more distinct values than bins; its states
+  are quantile bins of a :class:`~skfairverify.preprocessing.BinningDiscretizer`
+  and state ``j`` contributes ``w * bin_mean_j`` to the decision;
+* ``"values"``: a numeric column with few distinct values (at most the number of
+  bins, e.g. a 0/1 column); one state per value, contributing ``w * value``
+  exactly;
+* ``"categories"``: a one-hot encoded (or any non-numeric) column; one state per
+  category, contributing the category's coefficient.
+
+A sensitive column that the rule does not read is a variable with contribution 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+from ..preprocessing import BinningDiscretizer
+
+__all__ = ["Variable", "Encoding", "MAX_SENSITIVE_VALUES"]
+
+#: A numeric sensitive column with more distinct values than this is "continuous".
+MAX_SENSITIVE_VALUES = 10
+
+
+@dataclass
+class Variable:
+    """One discrete variable of the verifier."""
+
+    name: str
+    kind: str  # "binned", "values" or "categories"
+    states: list
+    contribution: np.ndarray  # real contribution of every state to the decision
+    sensitive: bool = False
+    values: np.ndarray | None = None  # numeric value of every state ("binned", "values")
+
+    @property
+    def cardinality(self) -> int:
+        return len(self.states)
+
+
+def _is_numeric(col: pd.Series) -> bool:
+    return is_numeric_dtype(col) and not is_bool_dtype(col)
+
+
+def _map_categories(col: pd.Series, states: list, name: str) -> np.ndarray:
+    lookup = {}
+    for k, s in enumerate(states):
+        lookup.setdefault(s, k)
+        lookup.setdefault(str(s), k)
+    out = np.empty(len(col), dtype=np.int64)
+    unknown = []
+    for i, v in enumerate(col.to_numpy(dtype=object)):
+        k = lookup.get(v)
+        if k is None:
+            k = lookup.get(str(v))
+        if k is None:
+            unknown.append(v)
+            k = -1
+        out[i] = k
+    if unknown:
+        shown = sorted({str(u) for u in unknown})[:5]
+        raise ValueError(
+            f"Column {name!r} has values {shown} that were not seen when the verifier "
+            f"was fitted (known: {[str(s) for s in states][:10]})."
+        )
+    return out
+
+
+def _nearest(values: np.ndarray, x: np.ndarray) -> np.ndarray:
+    order = np.argsort(values)
+    v = values[order]
+    idx = np.clip(np.searchsorted(v, x), 1, len(v) - 1) if len(v) > 1 else np.zeros(
+        len(x), dtype=np.int64
+    )
+    if len(v) > 1:
+        left = v[idx - 1]
+        right = v[idx]
+        idx = np.where(np.abs(x - left) <= np.abs(right - x), idx - 1, idx)
+    return order[idx]
+
+
+class Encoding:
+    """Variables built from a rule, the sensitive columns and data; maps rows to codes."""
+
+    def __init__(self, variables: list[Variable], discretizer=None, binned=()):
+        self.variables = variables
+        self.discretizer = discretizer
+        self.binned = list(binned)
+
+    # -------------------------------------------------------------- construction
+    @classmethod
+    def from_data(cls, X: pd.DataFrame, rule, sensitive: list[str], n_bins: int, random_state,
+                  bin_rows=None):
+        """Variables of ``rule`` and ``sensitive`` with ``n_bins`` quantile bins.
+
+        The bins (and their means) are fitted on the rows ``bin_rows`` of ``X`` (all
+        when None); the states of discrete and categorical columns come from all rows.
+        """
+        read = list(rule.numeric_features) + list(rule.categorical_features)
+        names = list(sensitive) + [c for c in rule.feature_names_in if c in read
+                                   and c not in sensitive]
+        specs: list[tuple[str, str]] = []
+        for c in names:
+            col = X[c]
+            if c in rule.categorical_features or (c not in read and not _is_numeric(col)):
+                specs.append((c, "categories"))
+            elif c in sensitive or col.nunique() <= n_bins:
+                specs.append((c, "values"))
+            else:
+                specs.append((c, "binned"))
+        binned = [c for c, kind in specs if kind == "binned"]
+        disc = None
+        if binned:
+            disc = BinningDiscretizer(n_bins=n_bins, strategy="quantile",
+                                      random_state=random_state)
+            rows = X if bin_rows is None else X.iloc[bin_rows]
+            disc.fit(rows[binned].to_numpy(dtype=float))
+        variables = []
+        for c, kind in specs:
+            sens = c in sensitive
+            col = X[c]
+            if kind == "categories":
+                states = list(rule.categorical_features.get(c, []))
+                seen = pd.unique(col.to_numpy(dtype=object))
+                known = set(states) | {str(s) for s in states}
+                extra = [v for v in seen if v not in known and str(v) not in known]
+                try:
+                    extra = sorted(extra)
+                except TypeError:
+                    extra = sorted(extra, key=str)
+                states = states + extra
+                if c in rule.categorical_features:
+                    coef = rule.category_coef(c)
+                    contrib = np.array(
+                        [float(coef.iloc[k]) if k < len(coef) else 0.0
+                         for k in range(len(states))]
+                    )
+                else:
+                    contrib = np.zeros(len(states))
+                variables.append(Variable(c, kind, states, contrib, sens))
+            elif kind == "values":
+                states = sorted(pd.unique(col.to_numpy()).tolist())
+                vals = np.asarray(states, dtype=float)
+                w = float(rule.coef[c]) if c in rule.numeric_features else 0.0
+                variables.append(Variable(c, kind, states, w * vals, sens, values=vals))
+            else:
+                j = binned.index(c)
+                means = np.asarray(disc.bin_means_[j], dtype=float)
+                w = float(rule.coef[c])
+                states = list(range(len(means)))
+                variables.append(Variable(c, kind, states, w * means, sens, values=means))
+        return cls(variables, disc, binned)
+
+    @classmethod
+    def from_network(cls, network, rule, sensitive: list[str]):
+        """Variables of a user-given network (state names carry values or categories)."""
+        read = list(rule.numeric_features) + list(rule.categorical_features)
+        missing = [c for c in list(sensitive) + read if c not in network.names]
+        if missing:
+            raise ValueError(
+                f"The given network has no variable for the column(s) {missing}; its "
+                f"variables are {network.names}. Name the variables after the columns."
+            )
+        variables = []
+        for i, name in enumerate(network.names):
+            states = list(network.state_names[i])
+            sens = name in sensitive
+            if name in rule.categorical_features:
+                coef = rule.category_coef(name)
+                lookup = {str(k): float(v) for k, v in coef.items()}
+                contrib = np.array([lookup.get(str(s), 0.0) for s in states])
+                variables.append(Variable(name, "categories", states, contrib, sens))
+            elif name in rule.numeric_features:
+                try:
+                    vals = np.array([float(s) for s in states])
+                except (TypeError, ValueError):
+                    raise ValueError(
+                        f"Variable {name!r} of the given network is a numeric input of the "
+                        f"model, so its state names must be numbers (the value each state "
+                        f"stands for); got {states}."
+                    ) from None
+                w = float(rule.coef[name])
+                variables.append(Variable(name, "values", states, w * vals, sens, values=vals))
+            else:
+                variables.append(
+                    Variable(name, "categories", states, np.zeros(len(states)), sens)
+                )
+        return cls(variables)
+
+    # -------------------------------------------------------------- use
+    @property
+    def names(self) -> list[str]:
+        return [v.name for v in self.variables]
+
+    @property
+    def cardinalities(self) -> list[int]:
+        return [v.cardinality for v in self.variables]
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    def codes(self, X: pd.DataFrame, only=None) -> np.ndarray:
+        """State code of every row for every variable (or the variables in ``only``)."""
+        variables = self.variables if only is None else [self.variables[i] for i in only]
+        out = np.empty((len(X), len(variables)), dtype=np.int64)
+        bins = None
+        if self.binned and any(v.kind == "binned" for v in variables):
+            bins = self.discretizer.bin_index(X[self.binned].to_numpy(dtype=float))
+        for k, v in enumerate(variables):
+            if v.name not in X.columns:
+                raise ValueError(f"X lacks the column {v.name!r} used by the verifier.")
+            col = X[v.name]
+            if v.kind == "binned":
+                out[:, k] = bins[:, self.binned.index(v.name)]
+            elif v.kind == "values":
+                if v.sensitive:
+                    out[:, k] = _map_categories(col, v.states, v.name)
+                else:
+                    out[:, k] = _nearest(v.values, col.to_numpy(dtype=float))
+            else:
+                out[:, k] = _map_categories(col, v.states, v.name)
+        return out
+
+    def contributions(self, codes: np.ndarray) -> np.ndarray:
+        """Real contribution of every variable for every row of ``codes``."""
+        cols = [v.contribution[codes[:, k]] for k, v in enumerate(self.variables)]
+        return np.column_stack(cols) if cols else np.zeros((len(codes), 0))
