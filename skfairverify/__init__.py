@@ -10,45 +10,40 @@ Three capabilities, each usable as an estimator, a transformer or a scorer:
   :func:`esl_decomposition`.
 """
 
-from ._linear import linear_rule, sensitive_columns, LinearRule
-
-from .preprocessing import BinningDiscretizer, IntegerWeightScaler
-# [verification-exports]
+from ._linear import LinearRule, linear_rule, sensitive_columns
 from .counterfactual import CounterfactualFairness, counterfactual_flips, ndccf
-# [counterfactual-exports]
-from .esl import (
-    GroupESLResult,
-    esl_coefficients,
-    esl_decomposition,
-    esl_value,
-    group_esl,
+from .esl import GroupESLResult, esl_coefficients, esl_decomposition, esl_value, group_esl
+from .metrics import (
+    make_cflips_scorer,
+    make_esl_scorer,
+    make_ndccf_scorer,
+    make_verifier_scorer,
 )
-# [esl-exports]
-# [metrics-exports]
 from .model_selection import FairnessConstraintWarning, fairness_constrained_refit
-# [model-selection-exports]
+from .preprocessing import BinningDiscretizer, IntegerWeightScaler
+from .verification import FairnessVerifier
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
-    "LinearRule",
-    "linear_rule",
-    "sensitive_columns",
     "BinningDiscretizer",
-    "IntegerWeightScaler",
-    # [verification-all]
     "CounterfactualFairness",
-    "counterfactual_flips",
-    "ndccf",
-    # [counterfactual-all]
+    "FairnessConstraintWarning",
+    "FairnessVerifier",
     "GroupESLResult",
+    "IntegerWeightScaler",
+    "LinearRule",
+    "counterfactual_flips",
     "esl_coefficients",
     "esl_decomposition",
     "esl_value",
-    "group_esl",
-    # [esl-all]
-    # [metrics-all]
-    "FairnessConstraintWarning",
     "fairness_constrained_refit",
-    # [model-selection-all]
+    "group_esl",
+    "linear_rule",
+    "make_cflips_scorer",
+    "make_esl_scorer",
+    "make_ndccf_scorer",
+    "make_verifier_scorer",
+    "ndccf",
+    "sensitive_columns",
 ]

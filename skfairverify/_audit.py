@@ -1,23 +1,517 @@
-"""The ``audit`` command (placeholder: prints a summary of a bundled dataset)."""
+"""The ``audit`` command: one fairness report of a linear model on a dataset.
+
+``python -m skfairverify audit`` trains (or loads) a linear model and reports, in one
+place, the verified group rates and DI/SP/EO with the network used, the features with
+the largest fairness influence, the CFlips/nDCCF gaps, the first-stage ESL values with
+their test and the second-stage contributions of the features.
+"""
 
 from __future__ import annotations
 
 import argparse
+import base64
+import html
+import io
+import json
+import sys
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from .datasets import load_adult, load_compas, load_german
+import numpy as np
+import pandas as pd
+from sklearn.compose import make_column_selector, make_column_transformer
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-_LOADERS = {"adult": load_adult, "german": load_german, "compas": load_compas}
+__all__ = ["AuditReport", "main", "run_audit"]
+
+_DATASETS = ("adult", "german", "compas")
+_STEPS = ("verify", "counterfactual", "esl")
+
+
+def default_model() -> object:
+    """The audit's linear model: scaled numbers and one-hot categories, then LR.
+
+    Columns are selected by dtype, so the same pipeline fits any subset of columns
+    (the second ESL stage refits it on feature coalitions).
+    """
+    return make_pipeline(
+        make_column_transformer(
+            (StandardScaler(), make_column_selector(dtype_include="number")),
+            (
+                OneHotEncoder(handle_unknown="ignore"),
+                make_column_selector(dtype_include=["category", "object", "bool"]),
+            ),
+        ),
+        LogisticRegression(max_iter=2000),
+    )
+
+
+def _load_bundled(name: str) -> tuple[pd.DataFrame, pd.Series, list[str]]:
+    from .datasets import load_adult, load_compas, load_german
+
+    if name == "adult":
+        bunch = load_adult(dropna=True)
+        X = bunch.data.drop(columns=["split", "fnlwgt"])
+    elif name == "german":
+        bunch = load_german()
+        X = bunch.data
+    elif name == "compas":
+        bunch = load_compas(propublica_filter=True)
+        X = bunch.data
+    else:
+        raise ValueError(f"Unknown dataset {name!r}; choose one of {list(_DATASETS)}.")
+    y = pd.Series(np.asarray(bunch.target), index=X.index, name="target")
+    return X, y, list(bunch.sensitive)
+
+
+def _load_csv(path: str, target: str, sensitive: Sequence[str], positive=None):
+    frame = pd.read_csv(path)
+    missing = [c for c in [target, *sensitive] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"Column(s) {missing} not found in {path}; columns: {list(frame)}.")
+    frame = frame.dropna()
+    labels = frame.pop(target)
+    if positive is None:
+        values = sorted(pd.unique(labels), key=str)
+        if len(values) != 2:
+            raise ValueError(
+                f"Target {target!r} has {len(values)} values; pass --positive VALUE to say "
+                "which one is the favourable outcome."
+            )
+        positive = 1 if set(map(str, values)) == {"0", "1"} else values[-1]
+    y = (labels.astype(str) == str(positive)).astype(int).rename("target")
+    for col in frame.columns:
+        if frame[col].dtype == object or col in sensitive:
+            frame[col] = frame[col].astype("category")
+    return frame, y, list(sensitive)
+
+
+@dataclass
+class AuditReport:
+    """Everything the audit found, as plain Python data (JSON-serialisable)."""
+
+    dataset: dict
+    model: dict
+    sections: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    figures: dict = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict:
+        """The report without figures, for ``--json``."""
+        return {"dataset": self.dataset, "model": self.model, **self.sections,
+                "timings_seconds": self.timings}
+
+    def to_text(self) -> str:
+        """A readable plain-text report."""
+        return _render_text(self)
+
+    def to_html(self) -> str:
+        """A self-contained HTML page with the figures embedded."""
+        return _render_html(self)
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    """Rows of a DataFrame as JSON-ready dicts (a named index becomes columns)."""
+    out = frame.copy()
+    if isinstance(out.columns, pd.MultiIndex):
+        out.columns = [" / ".join(str(p) for p in col if str(p)) for col in out.columns]
+    if any(name is not None for name in out.index.names):
+        out = out.reset_index()
+    out = out.astype(object).where(out.notna(), None)
+    return json.loads(out.to_json(orient="records", default_handler=str))
+
+
+def _jsonable(obj):
+    return json.loads(json.dumps(obj, default=lambda o: o.item() if hasattr(o, "item")
+                                 else str(o)))
+
+
+def _top_features(model, X: pd.DataFrame, candidates: list[str], n: int) -> list[str]:
+    """The ``n`` raw columns whose contribution to the decision varies most on ``X``."""
+    from ._linear import linear_rule
+
+    rule = linear_rule(model)
+    spread = {}
+    for col in candidates:
+        if col in rule.numeric_features:
+            spread[col] = abs(rule.coef[col]) * float(X[col].astype(float).std())
+        elif col in rule.categorical_features:
+            coefs = rule.category_coef(col)
+            contrib = X[col].astype(object).map(dict(zip(coefs.index, coefs.to_numpy())))
+            spread[col] = float(pd.to_numeric(contrib, errors="coerce").fillna(0.0).std())
+    ranked = sorted(spread, key=lambda c: -spread[c])
+    return ranked[:n]
+
+
+def _figure_png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def run_audit(
+    X: pd.DataFrame,
+    y,
+    sensitive: Sequence[str],
+    *,
+    model=None,
+    dataset_name: str = "data",
+    steps: Sequence[str] = _STEPS,
+    test_size: float = 0.3,
+    k: int = 10,
+    n_esl_features: int = 4,
+    figures: bool = False,
+    random_state: int | None = 0,
+    verbose: int = 1,
+) -> AuditReport:
+    """Audit a linear model for fairness on one dataset.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        Features, sensitive columns included.
+    y : array-like of shape (n_samples,)
+        Binary labels, 1 = favourable outcome.
+    sensitive : list of str
+        Sensitive columns of ``X``. The verifier uses all of them (compound groups); the
+        counterfactual and ESL steps use the first one.
+    model : estimator, default=None
+        A fitted model (read as it is, through ``FrozenEstimator``) taking ``X``; by
+        default a logistic regression that does not read the sensitive columns
+        (fairness under unawareness) is trained on the training part.
+    dataset_name : str, default="data"
+        Name shown in the report.
+    steps : sequence of {"verify", "counterfactual", "esl"}, default=all
+        Which analyses to run.
+    test_size : float, default=0.3
+        Share of rows held out for testing (stratified by label).
+    k : int, default=10
+        Counterfactuals per refused row.
+    n_esl_features : int, default=4
+        Number of features in the second ESL stage (those whose contribution varies
+        most); the Shapley member fits ``2 ** n_esl_features`` models.
+    figures : bool, default=False
+        Draw the figures (needs matplotlib) for the HTML report.
+    random_state : int or None, default=0
+        Seed of the split and of every randomised step.
+    verbose : int, default=1
+        Progress messages on standard error and progress bars when > 0.
+
+    Returns
+    -------
+    AuditReport
+
+    Examples
+    --------
+    >>> from skfairverify._audit import run_audit
+    >>> from skfairverify.datasets import load_german
+    >>> data = load_german()
+    >>> report = run_audit(data.data, data.target, ["sex"], steps=["esl"],
+    ...                    verbose=0)  # doctest: +SKIP
+    >>> report.sections["esl_first_stage"]["metric"]  # doctest: +SKIP
+    'tpr'
+    """
+    unknown = [s for s in steps if s not in _STEPS]
+    if unknown:
+        raise ValueError(f"Unknown audit step(s) {unknown}; choose among {list(_STEPS)}.")
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError("run_audit needs X as a pandas DataFrame.")
+    sensitive = list(sensitive)
+    missing = [c for c in sensitive if c not in X.columns]
+    if missing:
+        raise ValueError(f"Sensitive column(s) {missing} not found in X.")
+    y = pd.Series(np.asarray(y), index=X.index, name="target")
+
+    def say(msg):
+        if verbose:
+            print(f"[audit] {msg}", file=sys.stderr, flush=True)
+
+    timings: dict[str, float] = {}
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=test_size, stratify=y, random_state=random_state
+    )
+    t0 = time.perf_counter()
+    if model is None:
+        features = [c for c in X.columns if c not in sensitive]
+        say(f"training a logistic regression on {len(features)} non-sensitive columns")
+        select = make_column_transformer(
+            ("passthrough", features), remainder="drop", verbose_feature_names_out=False
+        ).set_output(transform="pandas")
+        model = make_pipeline(select, default_model()).fit(X_train, y_train)
+        description = "LogisticRegression on the non-sensitive columns (unaware)"
+    else:
+        description = f"user model {type(model).__name__}"
+    timings["model"] = time.perf_counter() - t0
+    frozen = FrozenEstimator(model)
+    y_pred = model.predict(X_test)
+    report = AuditReport(
+        dataset={
+            "name": dataset_name,
+            "rows": int(len(X)),
+            "features": int(X.shape[1]),
+            "favourable_rate": float(y.mean()),
+            "sensitive": sensitive,
+            "train_rows": int(len(X_train)),
+            "test_rows": int(len(X_test)),
+        },
+        model={
+            "description": description,
+            "train_accuracy": float(model.score(X_train, y_train)),
+            "test_accuracy": float(model.score(X_test, y_test)),
+        },
+    )
+
+    if "verify" in steps:
+        from .verification import FairnessVerifier
+
+        say("verifying: learning the Bayesian network and computing exact group rates")
+        t0 = time.perf_counter()
+        verifier = FairnessVerifier(frozen, sensitive, random_state=random_state,
+                                    verbose=verbose).fit(X_train, y_train)
+        timings["verify"] = time.perf_counter() - t0
+        net = verifier.network_
+        edges = [
+            (net.names[p], net.names[i])
+            for i in range(len(net.parents)) for p in net.parents[i]
+        ]
+        t0 = time.perf_counter()
+        fif = verifier.fairness_influence()
+        timings["fairness_influence"] = time.perf_counter() - t0
+        test_metrics = verifier.verify(X_test, y_test)
+        report.sections["verification"] = {
+            "groups": _records(verifier.groups_),
+            "metrics": _jsonable(verifier.metrics_),
+            "metrics_on_test_distribution": _jsonable(test_metrics),
+            "most_favored_group": _jsonable(verifier.most_favored_group_),
+            "least_favored_group": _jsonable(verifier.least_favored_group_),
+            "agreement": float(verifier.agreement_),
+            "n_bins": verifier.n_bins_,
+            "multiplier": int(verifier.multiplier_),
+            "network_edges": edges,
+            "fairness_influence": _records(fif),
+        }
+        if figures:
+            from .plotting import plot_fairness_influence, plot_group_rates
+
+            report.figures["Verified group positive rates"] = _figure_png(
+                plot_group_rates(verifier).figure)
+            report.figures["Fairness influence of the features"] = _figure_png(
+                plot_fairness_influence(fif).figure)
+
+    attribute = sensitive[0]
+    if "counterfactual" in steps:
+        from .counterfactual import CounterfactualFairness
+
+        say(f"counterfactuals: CFlips/nDCCF for {attribute!r} (k={k})")
+        t0 = time.perf_counter()
+        cf = CounterfactualFairness(frozen, attribute, k=k, random_state=random_state,
+                                    verbose=verbose).fit(X_train, y_train)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = cf.evaluate(X_test)
+        timings["counterfactual"] = time.perf_counter() - t0
+        report.sections["counterfactual"] = {
+            "attribute": attribute,
+            "k": k,
+            "cflips": _jsonable(result["cflips"]),
+            "ndccf": _jsonable(result["ndccf"]),
+            "n_refused": _jsonable(result["n_refused"]),
+            "warnings": [str(w.message) for w in caught],
+        }
+        if figures:
+            from .plotting import plot_cflips_at_k
+
+            report.figures["CFlips@k per group"] = _figure_png(
+                plot_cflips_at_k(result["per_k"]).figure)
+
+    if "esl" in steps:
+        from .esl import esl_decomposition, group_esl
+
+        say(f"ESL values: first stage (groups of {attribute!r}) and second stage (features)")
+        t0 = time.perf_counter()
+        first = group_esl(y_test, y_pred, X_test[attribute], metric="tpr")
+        candidates = [c for c in X.columns if c not in sensitive]
+        chosen = _top_features(model, X_train, candidates, n_esl_features)
+        second = esl_decomposition(
+            default_model(), X_train, y_train, X_test=X_test, y_test=y_test,
+            sensitive_feature=attribute, features=chosen, metric="tpr",
+            random_state=random_state, verbose=verbose,
+        )
+        timings["esl"] = time.perf_counter() - t0
+        report.sections["esl_first_stage"] = {
+            "attribute": attribute,
+            "metric": "tpr",
+            "table": _records(first.to_frame()),
+        }
+        report.sections["esl_second_stage"] = {
+            "features": chosen,
+            "table": _records(second),
+        }
+        if figures:
+            from .plotting import plot_esl_contributions, plot_group_shares
+
+            report.figures["First-stage ESL shares"] = _figure_png(
+                plot_group_shares(first).figure)
+            report.figures["Second-stage contributions"] = _figure_png(
+                plot_esl_contributions(second).figure)
+    report.timings = {k_: round(v, 3) for k_, v in timings.items()}
+    return report
+
+
+# ----------------------------------------------------------------------------- renderers
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _table_text(rows: list[dict], columns: list[str] | None = None) -> str:
+    if not rows:
+        return "  (none)"
+    frame = pd.DataFrame(rows)
+    if columns:
+        frame = frame[[c for c in columns if c in frame.columns]]
+    return frame.to_string(index=False, float_format=lambda v: f"{v:.4f}")
+
+
+def _parents_text(edges: list) -> str:
+    parents: dict[str, list[str]] = {}
+    for parent, child in edges:
+        parents.setdefault(child, []).append(parent)
+    if not parents:
+        return "(none: independent variables)"
+    return "; ".join(f"{child} <- {', '.join(ps)}" for child, ps in parents.items())
+
+
+def _render_text(report: AuditReport) -> str:
+    d, m, s = report.dataset, report.model, report.sections
+    out = [
+        f"skfairverify audit: {d['name']} ({d['rows']} rows, {d['features']} columns, "
+        f"favourable rate {d['favourable_rate']:.3f}); sensitive: {', '.join(d['sensitive'])}",
+        f"model: {m['description']}; accuracy train {m['train_accuracy']:.4f}, "
+        f"test {m['test_accuracy']:.4f}",
+    ]
+    if "verification" in s:
+        v = s["verification"]
+        out += ["", "== Verified group fairness (FVGM, exact over a Bayesian network) ==",
+                f"quantisation: {v['n_bins']} bins, multiplier {v['multiplier']}, "
+                f"agreement with the model {v['agreement']:.4f}",
+                "network (parents of each variable): " + _parents_text(v["network_edges"]),
+                _table_text(v["groups"])]
+        out += [f"{k}: {_fmt(val)}" for k, val in v["metrics"].items()]
+        out += ["on the test rows' distribution: " + ", ".join(
+            f"{k} {_fmt(val)}" for k, val in v["metrics_on_test_distribution"].items())]
+        fif = pd.DataFrame(v["fairness_influence"])
+        if not fif.empty:
+            num = fif.select_dtypes("number")
+            order = num.abs().max(axis=1).sort_values(ascending=False).index[:5]
+            out += ["top fairness influence (FIF) per group:",
+                    fif.loc[order].to_string(index=False, float_format=lambda x: f"{x:+.4f}")]
+    if "counterfactual" in s:
+        c = s["counterfactual"]
+        out += ["", f"== Counterfactual fairness ({c['attribute']}, k={c['k']}) =="]
+        for name in ("cflips", "ndccf"):
+            out.append(f"{name}: " + ", ".join(f"{k} {_fmt(v)}" for k, v in c[name].items()))
+        out.append("refused rows used: " + ", ".join(f"{k} {v}" for k, v in
+                                                     c["n_refused"].items()))
+        out += [f"warning: {w}" for w in c["warnings"]]
+    if "esl_first_stage" in s:
+        e = s["esl_first_stage"]
+        out += ["", f"== ESL values, first stage ({e['attribute']}, metric {e['metric']}) ==",
+                _table_text(e["table"])]
+    if "esl_second_stage" in s:
+        e = s["esl_second_stage"]
+        out += ["", f"== ESL values, second stage (features {', '.join(e['features'])}) ==",
+                _table_text(e["table"])]
+    out += ["", "timings (s): " + ", ".join(f"{k} {v}" for k, v in report.timings.items())]
+    return "\n".join(out)
+
+
+def _render_html(report: AuditReport) -> str:
+    body = [f"<h1>skfairverify audit: {html.escape(report.dataset['name'])}</h1>",
+            f"<pre>{html.escape(report.to_text())}</pre>"]
+    for title, png in report.figures.items():
+        body.append(f"<h2>{html.escape(title)}</h2>"
+                    f'<img alt="{html.escape(title)}" src="data:image/png;base64,{png}">')
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>skfairverify audit"
+            "</title></head><body>" + "\n".join(body) + "</body></html>\n")
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="skfairverify", description="Fairness verification for scikit-learn models."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    audit = sub.add_parser(
+        "audit", help="audit a linear model on a bundled dataset or a CSV file",
+        description="Train (or load) a linear model and print one fairness report.",
+    )
+    src = audit.add_mutually_exclusive_group()
+    src.add_argument("--dataset", choices=_DATASETS, default=None,
+                     help="bundled dataset (default: german)")
+    src.add_argument("--csv", metavar="FILE", help="a CSV file with a header row")
+    audit.add_argument("--target", help="label column of the CSV")
+    audit.add_argument("--positive", help="favourable value of the CSV label")
+    audit.add_argument("--sensitive", nargs="+", metavar="COL",
+                       help="sensitive columns (default for bundled data: its usual ones)")
+    audit.add_argument("--model", metavar="FILE",
+                       help="a fitted model saved with joblib (taking the data's columns)")
+    audit.add_argument("--steps", nargs="+", choices=_STEPS, default=list(_STEPS))
+    audit.add_argument("--k", type=int, default=10, help="counterfactuals per refused row")
+    audit.add_argument("--esl-features", type=int, default=4,
+                       help="features in the second ESL stage (2^n fits for Shapley)")
+    audit.add_argument("--random-state", type=int, default=0)
+    audit.add_argument("--html", metavar="FILE", help="also write an HTML report with plots")
+    audit.add_argument("--json", action="store_true", help="print JSON instead of text")
+    audit.add_argument("--quiet", action="store_true", help="no progress messages")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="skfairverify")
-    sub = parser.add_subparsers(dest="command", required=True)
-    audit = sub.add_parser("audit", help="audit a linear model on a dataset")
-    audit.add_argument("--dataset", choices=sorted(_LOADERS), default="german")
+    """Run the command line; returns the exit status."""
+    parser = _parser()
     args = parser.parse_args(argv)
-    data = _LOADERS[args.dataset]()
-    print(f"{args.dataset}: {data.data.shape[0]} rows, {data.data.shape[1]} features")
-    print(f"favourable rate: {data.target.mean():.3f}")
-    for col in data.sensitive:
-        print(data.frame.groupby(col, observed=True)[data.target.name].agg(["size", "mean"]))
+    if args.csv:
+        if not args.target or not args.sensitive:
+            parser.error("--csv needs --target and --sensitive")
+        X, y, sensitive = _load_csv(args.csv, args.target, args.sensitive, args.positive)
+        name = Path(args.csv).name
+    else:
+        name = args.dataset or "german"
+        X, y, sensitive = _load_bundled(name)
+        if args.sensitive:
+            sensitive = args.sensitive
+    model = None
+    if args.model:
+        import joblib
+
+        model = joblib.load(args.model)
+    report = run_audit(
+        X, y, sensitive, model=model, dataset_name=name, steps=args.steps, k=args.k,
+        n_esl_features=args.esl_features, figures=bool(args.html),
+        random_state=args.random_state, verbose=0 if (args.quiet or args.json) else 1,
+    )
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        print(report.to_text())
+    if args.html:
+        Path(args.html).write_text(report.to_html(), encoding="utf-8")
+        if not args.json:
+            print(f"HTML report written to {args.html}")
     return 0

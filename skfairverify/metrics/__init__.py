@@ -7,17 +7,15 @@ or as metadata (``scorer.set_score_request(sensitive_features=True)`` under
 """
 
 from ._base import FairnessScorer
-
-# [verifier-scorer]
-# [cflips-scorer]
+from ._counterfactual_scorer import make_cflips_scorer, make_ndccf_scorer
 from ._esl_scorer import ESLScorer, make_esl_scorer
-# [esl-scorer]
+from ._verifier_scorer import make_verifier_scorer
 
 __all__ = [
-    "FairnessScorer",
-    # [verifier-scorer-all]
-    # [cflips-scorer-all]
     "ESLScorer",
+    "FairnessScorer",
+    "make_cflips_scorer",
     "make_esl_scorer",
-    # [esl-scorer-all]
+    "make_ndccf_scorer",
+    "make_verifier_scorer",
 ]

@@ -4,15 +4,15 @@ matplotlib is imported lazily, inside each function, so importing this module
 never requires it.
 """
 
-# [verifier-plots]
-# [counterfactual-plots]
+from ._counterfactual import plot_cflips_at_k, plot_proxy_correlations
 from ._esl import plot_esl_contributions, plot_group_shares
-# [esl-plots]
+from ._verifier import plot_fairness_influence, plot_group_rates
 
 __all__ = [
-    # [verifier-plots-all]
-    # [counterfactual-plots-all]
+    "plot_cflips_at_k",
     "plot_esl_contributions",
+    "plot_fairness_influence",
+    "plot_group_rates",
     "plot_group_shares",
-    # [esl-plots-all]
+    "plot_proxy_correlations",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -127,7 +128,13 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             random_state=self.random_state,
             dtype=np.float64,
         )
-        kbins.fit(X)
+        with warnings.catch_warnings():
+            # Bins with equal edges are merged, as documented (``n_bins_``); scikit-learn
+            # would warn about it for every column with repeated values.
+            warnings.filterwarnings(
+                "ignore", message="Bins whose width are too small", category=UserWarning
+            )
+            kbins.fit(X)
         self._kbins = kbins
         self.bin_edges_ = [np.asarray(e, dtype=float) for e in kbins.bin_edges_]
         self.n_bins_ = np.asarray(kbins.n_bins_, dtype=np.int64)

@@ -1,0 +1,35 @@
+"""Counterfactual fairness under unawareness: CFlips, nDCCF, generators, audit.
+
+The method of Cornacchia et al., *Counterfactual Fair Opportunity* (CFlips and
+nDCCF): for rows a model refuses, generate ranked counterfactuals that it accepts,
+predict their sensitive group, and compare how often (CFlips) and how high in the
+ranking (nDCCF) the group flips, per group.
+
+Generators share one interface, ``fit(X, estimator)`` and
+``generate(X_query, k) -> CounterfactualSet``; counterfactuals are ranked by the
+L1 distance on min-max scaled numeric columns plus 1 per changed categorical
+column (optionally re-ranked by the prediction gap, Section 6.4 of the paper).
+"""
+
+from ._dice import DiceCounterfactuals
+from ._fairness import CounterfactualFairness
+from ._generators import (
+    GENERATORS,
+    CounterfactualSet,
+    KDTreeCounterfactuals,
+    LinearCounterfactuals,
+    make_generator,
+)
+from ._metrics import counterfactual_flips, ndccf
+
+__all__ = [
+    "GENERATORS",
+    "CounterfactualFairness",
+    "CounterfactualSet",
+    "DiceCounterfactuals",
+    "KDTreeCounterfactuals",
+    "LinearCounterfactuals",
+    "counterfactual_flips",
+    "make_generator",
+    "ndccf",
+]

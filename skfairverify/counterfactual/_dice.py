@@ -1,0 +1,205 @@
+"""Adapter over dice-ml (optional extra ``dice``) for parity with the paper.
+
+dice-ml is imported lazily, in :meth:`DiceCounterfactuals.fit`; without it the
+error says ``pip install 'skfairverify[dice]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+
+from .._optional import import_optional
+from ._generators import CounterfactualSet, _BaseGenerator, _check_frame
+
+__all__ = ["DiceCounterfactuals"]
+
+_METHODS = ("genetic", "random", "kdtree")
+
+
+class DiceCounterfactuals(_BaseGenerator):
+    """Counterfactuals from dice-ml (``genetic``, ``random`` or ``kdtree`` method).
+
+    The model is handed to ``dice_ml.Model(backend="sklearn")`` as is (it receives
+    DataFrames with the raw columns), the training rows to ``dice_ml.Data`` with the
+    numeric columns as continuous features. Immutable columns are excluded from
+    ``features_to_vary``. dice-ml's own ordering is discarded: counterfactuals are
+    re-ranked with the package's proximity (see
+    :mod:`skfairverify.counterfactual`), or by the prediction gap.
+
+    dice-ml is slow (tens of milliseconds per query for ``genetic`` and ``random``,
+    seconds to minutes for ``kdtree``); prefer :class:`KDTreeCounterfactuals`
+    except for parity with the paper. dice-ml's ``genetic`` method takes no seed,
+    so its output is not reproducible; ``random`` is seeded from ``random_state``.
+
+    Parameters
+    ----------
+    method : {"genetic", "random", "kdtree"}, default="genetic"
+    immutable_features : list of str, default=None
+    desired_class : label, default=None
+        ``None`` means ``estimator.classes_[-1]``.
+    ranking : {"distance", "prediction"}, default="distance"
+    random_state : int, default=None
+        Seed of dice-ml's ``random`` method (and of numpy's global generator around
+        the call for the other methods).
+    dice_kwargs : dict, default=None
+        Extra keyword arguments of ``generate_counterfactuals``.
+
+    Examples
+    --------
+    >>> from skfairverify.counterfactual import DiceCounterfactuals
+    >>> DiceCounterfactuals(method="random", random_state=0)
+    DiceCounterfactuals(method='random', random_state=0)
+    """
+
+    def __init__(self, method="genetic", *, immutable_features=None, desired_class=None,
+                 ranking="distance", random_state=None, dice_kwargs=None):
+        self.method = method
+        self.immutable_features = immutable_features
+        self.desired_class = desired_class
+        self.ranking = ranking
+        self.random_state = random_state
+        self.dice_kwargs = dice_kwargs
+
+    def fit(self, X: pd.DataFrame, estimator) -> DiceCounterfactuals:
+        """Build dice-ml's data, model and explainer objects.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Training rows.
+        estimator : fitted binary classifier taking DataFrames with the columns of X.
+
+        Returns
+        -------
+        self
+        """
+        if self.method not in _METHODS:
+            raise ValueError(f"method must be one of {list(_METHODS)}; got {self.method!r}.")
+        dice_ml = import_optional("dice_ml", "the dice counterfactual generators")
+        X = self._fit_common(X, estimator)
+        outcome = "__skfv_outcome__"
+        frame = X.copy()
+        for c in frame.columns:
+            if isinstance(frame[c].dtype, pd.CategoricalDtype) or _is_text(frame[c]):
+                frame[c] = frame[c].astype(str)
+        frame[outcome] = np.asarray(estimator.predict(X))
+        self.continuous_ = [c for c in X.columns if c in self.proximity_.numeric]
+        data = dice_ml.Data(dataframe=frame, continuous_features=self.continuous_,
+                            outcome_name=outcome)
+        model = dice_ml.Model(model=_StringInputModel(estimator, X.dtypes), backend="sklearn")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.explainer_ = dice_ml.Dice(data, model, method=self.method)
+        return self
+
+    def generate(self, X: pd.DataFrame, k: int) -> CounterfactualSet:
+        """Ask dice-ml for ``k`` counterfactuals of every query row (one call per row).
+
+        Parameters
+        ----------
+        X : DataFrame
+            Query rows with the columns of ``fit``.
+        k : int
+            ``total_CFs`` of dice-ml.
+
+        Returns
+        -------
+        CounterfactualSet
+            Rows for which dice-ml finds nothing (or fails) have no entry.
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "explainer_")
+        k = self._check_k(k)
+        Xq = _check_frame(X, list(self.feature_names_in_))
+        kwargs = dict(self.dice_kwargs or {})
+        if self.method == "random" and self.random_state is not None:
+            kwargs.setdefault("random_seed", int(self.random_state))
+        query = Xq.copy()
+        for c in query.columns:
+            if isinstance(query[c].dtype, pd.CategoricalDtype) or _is_text(query[c]):
+                query[c] = query[c].astype(str)
+        frames, positions = [], []
+        state = np.random.get_state()  # noqa: NPY002 (dice-ml draws from the global RNG)
+        if self.random_state is not None and isinstance(self.random_state, Integral):
+            np.random.seed(int(self.random_state))  # noqa: NPY002
+        try:
+            for i in range(len(query)):
+                try:
+                    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+                            contextlib.redirect_stderr(io.StringIO()):
+                        warnings.simplefilter("ignore")
+                        res = self.explainer_.generate_counterfactuals(
+                            query.iloc[[i]], total_CFs=k, desired_class=_dice_class(self),
+                            features_to_vary=self.features_, verbose=False, **kwargs)
+                except Exception:  # dice-ml raises when it finds nothing  # noqa: BLE001
+                    continue
+                cf = res.cf_examples_list[0].final_cfs_df
+                if cf is None or not len(cf):
+                    continue
+                frames.append(cf[list(Xq.columns)])
+                positions.append(np.full(len(cf), i))
+        finally:
+            if self.random_state is not None:
+                np.random.set_state(state)  # noqa: NPY002
+        if not frames:
+            return self._finalize(Xq, Xq.iloc[:0], np.zeros(0, int), np.zeros(0), k)
+        cfs = _restore_dtypes(pd.concat(frames, ignore_index=True), Xq.dtypes)
+        pos = np.concatenate(positions)
+        ok = self._accepted(cfs)
+        cfs, pos = cfs.loc[ok].reset_index(drop=True), pos[ok]
+        dist = self.proximity_.distance(Xq.iloc[pos].reset_index(drop=True), cfs)
+        return self._finalize(Xq, cfs, pos, dist, k)
+
+
+def _is_text(series: pd.Series) -> bool:
+    return pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)
+
+
+def _dice_class(gen) -> int | str:
+    classes = list(gen.estimator_.classes_)
+    return classes.index(gen.desired_class_) if classes != [0, 1] else int(gen.desired_class_)
+
+
+def _restore_dtypes(frame: pd.DataFrame, dtypes: pd.Series) -> pd.DataFrame:
+    out = {}
+    for c, dt in dtypes.items():
+        col = frame[c]
+        if isinstance(dt, pd.CategoricalDtype):
+            cats = dt.categories
+            mapping = {str(v): v for v in cats}
+            out[c] = pd.Categorical(col.astype(str).map(mapping), dtype=dt)
+        elif pd.api.types.is_bool_dtype(dt):
+            out[c] = col.astype(str).map({"True": True, "False": False}).astype(bool)
+        elif pd.api.types.is_integer_dtype(dt):
+            out[c] = np.round(pd.to_numeric(col)).astype(dt)
+        elif pd.api.types.is_numeric_dtype(dt):
+            out[c] = pd.to_numeric(col).astype(dt)
+        else:
+            out[c] = col.astype(dt)
+    return pd.DataFrame(out)
+
+
+class _StringInputModel:
+    """Give the model back the column dtypes it was trained with (dice-ml passes strings)."""
+
+    def __init__(self, estimator, dtypes: pd.Series):
+        self.estimator = estimator
+        self.dtypes = dtypes
+        self.classes_ = estimator.classes_
+
+    def _fix(self, X):
+        X = pd.DataFrame(X).reset_index(drop=True)
+        return _restore_dtypes(X[list(self.dtypes.index)], self.dtypes)
+
+    def predict_proba(self, X):
+        return self.estimator.predict_proba(self._fix(X))
+
+    def predict(self, X):
+        return self.estimator.predict(self._fix(X))

@@ -1,0 +1,96 @@
+"""Figures of the counterfactual audit (proxy correlations, CFlips@k curves)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._optional import import_optional
+
+__all__ = ["plot_proxy_correlations", "plot_cflips_at_k"]
+
+
+def plot_proxy_correlations(correlations: pd.DataFrame, *, top: int | None = 20, ax=None):
+    """Horizontal bar plot of :meth:`CounterfactualFairness.proxy_correlations`.
+
+    As Figure 2 of Cornacchia et al.: one bar per feature (or ``"col=category"``),
+    its Pearson correlation between the counterfactual perturbation and the change
+    of the sensitive classifier's probability of the privileged group.
+
+    Parameters
+    ----------
+    correlations : DataFrame
+        Output of ``proxy_correlations`` (columns ``feature`` and ``correlation``).
+    top : int, default=20
+        Keep the ``top`` features of largest absolute correlation (``None``: all).
+    ax : matplotlib Axes, default=None
+        Axes to draw on; a new figure when ``None``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify.plotting import plot_proxy_correlations
+    >>> corr = pd.DataFrame({"feature": ["proxy", "skill"], "correlation": [0.8, -0.2]})
+    >>> ax = plot_proxy_correlations(corr)  # doctest: +SKIP
+    """
+    plt = import_optional("matplotlib.pyplot", "plotting")
+    missing = {"feature", "correlation"} - set(correlations.columns)
+    if missing:
+        raise ValueError(f"correlations lacks the columns {sorted(missing)}.")
+    data = correlations
+    if top is not None:
+        if top < 1:
+            raise ValueError(f"top must be >= 1 or None; got {top}.")
+        data = data.loc[data["correlation"].abs().sort_values(ascending=False).index[:top]]
+    data = data.sort_values("correlation")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 0.3 * len(data) + 1.2))
+    colors = np.where(data["correlation"].to_numpy() >= 0, "tab:red", "tab:blue")
+    ax.barh(data["feature"].astype(str), data["correlation"], color=colors)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("Pearson correlation with the change of P(privileged)")
+    ax.set_title("Features that move counterfactuals across groups")
+    return ax
+
+
+def plot_cflips_at_k(result: dict, *, metric: str = "cflips", ax=None):
+    """CFlips@k (or nDCCF@k) curves per group from :meth:`CounterfactualFairness.evaluate`.
+
+    Parameters
+    ----------
+    result : dict
+        Output of ``evaluate`` (uses ``result["per_k"]``).
+    metric : {"cflips", "ndccf"}, default="cflips"
+    ax : matplotlib Axes, default=None
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify.plotting import plot_cflips_at_k
+    >>> per_k = pd.DataFrame({"cflips_privileged": [.1, .1], "cflips_unprivileged": [.6, .5]},
+    ...                      index=pd.Index([1, 2], name="k"))
+    >>> ax = plot_cflips_at_k({"per_k": per_k})  # doctest: +SKIP
+    """
+    plt = import_optional("matplotlib.pyplot", "plotting")
+    if metric not in ("cflips", "ndccf"):
+        raise ValueError(f"metric must be 'cflips' or 'ndccf'; got {metric!r}.")
+    per_k = result["per_k"]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 3.5))
+    label = "CFlips@k" if metric == "cflips" else "nDCCF@k"
+    for group, style in (("privileged", "-o"), ("unprivileged", "-s")):
+        ax.plot(per_k.index, per_k[f"{metric}_{group}"], style, label=group, markersize=3)
+    ax.set_xlabel("k (number of counterfactuals)")
+    ax.set_ylabel(label)
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend()
+    ax.set_title(f"{label} per group")
+    return ax
