@@ -46,7 +46,7 @@ def default_model() -> object:
             (StandardScaler(), make_column_selector(dtype_include="number")),
             (
                 OneHotEncoder(handle_unknown="ignore"),
-                make_column_selector(dtype_include=["category", "object", "bool"]),
+                make_column_selector(dtype_exclude="number"),
             ),
         ),
         LogisticRegression(max_iter=2000),
@@ -150,7 +150,23 @@ def _top_features(model, X: pd.DataFrame, candidates: list[str], n: int) -> list
     return ranked[:n]
 
 
-def _figure_png(fig) -> str:
+def _taking_all_columns(model, X: pd.DataFrame):
+    """Let a fitted model that reads a subset of the columns take the whole of ``X``."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None or list(names) == list(X.columns):
+        return model
+    missing = [c for c in names if c not in X.columns]
+    if missing:
+        raise ValueError(f"The model was fitted on column(s) {missing} that the data lacks.")
+    select = make_column_transformer(
+        ("passthrough", list(names)), remainder="drop", verbose_feature_names_out=False
+    ).set_output(transform="pandas")
+    return make_pipeline(select.fit(X), FrozenEstimator(model))
+
+
+def _figure_png(axes) -> str:
+    """PNG (base64) of the figure holding ``axes`` (one Axes or an array of them)."""
+    fig = np.ravel(axes)[0].figure
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     import matplotlib.pyplot as plt
@@ -251,6 +267,7 @@ def run_audit(
         description = "LogisticRegression on the non-sensitive columns (unaware)"
     else:
         description = f"user model {type(model).__name__}"
+        model = _taking_all_columns(model, X)
     timings["model"] = time.perf_counter() - t0
     frozen = FrozenEstimator(model)
     y_pred = model.predict(X_test)
@@ -304,9 +321,9 @@ def run_audit(
             from .plotting import plot_fairness_influence, plot_group_rates
 
             report.figures["Verified group positive rates"] = _figure_png(
-                plot_group_rates(verifier).figure)
+                plot_group_rates(verifier))
             report.figures["Fairness influence of the features"] = _figure_png(
-                plot_fairness_influence(fif).figure)
+                plot_fairness_influence(verifier, fif=fif))
 
     attribute = sensitive[0]
     if "counterfactual" in steps:
@@ -332,7 +349,7 @@ def run_audit(
             from .plotting import plot_cflips_at_k
 
             report.figures["CFlips@k per group"] = _figure_png(
-                plot_cflips_at_k(result["per_k"]).figure)
+                plot_cflips_at_k(result))
 
     if "esl" in steps:
         from .esl import esl_decomposition, group_esl
@@ -348,10 +365,18 @@ def run_audit(
             random_state=random_state, verbose=verbose,
         )
         timings["esl"] = time.perf_counter() - t0
+        test = None
+        if first.difference is not None:
+            labels = [str(g) for g in first.values.index]
+            test = {"compared": labels, "difference": first.difference,
+                    "std_error": first.std_error, "z": first.z, "p_value": first.p_value,
+                    "ci": list(first.ci)}
         report.sections["esl_first_stage"] = {
             "attribute": attribute,
             "metric": "tpr",
+            "total": first.total,
             "table": _records(first.to_frame()),
+            "test": _jsonable(test),
         }
         report.sections["esl_second_stage"] = {
             "features": chosen,
@@ -361,9 +386,9 @@ def run_audit(
             from .plotting import plot_esl_contributions, plot_group_shares
 
             report.figures["First-stage ESL shares"] = _figure_png(
-                plot_group_shares(first).figure)
+                plot_group_shares(first))
             report.figures["Second-stage contributions"] = _figure_png(
-                plot_esl_contributions(second).figure)
+                plot_esl_contributions(second))
     report.timings = {k_: round(v, 3) for k_, v in timings.items()}
     return report
 
@@ -414,10 +439,15 @@ def _render_text(report: AuditReport) -> str:
         out += ["on the test rows' distribution: " + ", ".join(
             f"{k} {_fmt(val)}" for k, val in v["metrics_on_test_distribution"].items())]
         fif = pd.DataFrame(v["fairness_influence"])
+        groups = [" / ".join(str(x) for x in g.values())
+                  for g in (v["most_favored_group"], v["least_favored_group"])]
+        if fif.shape[1] > 5 and all(g in fif.columns for g in groups):
+            fif = fif[["feature", *groups]]  # many groups: the two extremes
         if not fif.empty:
             num = fif.select_dtypes("number")
             order = num.abs().max(axis=1).sort_values(ascending=False).index[:5]
-            out += ["top fairness influence (FIF) per group:",
+            out += ["top fairness influence (FIF) per group (most and least favoured "
+                    "groups when there are many):",
                     fif.loc[order].to_string(index=False, float_format=lambda x: f"{x:+.4f}")]
     if "counterfactual" in s:
         c = s["counterfactual"]
@@ -431,6 +461,14 @@ def _render_text(report: AuditReport) -> str:
         e = s["esl_first_stage"]
         out += ["", f"== ESL values, first stage ({e['attribute']}, metric {e['metric']}) ==",
                 _table_text(e["table"])]
+        t = e.get("test")
+        if t:
+            a, b = t["compared"]
+            out.append(
+                f"difference {a} - {b}: {t['difference']:+.4f} (std. error "
+                f"{t['std_error']:.4f}, z {t['z']:+.3f}, p-value {t['p_value']:.4f}, "
+                f"95% CI [{t['ci'][0]:+.4f}, {t['ci'][1]:+.4f}])"
+            )
     if "esl_second_stage" in s:
         e = s["esl_second_stage"]
         out += ["", f"== ESL values, second stage (features {', '.join(e['features'])}) ==",

@@ -53,6 +53,24 @@ class LinearRule:
         Input columns the estimator never reads.
     classes : numpy.ndarray
         The estimator's ``classes_``; a positive decision means ``classes[1]``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.compose import make_column_transformer
+    >>> from sklearn.preprocessing import OneHotEncoder
+    >>> from skfairverify import linear_rule
+    >>> X = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "c": ["a", "b", "a", "b"]})
+    >>> model = make_pipeline(
+    ...     make_column_transformer(("passthrough", ["x"]), (OneHotEncoder(), ["c"])),
+    ...     LogisticRegression()).fit(X, [0, 0, 1, 1])
+    >>> rule = linear_rule(model)
+    >>> list(rule.coef.index), rule.categorical_features
+    (['x', 'c=a', 'c=b'], {'c': ['a', 'b']})
+    >>> rule.category_coef("c").index.tolist()
+    ['a', 'b']
     """
 
     coef: pd.Series

@@ -12,7 +12,23 @@ __all__ = ["FairnessConstraintWarning", "fairness_constrained_refit"]
 
 
 class FairnessConstraintWarning(UserWarning):
-    """No candidate of a search met the fairness constraints."""
+    """No candidate of a search met the fairness constraints.
+
+    Issued by the callable of :func:`fairness_constrained_refit`, which then picks the
+    candidate closest to the bounds.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skfairverify import FairnessConstraintWarning, fairness_constrained_refit
+    >>> refit = fairness_constrained_refit("acc", "sp", -0.01)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     refit({"mean_test_acc": [0.9, 0.8], "mean_test_sp": [-0.2, -0.1]})
+    1
+    >>> caught[0].category is FairnessConstraintWarning
+    True
+    """
 
 
 def _constraints(constraint, threshold) -> dict[str, float]:

@@ -319,6 +319,22 @@ def test_rare_category_outside_the_binning_split(proxy_data, seed):
     )
 
 
+def test_declared_category_absent_from_fit_rows_can_be_verified_later(proxy_data):
+    """A category of the column's dtype missing from the fit rows (Adult's rare
+    'Holand-Netherlands' in a training split) is a state, so test data can hold it."""
+    X, y = proxy_data
+    X = X.copy()
+    X["job"] = X["job"].astype("category").cat.add_categories(["rare"])
+    test = X.iloc[1000:].copy()
+    test.loc[test.index[:5], "job"] = "rare"
+    ver = FairnessVerifier(unaware_pipeline(), "sex", network="independent", max_bins=10,
+                           max_multiplier=100, random_state=0).fit(X.iloc[:1000], y[:1000])
+    assert "rare" in ver.weights_["job"].index
+    assert ver.weights_["job"]["rare"] == 0  # the rule has no coefficient for it
+    other = ver.verify(test)
+    assert 0 <= other["statistical_parity"] <= 1
+
+
 def test_linear_svc_numpy_input_and_positions():
     X, y = gaussian_data(800, [0.3, 0.6], [0.7, 0.4], seed=4)
     arr = X.to_numpy()

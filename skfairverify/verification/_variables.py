@@ -130,7 +130,12 @@ class Encoding:
             col = X[c]
             if kind == "categories":
                 states = list(rule.categorical_features.get(c, []))
-                seen = pd.unique(col.to_numpy(dtype=object))
+                seen = list(pd.unique(col.to_numpy(dtype=object)))
+                if isinstance(col.dtype, pd.CategoricalDtype):
+                    # Declared categories absent from these rows (e.g. a rare category
+                    # of a training split) stay states, so that other data can be
+                    # verified with the same variables; smoothing gives them some mass.
+                    seen += [v for v in col.cat.categories if v not in set(seen)]
                 known = set(states) | {str(s) for s in states}
                 extra = [v for v in seen if v not in known and str(v) not in known]
                 try:

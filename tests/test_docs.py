@@ -1,0 +1,56 @@
+"""Documentation stays in step with the code, and README's commands with CI."""
+
+import importlib.util
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _gen_api():
+    spec = importlib.util.spec_from_file_location("gen_api", ROOT / "docs" / "gen_api.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_api_reference_is_in_step_with_docstrings():
+    expected = _gen_api().render()
+    actual = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    assert actual == expected, "docs/api.md is stale: run `python docs/gen_api.py`"
+
+
+@pytest.mark.parametrize("module, name, obj", list(_gen_api().public_objects()),
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_every_public_name_has_numpydoc_examples(module, name, obj):
+    doc = inspect.getdoc(obj) or ""
+    assert doc, f"{module}.{name} has no docstring"
+    assert re.search(r"^Examples\n-{8}", doc, re.M), f"{module}.{name} lacks an Examples section"
+
+
+def _readme_commands():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.*?)\n```", setup, re.S)
+
+
+def test_readme_has_two_single_line_commands_and_ci_runs_the_test_one():
+    commands = _readme_commands()
+    assert len(commands) == 2 and all("\n" not in c for c in commands)
+    demo, tests = commands
+    assert "python -m skfairverify audit" in demo and "pip install" in demo
+    assert "pytest" in tests and "pip install" in tests
+    ci_lines = [ln for ln in (ROOT / ".ci" / "run").read_text().splitlines()
+                if ln.strip() and not ln.lstrip().startswith("#")]
+    assert tests in ci_lines, ".ci/run must run README's test command verbatim"
+
+
+def test_mkdocs_navigation_points_to_existing_pages():
+    nav = re.findall(r":\s*(\S+\.md)", (ROOT / "mkdocs.yml").read_text())
+    assert nav and all((ROOT / "docs" / page).is_file() for page in nav)
+    for page in (ROOT / "docs").glob("*.md"):
+        for link in re.findall(r"\]\(([\w.-]+\.md)\)", page.read_text(encoding="utf-8")):
+            assert (ROOT / "docs" / link).is_file(), f"{page.name} links to missing {link}"
