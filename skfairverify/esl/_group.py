@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._validation import check_sensitive
 from ._values import _check_n_players, _coefficient_matrix, _resolve_coefficients
 from ._variance import _DENOMINATOR_ROWS, _check_metric, _Problem
 
@@ -62,35 +63,7 @@ def _binary_vector(values, name: str) -> np.ndarray:
 
 def _sensitive_frame(sensitive, n_rows: int, name: str = "sensitive") -> pd.DataFrame:
     """The sensitive attribute(s) as a DataFrame with a positional index, validated."""
-    if isinstance(sensitive, pd.DataFrame):
-        frame = sensitive.reset_index(drop=True)
-        if frame.shape[1] == 0:
-            raise ValueError(f"{name} has no columns.")
-    elif isinstance(sensitive, pd.Series):
-        frame = sensitive.reset_index(drop=True).to_frame(
-            name=sensitive.name if sensitive.name is not None else "sensitive"
-        )
-    else:
-        arr = np.asarray(sensitive, dtype=object)
-        if arr.ndim == 1:
-            frame = pd.DataFrame({"sensitive": arr})
-        elif arr.ndim == 2:
-            frame = pd.DataFrame(arr, columns=[f"sensitive_{j}" for j in range(arr.shape[1])])
-        else:
-            raise ValueError(f"{name} must be 1- or 2-dimensional, got shape {arr.shape}.")
-    if frame.shape[0] != n_rows:
-        raise ValueError(
-            f"{name} has {frame.shape[0]} rows but y_true has {n_rows}; lengths must match."
-        )
-    for col in frame.columns:
-        if frame[col].isna().any():
-            raise ValueError(f"{name} column {col!r} contains NaN.")
-        if frame[col].nunique() < 2:
-            raise ValueError(
-                f"{name} column {col!r} has a single group "
-                f"({frame[col].iloc[0]!r}); at least two are needed."
-            )
-    return frame
+    return check_sensitive(sensitive, n_rows=n_rows, name=name, against="y_true")
 
 
 def _levels(column: pd.Series) -> list:

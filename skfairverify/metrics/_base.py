@@ -20,7 +20,9 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.metadata_routing import MetadataRequest, _routing_enabled
 
-__all__ = ["FairnessScorer", "as_sensitive_frame"]
+from .._validation import check_sensitive
+
+__all__ = ["FairnessScorer"]
 
 
 def _as_name_list(sensitive_features) -> list[str] | None:
@@ -42,63 +44,6 @@ def _as_name_list(sensitive_features) -> list[str] | None:
         "sensitive_features must be a column name or a list of column names; "
         f"got {type(sensitive_features).__name__}."
     )
-
-
-def as_sensitive_frame(values, index=None, *, name: str = "sensitive") -> pd.DataFrame:
-    """Turn sensitive values (array, Series, DataFrame) into a validated DataFrame.
-
-    Parameters
-    ----------
-    values : array-like of shape (n_samples,) or (n_samples, n_attributes), Series or DataFrame
-        Sensitive attribute values, one column per attribute.
-    index : pandas.Index, default=None
-        Index to give the result (the index of ``X``); its length must match.
-    name : str, default="sensitive"
-        Column name used for a 1-d array without a name.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One column per attribute.
-
-    Raises
-    ------
-    ValueError
-        On a length mismatch, a missing value, or an attribute with a single group.
-
-    Examples
-    --------
-    >>> from skfairverify.metrics._base import as_sensitive_frame
-    >>> as_sensitive_frame(["F", "M", "F"]).columns.tolist()
-    ['sensitive']
-    """
-    if isinstance(values, pd.DataFrame):
-        frame = values.copy()
-    elif isinstance(values, pd.Series):
-        frame = values.to_frame(name=values.name if values.name is not None else name)
-    else:
-        arr = np.asarray(values, dtype=object)
-        if arr.ndim == 1:
-            frame = pd.DataFrame({name: arr})
-        elif arr.ndim == 2:
-            frame = pd.DataFrame(arr, columns=[f"{name}_{j}" for j in range(arr.shape[1])])
-        else:
-            raise ValueError(f"Sensitive features must be 1-d or 2-d; got shape {arr.shape}.")
-    if index is not None:
-        if len(frame) != len(index):
-            raise ValueError(
-                f"Sensitive features have {len(frame)} rows but X has {len(index)}."
-            )
-        frame.index = index
-    for col in frame.columns:
-        if frame[col].isna().any():
-            raise ValueError(f"Sensitive feature {col!r} contains missing values (NaN).")
-        if frame[col].nunique() < 2:
-            raise ValueError(
-                f"Sensitive feature {col!r} has a single group "
-                f"({frame[col].iloc[0]!r}); fairness needs at least two."
-            )
-    return frame
 
 
 class FairnessScorer:
@@ -182,7 +127,8 @@ class FairnessScorer:
                     raise ValueError(
                         f"Sensitive features have {len(index)} rows but X has {X.shape[0]}."
                     )
-            return as_sensitive_frame(sensitive_features, index)
+            return check_sensitive(sensitive_features, index=index,
+                                   name="sensitive_features")
         names = self._sensitive_names
         if names is None:
             raise ValueError(
@@ -201,7 +147,7 @@ class FairnessScorer:
                 f"Sensitive column(s) {missing} not found in X; available columns: "
                 f"{list(X.columns)}."
             )
-        return as_sensitive_frame(X[names], X.index)
+        return check_sensitive(X[names], index=X.index, name="sensitive_features")
 
     def _drop_sensitive(self, X):
         """``X`` without the sensitive columns named at creation (unchanged otherwise)."""
