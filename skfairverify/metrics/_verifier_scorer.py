@@ -44,7 +44,9 @@ class _VerifierScorer(FairnessScorer):
                 data[name] = sensitive[col].to_numpy()
             names.append(name)
         verifier = FairnessVerifier(FrozenEstimator(estimator), names, **self.verifier_params)
-        verifier.fit(data, y)
+        # Labels only matter for equalized odds; without them the verifier learns one
+        # network instead of three (all rows, Y = 1, Y = 0).
+        verifier.fit(data, y if self.metric == "equalized_odds" else None)
         value = verifier.metrics_[self.metric]
         return value if self.metric == "disparate_impact" else -value
 
