@@ -48,41 +48,6 @@ def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline
     return Pipeline([("encode", encoder), ("classify", hgb)])
 
 
-class _SelectColumns:
-    """A fitted model seen through a column selection (used by the scorers).
-
-    Lets the audit add a sensitive column to ``X`` that the model never saw.
-    """
-
-    def __init__(self, estimator, columns, as_array: bool):
-        self._skfv_inner_estimator = estimator
-        self.columns = list(columns)
-        self.as_array = as_array
-        self.classes_ = estimator.classes_
-
-    def _sel(self, X):
-        X = X[self.columns]
-        return X.to_numpy() if self.as_array else X
-
-    def predict(self, X):
-        return self._skfv_inner_estimator.predict(self._sel(X))
-
-    def predict_proba(self, X):
-        return self._skfv_inner_estimator.predict_proba(self._sel(X))
-
-    def decision_function(self, X):
-        return self._skfv_inner_estimator.decision_function(self._sel(X))
-
-    def fit(self, X, y=None):  # frozen
-        return self
-
-    def __getattr__(self, name):
-        inner = self.__dict__.get("_skfv_inner_estimator")
-        if inner is None or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(inner, name)
-
-
 class CounterfactualFairness(BaseEstimator):
     """Counterfactual fairness under unawareness: CFlips and nDCCF per group.
 
@@ -265,7 +230,7 @@ class CounterfactualFairness(BaseEstimator):
                 f"Sensitive feature {sf!r} has a single group ({groups[0]!r}); the audit "
                 "compares two."
             )
-        if isinstance(self.estimator, (FrozenEstimator, _SelectColumns)):
+        if isinstance(self.estimator, FrozenEstimator):
             est = self.estimator
         else:
             est = clone(self.estimator).fit(X, y)

@@ -8,10 +8,11 @@ features (second stage, :func:`esl_decomposition`), with plug-in (asymptotic) te
 """
 
 from ._decomposition import esl_decomposition
-from ._group import GroupESLResult, group_esl
+from ._group import GroupESLResult, check_esl_params, group_esl
 from ._values import VALUE_NAMES, esl_coefficients, esl_value
 
 __all__ = [
+    "check_esl_params",
     "VALUE_NAMES",
     "GroupESLResult",
     "esl_coefficients",

@@ -37,6 +37,37 @@ def _check_value(value, name="value"):
     return value
 
 
+def check_esl_params(metric="tpr", value="shapley", baseline=0.5) -> None:
+    """Check the parameters that :func:`group_esl` and the ESL scorer share.
+
+    Parameters
+    ----------
+    metric : str, default="tpr"
+        One of ``"selection_rate"``, ``"tpr"``, ``"fpr"``, ``"ppv"``, ``"npv"``.
+    value : str or array-like, default="shapley"
+        An ESL member name or constants ``b_1..b_n``.
+    baseline : float, default=0.5
+        Positive, finite.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter that is wrong.
+
+    Examples
+    --------
+    >>> from skfairverify.esl import check_esl_params
+    >>> check_esl_params("tpr", "solidarity", 0.5)
+    >>> check_esl_params("auc")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: Unknown metric 'auc'; valid metrics are 'selection_rate', 'tpr', ...
+    """
+    _check_metric(metric)
+    _check_value(value)
+    _check_baseline(baseline)
+
+
 def _binary_vector(values, name: str) -> np.ndarray:
     """1-d array of 0/1 (bool or numeric) without NaN."""
     if isinstance(values, pd.DataFrame):
@@ -401,9 +432,8 @@ def group_esl(
     >>> res.values.index.tolist()
     ['men', 'women']
     """
-    metric = _check_metric(metric)
-    _check_value(value)
-    baseline = _check_baseline(baseline)
+    check_esl_params(metric, value, baseline)
+    baseline = float(baseline)
     confidence = _check_confidence(confidence)
     y = _binary_vector(y_true, "y_true")
     yhat = _binary_vector(y_pred, "y_pred")

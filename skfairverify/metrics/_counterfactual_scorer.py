@@ -9,13 +9,48 @@ import pandas as pd
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import StratifiedKFold
 
-from ..counterfactual._fairness import CounterfactualFairness, _SelectColumns
+from ..counterfactual import GENERATORS, CounterfactualFairness
 from ._base import FairnessScorer
 
 __all__ = ["make_cflips_scorer", "make_ndccf_scorer"]
 
 _SENSITIVE = "__skfairverify_sensitive__"
 
+
+
+class _SelectColumns:
+    """A fitted model seen through a column selection.
+
+    Lets the audit add a sensitive column to ``X`` that the model never saw.
+    """
+
+    def __init__(self, estimator, columns, as_array: bool):
+        self._skfv_inner_estimator = estimator
+        self.columns = list(columns)
+        self.as_array = as_array
+        self.classes_ = estimator.classes_
+
+    def _sel(self, X):
+        X = X[self.columns]
+        return X.to_numpy() if self.as_array else X
+
+    def predict(self, X):
+        return self._skfv_inner_estimator.predict(self._sel(X))
+
+    def predict_proba(self, X):
+        return self._skfv_inner_estimator.predict_proba(self._sel(X))
+
+    def decision_function(self, X):
+        return self._skfv_inner_estimator.decision_function(self._sel(X))
+
+    def fit(self, X, y=None):  # frozen
+        return self
+
+    def __getattr__(self, name):
+        inner = self.__dict__.get("_skfv_inner_estimator")
+        if inner is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(inner, name)
 
 class CounterfactualScorer(FairnessScorer):
     """``-|delta|`` of CFlips@k or nDCCF@k on a validation fold (greater is better).
@@ -86,7 +121,7 @@ class CounterfactualScorer(FairnessScorer):
             as_array = not isinstance(X, pd.DataFrame)
             frame = (pd.DataFrame(np.asarray(X), columns=[f"x{i}" for i in range(X.shape[1])])
                      if as_array else X)
-            model = _SelectColumns(estimator, frame.columns, as_array)
+            model = FrozenEstimator(_SelectColumns(estimator, frame.columns, as_array))
             column = _SENSITIVE
             Xa = frame.assign(**{_SENSITIVE: s.to_numpy()})
         Xa = Xa.reset_index(drop=True)
@@ -131,7 +166,6 @@ def _make(metric, sensitive_feature, k, generator, sensitive_classifier, privile
           n_splits, random_state, n_jobs):
     if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
         raise ValueError(f"k must be an integer >= 1; got {k!r}.")
-    from ..counterfactual._generators import GENERATORS
 
     if isinstance(generator, str) and generator not in GENERATORS:
         raise ValueError(

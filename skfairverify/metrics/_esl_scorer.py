@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from ..esl import group_esl
-from ..esl._group import _check_baseline, _check_value
-from ..esl._variance import _check_metric
+from ..esl import check_esl_params, group_esl
 from ._base import FairnessScorer
 
 __all__ = ["ESLScorer", "make_esl_scorer"]
@@ -102,8 +100,6 @@ def make_esl_scorer(
     >>> bool(search.best_score_ <= 0)
     True
     """
-    _check_metric(metric)
-    _check_value(value)
-    _check_baseline(baseline)
+    check_esl_params(metric, value, baseline)
     return ESLScorer(sensitive_features=sensitive_feature, metric=metric, value=value,
                      baseline=baseline)
