@@ -69,6 +69,21 @@ def _column(cv_results, name: str) -> np.ndarray:
     return np.asarray(cv_results[key], dtype=float)
 
 
+def _no_valid_candidate(score: str, scores: np.ndarray, columns: dict) -> str:
+    """The error message when every candidate has a NaN score or constraint."""
+    nan = {name: np.flatnonzero(np.isnan(values)).tolist()
+           for name, values in {score: scores, **columns}.items()}
+    where = "; ".join(
+        f"mean_test_{name} is NaN for {'every candidate' if len(idx) == len(scores) else idx}"
+        for name, idx in nan.items() if idx
+    )
+    return (
+        f"No candidate can be chosen: every one of the {len(scores)} candidates has a NaN "
+        f"score or constraint ({where}), and NaN never qualifies. The fits or the scorers "
+        "failed; see the search's warnings, or pass error_score='raise' to the search."
+    )
+
+
 def fairness_constrained_refit(
     score: str, constraint: str | Mapping[str, float], threshold: float | None = None
 ) -> Callable[[Mapping], int]:
@@ -99,9 +114,19 @@ def fairness_constrained_refit(
         ``RandomizedSearchCV(refit=...)``. The search's ``best_index_`` is the chosen
         candidate; ``best_score_`` is not set by scikit-learn for callable refits.
 
+    Raises
+    ------
+    ValueError
+        From the callable, when every candidate has a NaN score or constraint value.
+    KeyError
+        From the callable, when the search has no scorer of one of the names.
+
     Notes
     -----
-    Candidates whose scores are NaN (failed fits) never qualify. The successive-halving
+    A candidate whose ``mean_test_<score>`` or any ``mean_test_<constraint>`` is NaN (a
+    failed fit, or a scorer that could not compute the metric) never qualifies and is
+    never chosen, not even as the closest one; when every candidate has a NaN, the
+    callable raises a ``ValueError`` naming the NaN columns. The successive-halving
     searches accept a single scorer and ignore callable refits; run the constrained
     choice on a ``GridSearchCV`` over their best candidates instead.
 
@@ -120,22 +145,19 @@ def fairness_constrained_refit(
 
     def refit(cv_results: Mapping) -> int:
         scores = _column(cv_results, score)
-        shortfall = np.zeros_like(scores)
-        for name, bound in bounds.items():
-            values = _column(cv_results, name)
-            gap = np.where(np.isnan(values), np.inf, np.maximum(bound - values, 0.0))
-            shortfall = shortfall + gap
-        ok_score = np.where(np.isnan(scores), -np.inf, scores)
+        columns = {name: _column(cv_results, name) for name in bounds}
+        valid = ~np.isnan(scores)
+        for values in columns.values():
+            valid &= ~np.isnan(values)
+        if not valid.any():
+            raise ValueError(_no_valid_candidate(score, scores, columns))
+        shortfall = sum(np.maximum(bound - columns[name], 0.0) for name, bound in bounds.items())
+        shortfall = np.where(valid, shortfall, np.inf)
         feasible = shortfall == 0
         if feasible.any():
-            return int(np.flatnonzero(feasible)[np.argmax(ok_score[feasible])])
-        if np.isinf(shortfall).all():
-            raise ValueError(
-                "Every candidate has a NaN constraint score; the fits or the fairness "
-                "scorers failed (see the search's warnings)."
-            )
+            return int(np.flatnonzero(feasible)[np.argmax(scores[feasible])])
         closest = np.flatnonzero(shortfall == shortfall.min())
-        best = int(closest[np.argmax(ok_score[closest])])
+        best = int(closest[np.argmax(scores[closest])])
         warnings.warn(
             f"No candidate meets the fairness constraints {bounds}; choosing candidate "
             f"{best}, the closest to them (total shortfall {shortfall[best]:.4g}).",

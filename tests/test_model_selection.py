@@ -171,3 +171,90 @@ def test_scorer_bad_inputs():
     assert Drop("sex")(model, X, y) == pytest.approx(expected)
     routed = Drop()(model, X[["proxy", "other"]], y, sensitive_features=X["sex"].to_numpy())
     assert routed == pytest.approx(expected)
+
+
+# ---------------------------------------------------------------- NaN never qualifies
+
+
+class NanWhenC(NegParityGap):
+    """The parity scorer, but NaN for the candidates whose C is in ``nan_for``.
+
+    The base class refuses a non-finite score with an error, which the search records as
+    NaN (``error_score=np.nan``), as it does for any failing fairness scorer.
+    """
+
+    def __init__(self, sensitive_features=None, nan_for=()):
+        super().__init__(sensitive_features)
+        self.nan_for = nan_for
+
+    def _score(self, estimator, X, y, sensitive):
+        if estimator[-1].C in self.nan_for:
+            return np.nan
+        return super()._score(estimator, X, y, sensitive)
+
+
+def _nan_search(nan_for, bound):
+    search = _search(refit=fairness_constrained_refit("acc", "sp", bound))
+    search.scoring = {"acc": "accuracy", "sp": NanWhenC("sex", nan_for=nan_for)}
+    return search
+
+
+def test_every_constraint_nan_in_a_search_raises():
+    X, y = _data()
+    grid = [1e-4, 3e-4, 1e-3, 1e-2, 1.0]
+    search = _nan_search(grid, bound=-1.0)  # the bound would accept any finite score
+    with warnings.catch_warnings():
+        # scikit-learn's own warnings about the failed scorer are expected here
+        warnings.filterwarnings("ignore", message="Scoring failed", category=UserWarning)
+        warnings.filterwarnings("ignore", message=".*non-finite", category=UserWarning)
+        with pytest.raises(ValueError, match="mean_test_sp is NaN for every candidate"):
+            search.fit(X, y)
+
+
+def test_nan_candidates_are_never_chosen_in_a_search():
+    X, y = _data()
+    free = _search(refit="acc").fit(X, y).cv_results_
+    # make the candidates that would win (most accurate, feasible or not) NaN
+    order = np.argsort(-free["mean_test_acc"])
+    nan_for = tuple(free["params"][i]["logisticregression__C"] for i in order[:2])
+    for bound in (-1.0, 0.5):  # a bound every finite candidate meets, and one none meets
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Scoring failed", category=UserWarning)
+            warnings.filterwarnings("ignore", message=".*non-finite", category=UserWarning)
+            warnings.simplefilter("ignore", FairnessConstraintWarning)
+            search = _nan_search(nan_for, bound).fit(X, y)
+        res = search.cv_results_
+        assert np.isnan(res["mean_test_sp"][order[:2]]).all()
+        finite = np.flatnonzero(~np.isnan(res["mean_test_sp"]))
+        if bound < 0:  # all finite ones qualify: the most accurate of them
+            expected = finite[np.argmax(res["mean_test_acc"][finite])]
+        else:  # none qualifies: the closest (largest sp) of the finite ones
+            expected = finite[np.argmax(res["mean_test_sp"][finite])]
+        assert search.best_index_ == expected
+        assert search.best_estimator_[-1].C not in nan_for
+
+
+@pytest.mark.parametrize(
+    "acc, sp, expected",
+    [
+        ([np.nan, 0.8], [-0.01, -0.01], 1),  # NaN score, feasible: not chosen
+        ([np.nan, 0.8], [-0.01, -0.5], 1),  # the only feasible one has a NaN score
+        ([0.9, 0.8, 0.7], [np.nan, -0.5, -0.3], 2),  # closest among the finite ones
+    ],
+)
+def test_nan_score_never_qualifies(acc, sp, expected):
+    results = {"mean_test_acc": np.array(acc), "mean_test_sp": np.array(sp)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FairnessConstraintWarning)
+        assert fairness_constrained_refit("acc", "sp", -0.05)(results) == expected
+
+
+def test_every_score_nan_raises_naming_the_column():
+    results = {"mean_test_acc": np.array([np.nan, np.nan]),
+               "mean_test_sp": np.array([-0.01, -0.02])}
+    with pytest.raises(ValueError, match="mean_test_acc is NaN for every candidate"):
+        fairness_constrained_refit("acc", "sp", -0.05)(results)
+    mixed = {"mean_test_acc": np.array([np.nan, 0.9]), "mean_test_sp": np.array([-0.01, np.nan]),
+             "mean_test_di": np.array([0.9, 0.9])}
+    with pytest.raises(ValueError, match=r"mean_test_acc is NaN for \[0\].*mean_test_sp"):
+        fairness_constrained_refit("acc", {"sp": -0.05, "di": 0.8})(mixed)
