@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from sklearn.base import is_classifier, is_regressor
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import (
@@ -366,6 +367,38 @@ def _input_names(estimator, final, n_features: int | None = None) -> list[str]:
     return [f"x{i}" for i in range(n)]
 
 
+def _check_classifier(final, label: str) -> None:
+    """Refuse a final step that is not a classifier (a regressor has coef_ too)."""
+    if is_classifier(final):
+        return
+    kind = "a regressor" if is_regressor(final) else "not a classifier"
+    raise TypeError(
+        f"The final step {label!r} is {kind}; linear_rule reads binary linear classifiers "
+        "only (LogisticRegression, LinearSVC, SGDClassifier, RidgeClassifier, Perceptron, "
+        "...). Its decision_function > 0 would not be a predicted class. A custom "
+        "classifier must declare itself one (ClassifierMixin or estimator tags)."
+    )
+
+
+def _check_unique_terms(index: list[str], numeric: list[str], categorical: dict) -> None:
+    """Refuse term names that collide through ``=`` (e.g. ``a`` + ``b=c`` vs ``a=b`` + ``c``)."""
+    if len(set(index)) == len(index):
+        return
+    sources: dict[str, list[str]] = {}
+    for c in numeric:
+        sources.setdefault(c, []).append(f"numeric column {c!r}")
+    for c, cats in categorical.items():
+        for v in cats:
+            sources.setdefault(_term_name(c, v), []).append(f"column {c!r} category {v!r}")
+    clashes = {t: src for t, src in sources.items() if len(src) > 1}
+    desc = "; ".join(f"{t!r} <- {' and '.join(src)}" for t, src in clashes.items())
+    raise ValueError(
+        f"Term names of the rule collide through '=': {desc}. Each term is named "
+        "'column' or 'column=category', so these would share one coefficient name; "
+        "rename the columns or categories so that the names are unique."
+    )
+
+
 def linear_rule(estimator) -> LinearRule:
     """Express a fitted binary linear classifier as a rule on its raw input columns.
 
@@ -393,7 +426,12 @@ def linear_rule(estimator) -> LinearRule:
     ------
     TypeError
         If a step is not an affine map of the raw inputs (a tree, a polynomial
-        expansion, ...) or the problem is not binary; the message names the step.
+        expansion, ...), the final step is not a classifier (a regressor such as
+        ``LinearRegression`` or ``Ridge``), or the problem is not binary; the message
+        names the step.
+    ValueError
+        If two terms would get the same name (a column ``"a"`` with category ``"b=c"``
+        and a column ``"a=b"`` with category ``"c"`` both give ``"a=b=c"``).
 
     Examples
     --------
@@ -414,6 +452,7 @@ def linear_rule(estimator) -> LinearRule:
     label = type(final).__name__
     if isinstance(final, (ColumnTransformer,)) or not hasattr(final, "fit"):
         raise TypeError(f"The final step {label!r} is not a classifier.")
+    _check_classifier(final, label)
     coef = getattr(final, "coef_", None)
     intercept = getattr(final, "intercept_", None)
     if coef is None or intercept is None:
@@ -427,10 +466,15 @@ def linear_rule(estimator) -> LinearRule:
         )
     coef = np.asarray(coef, dtype=float)
     classes = getattr(final, "classes_", None)
-    if (classes is not None and len(classes) != 2) or (coef.ndim == 2 and coef.shape[0] != 1):
+    if classes is None:
         raise TypeError(
-            f"The final step {label!r} is a multiclass model; linear_rule reads binary "
+            f"The final step {label!r} has no classes_; linear_rule reads fitted binary "
             "classifiers only."
+        )
+    if len(classes) != 2 or (coef.ndim == 2 and coef.shape[0] != 1):
+        raise TypeError(
+            f"The final step {label!r} is a multiclass model ({len(classes)} classes); "
+            "linear_rule reads binary classifiers only."
         )
     w = coef.ravel()
     c0 = float(np.ravel(intercept)[0]) if np.ndim(intercept) else float(intercept)
@@ -462,6 +506,7 @@ def linear_rule(estimator) -> LinearRule:
         for v in categorical[c]:
             index.append(_term_name(c, v))
             values.append(terms[("cat", c, v)])
+    _check_unique_terms(index, numeric, categorical)
     coef_s = pd.Series(values, index=pd.Index(index, dtype=object), dtype=float, name="coef")
     read = aff.read if pre else set(names)
     dropped = [c for c in names if c not in read]
@@ -491,8 +536,17 @@ def sensitive_columns(estimator, X) -> list[str]:
 
     Returns
     -------
-    list of str
-        Columns of ``X`` the estimator does not read, in the order of ``X``.
+    list
+        Labels of the columns of ``X`` the estimator does not read, in the order of
+        ``X``. An estimator fitted with string column names is matched by name; one
+        fitted without (on an array, or a DataFrame with integer or mixed column
+        names) by position.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` lacks an input column of the estimator (matched by name), or has
+        another number of columns than it (matched by position).
 
     Examples
     --------
@@ -512,4 +566,29 @@ def sensitive_columns(estimator, X) -> list[str]:
         raise TypeError("sensitive_columns needs X as a pandas DataFrame with named columns.")
     rule = linear_rule(estimator)
     read = set(rule.numeric_features) | set(rule.categorical_features)
-    return [c for c in X.columns if str(c) not in read]
+    names = [str(c) for c in X.columns]
+    if _has_feature_names(estimator):
+        missing = [c for c in rule.feature_names_in if c not in names]
+        if missing:
+            raise ValueError(
+                f"X lacks the input columns {missing} of the estimator; pass the data it "
+                "was fitted on."
+            )
+        return [c for c, name in zip(X.columns, names) if name not in read]
+    # Fitted without string column names (arrays, or integer / mixed column names):
+    # the estimator's inputs are X's columns by position.
+    if X.shape[1] != len(rule.feature_names_in):
+        raise ValueError(
+            f"X has {X.shape[1]} columns but the estimator was fitted on "
+            f"{len(rule.feature_names_in)} unnamed features; its columns are matched by "
+            "position."
+        )
+    return [c for c, name in zip(X.columns, rule.feature_names_in) if name not in read]
+
+
+def _has_feature_names(estimator) -> bool:
+    _, final = _split_final(estimator)
+    return any(
+        getattr(obj, "feature_names_in_", None) is not None
+        for obj in (_unwrap_frozen(estimator), final)
+    )
