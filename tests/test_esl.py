@@ -226,9 +226,11 @@ def test_table1_pattern_two_groups():
     gap = (tpr[0] - tpr[1]) / 0.5
     for v in ("shapley", "equal_surplus", "consensus", "lsp"):
         pd.testing.assert_series_equal(res[v].values, res["shapley"].values)
-        assert res[v].difference == pytest.approx(gap)
-    assert res["solidarity"].difference == pytest.approx(gap / 2)
-    assert res["solidarity"].std_error == pytest.approx(res["shapley"].std_error / 2)
+        assert res[v].esl_difference == pytest.approx(gap)
+        assert res[v].metric_difference == pytest.approx(gap * 0.5)
+    assert res["solidarity"].esl_difference == pytest.approx(gap / 2)
+    assert res["solidarity"].esl_std_error == pytest.approx(res["shapley"].esl_std_error / 2)
+    assert res["solidarity"].metric_std_error == pytest.approx(res["shapley"].metric_std_error)
     assert res["solidarity"].z == pytest.approx(res["shapley"].z)
     for r in res.values():
         assert r.values.sum() == pytest.approx(r.total)
@@ -244,10 +246,16 @@ def test_two_group_standard_error_matches_binomial_formula():
         rows = (g == k) & (y == 1)
         p = y_pred[rows].mean()
         var += p * (1 - p) / rows.sum()
-    assert res.std_error == pytest.approx(np.sqrt(var) / 0.5)
-    lo, hi = res.ci
-    assert lo == pytest.approx(res.difference - 1.959964 * res.std_error, rel=1e-5)
-    assert hi == pytest.approx(res.difference + 1.959964 * res.std_error, rel=1e-5)
+    assert res.esl_std_error == pytest.approx(np.sqrt(var) / 0.5)
+    assert res.metric_std_error == pytest.approx(np.sqrt(var))
+    lo, hi = res.esl_ci
+    assert lo == pytest.approx(res.esl_difference - 1.959964 * res.esl_std_error, rel=1e-5)
+    assert hi == pytest.approx(res.esl_difference + 1.959964 * res.esl_std_error, rel=1e-5)
+    lo, hi = res.metric_ci
+    assert lo == pytest.approx(res.metric_difference - 1.959964 * res.metric_std_error,
+                               rel=1e-5)
+    assert hi == pytest.approx(res.metric_difference + 1.959964 * res.metric_std_error,
+                               rel=1e-5)
     assert res.p_value < 1e-3
 
 
@@ -278,12 +286,18 @@ def test_group_esl_hand_made_three_groups(metric, value):
     res = group_esl(y, yhat, g, metric=metric, value=value, baseline=0.4)
     np.testing.assert_allclose(res.values.to_numpy(), esl_value(game, 3, value), atol=1e-12)
     assert res.total == pytest.approx(game(frozenset({0, 1, 2})))
-    assert res.difference is None and res.ci is None
+    for name in ("compared", "esl_difference", "esl_std_error", "esl_ci", "metric_difference",
+                 "metric_std_error", "metric_ci", "z", "p_value"):
+        assert getattr(res, name) is None, name
     assert list(res.values.index) == labels
     frame = res.to_frame()
-    assert list(frame.index) == labels and frame["value"].sum() == pytest.approx(res.total)
+    assert list(frame.index) == labels and frame["esl_value"].sum() == pytest.approx(res.total)
     pair = res.pairwise()
-    assert pair.loc[("a", "c"), "difference"] == pytest.approx(res.values["a"] - res.values["c"])
+    assert pair.loc[("a", "c"), "esl_difference"] == pytest.approx(
+        res.values["a"] - res.values["c"])
+    assert pair.loc[("a", "c"), "metric_difference"] == pytest.approx(
+        metric_by_hand(metric, y[g == "a"], yhat[g == "a"])
+        - metric_by_hand(metric, y[g == "c"], yhat[g == "c"]))
 
 
 def test_group_metric_matches_fairlearn_metricframe():
@@ -340,17 +354,14 @@ def test_asymptotic_standard_error_close_to_bootstrap():
     y, y_pred, g = simulated(n=1500, seed=4)
     for metric in ("tpr", "ppv"):
         res = group_esl(y, y_pred, g, metric=metric, value="shapley")
-        strata = pd.Series(g).astype(str) + ("" if metric == "selection_rate" else pd.Series(
-            y).astype(str))
-        groups = [np.flatnonzero(strata.to_numpy() == s) for s in strata.unique()]
         reps = []
-        for _ in range(150):
-            idx = np.concatenate([rng.choice(rows, rows.size) for rows in groups])
+        for _ in range(150):  # rows resampled i.i.d., the design the variance assumes
+            idx = rng.integers(0, y.size, y.size)
             reps.append(group_esl(y[idx], y_pred[idx], g[idx], metric=metric,
                                   value="shapley").values.to_numpy())
         reps = np.array(reps)
-        ratio_diff = res.std_error / (reps[:, 0] - reps[:, 1]).std(ddof=1)
-        ratio_groups = res.std_errors.to_numpy() / reps.std(axis=0, ddof=1)
+        ratio_diff = res.esl_std_error / (reps[:, 0] - reps[:, 1]).std(ddof=1)
+        ratio_groups = res.esl_std_errors.to_numpy() / reps.std(axis=0, ddof=1)
         assert 0.7 <= ratio_diff <= 1.4, (metric, ratio_diff)
         assert np.all((ratio_groups >= 0.7) & (ratio_groups <= 1.4)), (metric, ratio_groups)
 
@@ -450,13 +461,17 @@ def test_decomposition_matches_direct_computation_and_is_efficient():
             assert res.loc[value][grp].sum() == pytest.approx(
                 res.attrs["first_stage"].loc[value, grp])
         sub = res.loc[value]
-        np.testing.assert_allclose(sub["difference"], sub[0] - sub[1])
+        np.testing.assert_allclose(sub["esl_difference"], sub[0] - sub[1])
     # the first stage of the full model is group_esl of its predictions
     full = group_esl(y_te, preds[frozenset({0, 1, 2})], g, value="solidarity")
     np.testing.assert_allclose(res.attrs["first_stage"].loc["solidarity", [0, 1]],
                                full.values.to_numpy())
-    assert res.attrs["first_stage"].loc["solidarity", "std_error"] == pytest.approx(
-        full.std_error)
+    assert res.attrs["first_stage"].loc["solidarity", "esl_std_error"] == pytest.approx(
+        full.esl_std_error)
+    assert res.attrs["first_stage"].loc["solidarity", "metric_difference"] == pytest.approx(
+        full.metric_difference)
+    assert res.attrs["first_stage"].loc["solidarity", "metric_std_error"] == pytest.approx(
+        full.metric_std_error)
     # majority: a strict majority of the 5 members reject equality
     for f in feats:
         n_reject = (res.xs(f, level="feature")["p_value"] < 0.05).sum()
@@ -505,8 +520,8 @@ def test_asymptotic_std_error_matches_monte_carlo_over_test_sets():
         X_te, y_te, s_te = draw(600)
         res = esl_decomposition(FixedRule(), X_tr, y_tr, X_test=X_te, y_test=y_te,
                                 sensitive_test=s_te, values=("shapley", "equal_surplus"))
-        diffs.append(res["difference"].to_numpy())
-        ses.append(res["std_error"].to_numpy())
+        diffs.append(res["esl_difference"].to_numpy())
+        ses.append(res["esl_std_error"].to_numpy())
     ratio = np.mean(ses, axis=0) / np.std(diffs, axis=0, ddof=1)
     assert np.all((ratio > 0.7) & (ratio < 1.4)), ratio
 
@@ -516,10 +531,11 @@ def test_bootstrap_intervals_agree_with_asymptotic():
     kw = dict(sensitive_feature="sex", values=("equal_surplus", "solidarity"), random_state=0)
     asym = esl_decomposition(LogisticRegression(), X, y, **kw)
     boot = esl_decomposition(LogisticRegression(), X, y, ci="bootstrap", n_bootstrap=300, **kw)
-    pd.testing.assert_frame_equal(asym[[0, 1, "difference"]], boot[[0, 1, "difference"]])
-    ratio = asym["std_error"] / boot["std_error"]
+    pd.testing.assert_frame_equal(asym[[0, 1, "esl_difference"]],
+                                  boot[[0, 1, "esl_difference"]])
+    ratio = asym["esl_std_error"] / boot["esl_std_error"]
     assert ratio.between(0.7, 1.4).all(), ratio
-    width = (asym.ci_high - asym.ci_low) / (boot.ci_high - boot.ci_low)
+    width = (asym.esl_ci_high - asym.esl_ci_low) / (boot.esl_ci_high - boot.esl_ci_low)
     assert width.between(0.7, 1.4).all(), width
     assert boot.attrs["ci"] == "bootstrap"
 
@@ -561,7 +577,7 @@ def test_decomposition_three_groups_compares_extremes():
     first = res.attrs["first_stage"].loc["equal_surplus", ["a", "b", "c"]]
     hi, lo = first.idxmax(), first.idxmin()
     assert res.attrs["compared"]["equal_surplus"] == (hi, lo)
-    np.testing.assert_allclose(res["difference"], res[hi] - res[lo])
+    np.testing.assert_allclose(res["esl_difference"], res[hi] - res[lo])
 
 
 def test_decomposition_bad_input():
@@ -612,7 +628,7 @@ def test_scorer_value_and_gridsearch_by_column():
     scorer = make_esl_scorer("sex", metric="tpr")
     assert isinstance(scorer, FairnessScorer)
     res = group_esl(y, model.predict(X), X.sex, metric="tpr", value="equal_surplus")
-    assert scorer(model, X, y) == pytest.approx(-abs(res.difference))
+    assert scorer(model, X, y) == pytest.approx(-abs(res.metric_difference))
     search = GridSearchCV(LogisticRegression(), {"C": [0.01, 1.0]}, cv=3,
                           scoring={"esl": scorer, "acc": "accuracy"}, refit="acc").fit(X, y)
     assert np.all(search.cv_results_["mean_test_esl"] <= 0)
@@ -654,7 +670,10 @@ def test_scorer_more_groups_and_bad_input():
 
     res = group_esl(y, OnX().predict(X), X.g, metric="fpr", value="shapley")
     scorer = make_esl_scorer("g", metric="fpr", value="shapley")
-    assert scorer(OnX(), X, y) == pytest.approx(-(res.values.max() - res.values.min()))
+    assert scorer(OnX(), X, y) == pytest.approx(
+        -(res.group_metric.max() - res.group_metric.min()))
+    esl = make_esl_scorer("g", metric="fpr", value="shapley", units="esl")
+    assert esl(OnX(), X, y) == pytest.approx(-(res.values.max() - res.values.min()))
     with pytest.raises(ValueError, match="Unknown metric"):
         make_esl_scorer("g", metric="auc")
     with pytest.raises(ValueError, match="Unknown ESL value"):

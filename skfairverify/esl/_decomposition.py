@@ -26,7 +26,12 @@ from ._group import (
 from ._values import VALUE_NAMES, _coefficient_matrix, _needed_coalitions, esl_coefficients
 from ._variance import _check_metric, _Problem
 
-_RESULT_COLUMNS = ("difference", "std_error", "z", "p_value", "ci_low", "ci_high", "majority")
+# the columns of the contribution tests, in ESL units (= metric / baseline, split twice)
+_RESULT_COLUMNS = ("esl_difference", "esl_std_error", "z", "p_value", "esl_ci_low",
+                   "esl_ci_high", "majority")
+_TEST_KEYS = ("difference", "std_error", "z", "p_value", "ci_low", "ci_high")
+# the raw gap of the full model's metric, in metric units (first_stage only)
+_METRIC_COLUMNS = ("metric_difference", "metric_std_error", "metric_ci_low", "metric_ci_high")
 
 
 def _fit_predict(estimator, X_train, y_train, X_test):
@@ -159,10 +164,13 @@ def esl_decomposition(
     baseline : float, default=0.5
         Divisor of the metric in the first stage.
     ci : {"asymptotic", "bootstrap"}, default="asymptotic"
-        ``"asymptotic"``: plug-in variances from the per-row predictions of the fixed
-        coalition models, covariances included, no resampling. ``"bootstrap"``: resample
-        test rows within (group, label) strata ``n_bootstrap`` times (the models stay
-        fixed); percentile intervals and bootstrap standard errors.
+        ``"asymptotic"``: plug-in (delta-method) variances from the per-row predictions of
+        the fixed coalition models, covariances included, no resampling. ``"bootstrap"``:
+        resample the test rows i.i.d. with replacement ``n_bootstrap`` times (the models
+        stay fixed; replicates leaving a group without the metric's denominator rows are
+        dropped); percentile intervals and bootstrap standard errors. Both treat the test
+        rows as independent draws from one population (random group sizes, label and
+        prediction counts).
     n_bootstrap : int, default=1000
     test_size : float, default=0.3
     random_state : int, RandomState instance or None, default=None
@@ -179,16 +187,25 @@ def esl_decomposition(
     -------
     result : pandas.DataFrame
         Indexed by ``(value, feature)``. One column per group (the contribution
-        ``C_g^k``; intersections are labelled ``"a, b"``), then ``difference``,
-        ``std_error``, ``z``, ``p_value``, ``ci_low``, ``ci_high`` of the difference of the
-        contributions of the two compared groups and ``majority`` (the feature is flagged
-        unfair: a strict majority of the members in ``values`` reject equality, Section
-        4). With two groups the difference is first group minus second (sorted labels);
-        with more, the most minus the least favoured group at the first stage (of that
-        member). ``result.attrs`` holds ``first_stage`` (a DataFrame of the first-stage
-        values and test per member, full model), ``group_std_error`` (standard error of
-        every contribution), ``compared``, ``coalitions``, ``n_fits``, ``fit_time`` (sum
-        of fit+predict times), ``wall_time``, ``ci`` and ``metric``.
+        ``C_g^k`` of the feature to the group's first-stage value, Proposition 3.1;
+        intersections are labelled ``"a, b"``), then ``esl_difference``,
+        ``esl_std_error``, ``z``, ``p_value``, ``esl_ci_low``, ``esl_ci_high`` of the
+        difference of the contributions of the two compared groups (Theorem 4.3) and
+        ``majority`` (the feature is flagged unfair: a strict majority of the members in
+        ``values`` reject equality, Section 4). All contributions and differences are in
+        ESL units: the metric divided by ``baseline``, split among the groups and then
+        among the features (for two groups and ``b_1 = 1`` the first-stage difference is
+        twice the raw metric gap with the default baseline 0.5). With two groups the
+        difference is first group minus second (sorted labels); with more, the most
+        minus the least favoured group at the first stage (of that member).
+        ``result.attrs`` holds ``first_stage`` (per member: the groups' first-stage
+        values of the full model, ``total``, the same ``esl_*``/``z``/``p_value`` test
+        columns, and ``metric_difference``, ``metric_std_error``, ``metric_ci_low``,
+        ``metric_ci_high``: the full model's raw metric gap of the compared groups, in
+        metric units), ``units`` (a sentence stating them), ``group_std_error``
+        (standard error of every contribution, ESL units), ``compared``, ``coalitions``,
+        ``n_fits``, ``fit_time`` (sum of fit+predict times), ``wall_time``, ``ci`` and
+        ``metric``.
 
     Notes
     -----
@@ -197,9 +214,23 @@ def esl_decomposition(
     coalitions with the empty one, so ``n + 1`` fits), the other members all ``2^n - 1``
     non-empty ones. The empty coalition is worth 0 (as in the paper, so that the
     contributions add up to the first-stage value); no model without features is fit.
-    Each contribution is a fixed linear combination of group rates of per-row
-    indicators of the coalition models on the same test rows, so its variance given the
-    models follows from those rows (delta method for the ratio metrics ``ppv``/``npv``).
+
+    Each contribution is a fixed linear combination of ratios (group rates) of per-row
+    indicators of the coalition models on the same test rows. Its variance given the
+    models is the delta-method one over test rows drawn i.i.d. from one population: each
+    ratio ``N / D`` has the influence ``(num_i - R den_i) / D`` of every row, with both
+    sums random (the denominator of PPV / NPV, the number of positives of a group, the
+    group sizes); the covariances between coalitions (the same row under several
+    models) and between groups are exact sums over the rows. This is the paper's
+    Proposition B.2 for every metric.
+
+    Round-off rule: when the models make identical predictions (a feature no model
+    uses), a contribution difference is an exact zero computed with floating-point
+    round-off. A difference and a standard error both at most ``1e-12 * max(1, scale)``,
+    where ``scale`` is the sum of the absolute values of the terms whose signed sum is
+    the difference, give ``z = 0``, ``p_value = 1`` (no evidence) and never count
+    towards ``majority``. A genuine difference of two ratios of counts is at least
+    ``1 / n^2`` (n test rows), above the tolerance for fewer than a million rows.
 
     Examples
     --------
@@ -326,7 +357,6 @@ def esl_decomposition(
 
     # ---------------------------------------------------------------- estimation
     rows, first_rows, se_rows, compared = [], [], [], {}
-    alpha = 1 - confidence
     for value in values:
         b = esl_coefficients(value, n)
         member_coalitions, mat = _coefficient_matrix(b)
@@ -343,38 +373,25 @@ def esl_decomposition(
         i, j = ((0, 1) if len(group_labels) == 2
                 else (int(np.argmax(first)), int(np.argmin(first))))
         compared[value] = (group_labels[i], group_labels[j])
-        n_leaves = len(group_labels)
-        if ci == "asymptotic":
-            cov = problem.covariance(model_map, union_map)
-            var = np.diag(cov).reshape(n + 1, n_leaves)
-            cov_ij = cov.reshape(n + 1, n_leaves, n + 1, n_leaves)[
-                np.arange(n + 1), i, np.arange(n + 1), j]
-            se_diff = np.sqrt(np.clip(var[:, i] + var[:, j] - 2 * cov_ij, 0, None))
-            tests = [_wald(est[k, i] - est[k, j], se_diff[k], confidence) for k in range(n + 1)]
-            group_se = np.sqrt(np.clip(var, 0, None))
-        else:
-            reps = problem.bootstrap(model_map, union_map, n_bootstrap, random_state,
-                                     n_jobs=n_jobs, verbose=verbose)
-            reps = reps[np.isfinite(reps).all(axis=(1, 2))]
-            diffs = reps[:, :, i] - reps[:, :, j]
-            group_se = reps.std(axis=0, ddof=1)
-            tests = []
-            for k in range(n + 1):
-                d = _wald(est[k, i] - est[k, j], float(diffs[:, k].std(ddof=1)), confidence)
-                d["ci_low"], d["ci_high"] = np.quantile(diffs[:, k], [alpha / 2, 1 - alpha / 2])
-                tests.append(d)
+        tests, group_se = _member_tests(problem, model_map, union_map, est, (i, j), ci,
+                                        n_bootstrap, random_state, n_jobs, verbose,
+                                        confidence)
         for k in range(n):
-            rows.append([*est[k], *(tests[k][c] for c in _RESULT_COLUMNS[:-1])])
+            rows.append([*est[k], *(tests[k][c] for c in _TEST_KEYS)])
             se_rows.append(group_se[k])
-        first_rows.append([*first, first.sum(), *(tests[n][c] for c in _RESULT_COLUMNS[:-1])])
+        raw = _raw_gap(yhat[:, full], y_test, cells, len(group_index), metric, (i, j),
+                       confidence)
+        first_rows.append([*first, first.sum(), *(tests[n][c] for c in _TEST_KEYS),
+                           *(raw[c] for c in ("difference", "std_error", "ci_low", "ci_high"))])
 
     index = pd.MultiIndex.from_product([list(values), names], names=["value", "feature"])
     result = pd.DataFrame(rows, index=index, columns=[*group_labels, *_RESULT_COLUMNS[:-1]])
+    alpha = 1 - confidence
     reject = (result["p_value"] < alpha).groupby(level="feature", sort=False).sum()
     result["majority"] = [bool(reject[f] > len(values) / 2) for f in names] * len(values)
     first_stage = pd.DataFrame(
         first_rows, index=pd.Index(list(values), name="value"),
-        columns=[*group_labels, "total", *_RESULT_COLUMNS[:-1]],
+        columns=[*group_labels, "total", *_RESULT_COLUMNS[:-1], *_METRIC_COLUMNS],
     )
     result.attrs.update(
         first_stage=first_stage,
@@ -387,6 +404,9 @@ def esl_decomposition(
         wall_time=time.perf_counter() - t_start,
         ci=ci,
         metric=metric,
+        units=(f"group columns and esl_*: ESL units = {metric} / baseline ({baseline:g}), "
+               f"split by the ESL value among groups then features; metric_* (first_stage "
+               f"only): {metric} (metric units)"),
         baseline=baseline,
         confidence=confidence,
         n_test=int(X_test.shape[0]),
@@ -408,3 +428,55 @@ def _check_denominators(problem, used, coalitions, names, unions, group_index, m
             f"{_DENOMINATOR_ROWS[metric]} in the test rows; the metric {metric!r} is undefined."
         )
 
+
+
+def _member_tests(problem, model_map, union_map, est, pair, ci, n_bootstrap, random_state,
+                  n_jobs, verbose, confidence):
+    """Tests of the contribution differences of the groups ``pair`` for one member.
+
+    Returns the test dicts of every output (features, then the full model's first stage)
+    and the standard errors of every contribution, shape (n_outputs, n_groups).
+    """
+    i, j = pair
+    n_out, n_leaves = est.shape
+    scale = problem.magnitude(model_map, union_map)
+    scale = scale[:, i] + scale[:, j]
+    diff = est[:, i] - est[:, j]
+    if ci == "asymptotic":
+        # the contrast as one more output, so that its variance is a sum of squared
+        # influences (no cancellation of var_i + var_j - 2 cov_ij)
+        contrast = union_map[:, [i]] - union_map[:, [j]]
+        cov = problem.covariance(model_map, np.hstack([union_map, contrast]))
+        var = np.clip(np.diag(cov).reshape(n_out, n_leaves + 1), 0, None)
+        tests = [_wald(diff[k], np.sqrt(var[k, -1]), confidence, scale[k])
+                 for k in range(n_out)]
+        return tests, np.sqrt(var[:, :-1])
+    alpha = 1 - confidence
+    reps = problem.bootstrap(model_map, union_map, n_bootstrap, random_state,
+                             n_jobs=n_jobs, verbose=verbose)
+    reps = reps[np.isfinite(reps).all(axis=(1, 2))]
+    if reps.shape[0] < 2:
+        raise ValueError(
+            "Fewer than 2 bootstrap replicates have every group's metric defined "
+            "(resampled rows leave a group without the metric's denominator rows); "
+            "use ci='asymptotic' or more test rows."
+        )
+    diffs = reps[:, :, i] - reps[:, :, j]
+    tests = []
+    for k in range(n_out):
+        d = _wald(diff[k], float(diffs[:, k].std(ddof=1)), confidence, scale[k])
+        d["ci_low"], d["ci_high"] = np.quantile(diffs[:, k], [alpha / 2, 1 - alpha / 2])
+        tests.append(d)
+    return tests, reps.std(axis=0, ddof=1)
+
+
+def _raw_gap(pred, y, cells, n_cells, metric, pair, confidence):
+    """The full model's metric gap of the groups ``pair``, in metric units."""
+    i, j = pair
+    identity = np.eye(n_cells)
+    raw = _Problem(pred[:, None], y, cells, n_cells, identity.astype(bool), metric, 1.0)
+    rates = raw.outputs(np.ones((1, 1)), identity)[0]
+    contrast = identity[:, [i]] - identity[:, [j]]
+    var = raw.covariance(np.ones((1, 1)), contrast)[0, 0]
+    return _wald(float(rates[i] - rates[j]), float(np.sqrt(max(var, 0.0))), confidence,
+                 abs(rates[i]) + abs(rates[j]))

@@ -7,7 +7,7 @@ from itertools import product
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from .._validation import check_sensitive
 from ._values import _check_n_players, _coefficient_matrix, _resolve_coefficients
@@ -108,7 +108,7 @@ def _levels(column: pd.Series) -> list:
 def _cells(frame: pd.DataFrame):
     """Cell (intersection) code of every row, the levels per attribute and the labels."""
     levels = [_levels(frame[col]) for col in frame.columns]
-    codes = [pd.Categorical(frame[col], categories=lv).codes.astype(np.intp)
+    codes = [pd.Index(lv).get_indexer(frame[col]).astype(np.intp)
              for col, lv in zip(frame.columns, levels)]
     shape = [len(lv) for lv in levels]
     cells = np.ravel_multi_index(codes, shape) if len(shape) > 1 else codes[0]
@@ -205,27 +205,52 @@ class GroupESLResult:
 
     Returned by :func:`group_esl`; not meant to be built by hand.
 
+    Two units appear, and every name says which:
+
+    - **ESL units** (``esl_*``, ``values``, ``total``): the metric divided by ``baseline``
+      and split by the ESL value, ``phi_g`` of the paper (Section 3, Theorem 4.1). For two
+      groups ``esl_difference = b_1 * metric_difference / baseline`` (``b_1 = 1`` for
+      Shapley, Equal Surplus, Consensus and LSP, ``1/2`` for Solidarity): with the default
+      baseline 0.5 it is twice the raw gap.
+    - **Metric units** (``metric_*``, ``group_metric``): the metric itself (a rate in
+      ``[0, 1]``), as fairlearn's ``MetricFrame`` computes it.
+
     Attributes
     ----------
     values : pandas.Series
-        ESL value of every group (index: group labels; a MultiIndex for intersections of
-        several sensitive attributes). They sum to ``total``.
+        ESL value of every group, in ESL units (index: group labels, sorted; a MultiIndex
+        for intersections of several sensitive attributes). They sum to ``total``.
     total : float
-        ``v`` of all groups: the metric on all rows divided by the baseline.
+        ``v`` of all groups: the metric on all rows divided by the baseline (ESL units).
     shares : pandas.Series
-        ``values / total``.
+        ``values / total`` (unitless).
     group_metric : pandas.Series
-        The metric computed on each group's rows alone (not divided by the baseline).
-    std_errors : pandas.Series
-        Plug-in standard error of every group's value.
-    covariance : pandas.DataFrame
-        Plug-in covariance matrix of the values.
-    difference, std_error, z, p_value : float or None
-        For two groups: ``values.iloc[0] - values.iloc[1]`` (groups in sorted order), its
-        standard error, the Wald statistic and the two-sided p-value of the test of equal
-        values (Theorem 4.2). ``None`` with more than two groups (see :meth:`pairwise`).
-    ci : tuple of float or None
-        Confidence interval of ``difference`` at level ``confidence``.
+        The metric computed on each group's rows alone, in metric units (not divided by
+        the baseline): fairlearn's ``MetricFrame(...).by_group``.
+    esl_std_errors, metric_std_errors : pandas.Series
+        Plug-in standard error of every group's value (ESL units) and of every group's
+        metric (metric units).
+    esl_covariance, metric_covariance : pandas.DataFrame
+        Plug-in covariance matrices of ``values`` and of ``group_metric``.
+    compared : tuple or None
+        For two groups, the two group labels ``(first, second)`` in sorted order; every
+        difference below is first minus second. ``None`` with more than two groups.
+    esl_difference, esl_std_error : float or None
+        ``values[first] - values[second]`` and its standard error, in ESL units.
+    esl_ci : tuple of float or None
+        Confidence interval of ``esl_difference`` at level ``confidence`` (ESL units).
+    metric_difference, metric_std_error : float or None
+        ``group_metric[first] - group_metric[second]`` and its standard error, in metric
+        units; ``abs(metric_difference)`` is fairlearn's ``MetricFrame(...).difference()``.
+    metric_ci : tuple of float or None
+        Confidence interval of ``metric_difference`` (metric units).
+    z, p_value : float or None
+        Wald statistic and two-sided p-value of the test of equal values (Theorem 4.2).
+        For two groups equal values is equal metrics (Theorem 4.1) and
+        ``esl_difference / esl_std_error == metric_difference / metric_std_error``, so this
+        is one test. A difference and standard error both at floating-point round-off
+        level give ``z = 0``, ``p_value = 1`` (see Notes of :func:`group_esl`).
+        All of the above are ``None`` with more than two groups (see :meth:`pairwise`).
     metric, value, baseline, confidence : as passed to :func:`group_esl`.
     coefficients : ndarray
         The constants ``b_1..b_n`` used (for the first attribute).
@@ -240,36 +265,52 @@ class GroupESLResult:
     >>> res = group_esl(y_true, y_pred, groups, metric="tpr")
     >>> res.values.round(3).tolist(), round(res.total, 3)
     ([0.875, 0.375], 1.25)
-    >>> round(res.difference, 3)
-    0.5
+    >>> res.compared, res.group_metric.round(3).tolist()
+    (('a', 'b'), [0.75, 0.5])
+    >>> round(res.metric_difference, 3), round(res.esl_difference, 3)
+    (0.25, 0.5)
     """
 
-    def __init__(self, *, values, total, group_metric, covariance, metric, value, baseline,
-                 confidence, coefficients):
+    def __init__(self, *, values, total, group_metric, esl_covariance, metric_covariance,
+                 metric, value, baseline, confidence, coefficients):
         self.values = values
         self.total = float(total)
         self.shares = values / total if total != 0 else values * np.nan
         self.group_metric = group_metric
-        self.covariance = covariance
-        self.std_errors = pd.Series(np.sqrt(np.clip(np.diag(covariance.to_numpy()), 0, None)),
-                                    index=values.index, name="std_error")
+        self.esl_covariance = esl_covariance
+        self.metric_covariance = metric_covariance
+        self.esl_std_errors = _std_errors(esl_covariance, "esl_std_error")
+        self.metric_std_errors = _std_errors(metric_covariance, "metric_std_error")
         self.metric = metric
         self.value = value
         self.baseline = baseline
         self.confidence = confidence
         self.coefficients = coefficients
-        self.difference = self.std_error = self.z = self.p_value = self.ci = None
+        self.compared = None
+        self.esl_difference = self.esl_std_error = self.esl_ci = None
+        self.metric_difference = self.metric_std_error = self.metric_ci = None
+        self.z = self.p_value = None
         if len(values) == 2:
             d = self._compare(0, 1)
-            self.difference, self.std_error = d["difference"], d["std_error"]
+            self.compared = (values.index[0], values.index[1])
+            self.esl_difference, self.esl_std_error = d["esl_difference"], d["esl_std_error"]
+            self.esl_ci = (d["esl_ci_low"], d["esl_ci_high"])
+            self.metric_difference = d["metric_difference"]
+            self.metric_std_error = d["metric_std_error"]
+            self.metric_ci = (d["metric_ci_low"], d["metric_ci_high"])
             self.z, self.p_value = d["z"], d["p_value"]
-            self.ci = (d["ci_low"], d["ci_high"])
 
     def _compare(self, i, j):
-        cov = self.covariance.to_numpy()
-        diff = float(self.values.iloc[i] - self.values.iloc[j])
-        var = cov[i, i] + cov[j, j] - 2 * cov[i, j]
-        return _wald(diff, np.sqrt(max(var, 0.0)), self.confidence)
+        """ESL test of equal values of groups i and j, with the metric gap beside it."""
+        esl = _contrast(self.values, self.esl_covariance, i, j, self.confidence)
+        raw = _contrast(self.group_metric, self.metric_covariance, i, j, self.confidence)
+        return {
+            "esl_difference": esl["difference"], "esl_std_error": esl["std_error"],
+            "esl_ci_low": esl["ci_low"], "esl_ci_high": esl["ci_high"],
+            "metric_difference": raw["difference"], "metric_std_error": raw["std_error"],
+            "metric_ci_low": raw["ci_low"], "metric_ci_high": raw["ci_high"],
+            "z": esl["z"], "p_value": esl["p_value"],
+        }
 
     def pairwise(self) -> pd.DataFrame:
         """Wald tests of equal values for every pair of groups.
@@ -277,8 +318,14 @@ class GroupESLResult:
         Returns
         -------
         frame : pandas.DataFrame
-            One row per pair ``(group_1, group_2)`` with ``difference`` (value of group 1
-            minus value of group 2), ``std_error``, ``z``, ``p_value``, ``ci_low``, ``ci_high``.
+            One row per pair ``(group_1, group_2)`` (group 1 minus group 2) with
+            ``esl_difference``, ``esl_std_error``, ``esl_ci_low``, ``esl_ci_high`` (ESL
+            units = metric / baseline, split by the ESL value), ``metric_difference``,
+            ``metric_std_error``, ``metric_ci_low``, ``metric_ci_high`` (metric units:
+            the raw gap of the two groups' metrics) and ``z``, ``p_value`` of the test of
+            equal ESL values (Theorem 4.2). With more than two groups equal ESL values of
+            a pair is not the same hypothesis as equal metrics of that pair (the values
+            involve the other groups), which is why both gaps are given.
 
         Examples
         --------
@@ -289,7 +336,7 @@ class GroupESLResult:
         >>> y = rng.integers(0, 2, size=300)
         >>> res = group_esl(y, rng.integers(0, 2, size=300), g, metric="selection_rate")
         >>> res.pairwise().shape
-        (3, 6)
+        (3, 10)
         """
         rows, keys = [], []
         n = len(self.values)
@@ -301,55 +348,98 @@ class GroupESLResult:
         return pd.DataFrame(rows, index=index)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per group: metric, value, share, standard error and interval.
+        """One row per group: its metric, its ESL value, share, standard errors, interval.
 
         Returns
         -------
         frame : pandas.DataFrame
-            Columns ``metric`` (the group's own metric), ``value``, ``share``,
-            ``std_error``, ``ci_low``, ``ci_high``. The frame's ``attrs`` hold ``total``
-            and, for two groups, the ``difference`` test.
+            Columns ``group_metric`` and ``metric_std_error`` (metric units: the group's
+            own rate), ``esl_value``, ``esl_std_error``, ``esl_ci_low``, ``esl_ci_high``
+            (ESL units = metric / baseline, split by the ESL value) and ``share`` of the
+            total. The frame's ``attrs`` hold ``units``, ``total`` (ESL units) and, for two
+            groups, ``compared``, the ``esl_*`` and ``metric_*`` differences and the test.
 
         Examples
         --------
         >>> import numpy as np
         >>> from skfairverify import group_esl
         >>> res = group_esl([1, 1, 0, 1, 1, 0], [1, 0, 0, 1, 1, 1], ["a"] * 3 + ["b"] * 3)
-        >>> list(res.to_frame().columns)
-        ['metric', 'value', 'share', 'std_error', 'ci_low', 'ci_high']
+        >>> list(res.to_frame().columns)  # doctest: +NORMALIZE_WHITESPACE
+        ['group_metric', 'metric_std_error', 'esl_value', 'esl_std_error', 'esl_ci_low',
+         'esl_ci_high', 'share']
         """
         q = stats.norm.ppf(0.5 + self.confidence / 2)
         frame = pd.DataFrame({
-            "metric": self.group_metric,
-            "value": self.values,
+            "group_metric": self.group_metric,
+            "metric_std_error": self.metric_std_errors,
+            "esl_value": self.values,
+            "esl_std_error": self.esl_std_errors,
+            "esl_ci_low": self.values - q * self.esl_std_errors,
+            "esl_ci_high": self.values + q * self.esl_std_errors,
             "share": self.shares,
-            "std_error": self.std_errors,
-            "ci_low": self.values - q * self.std_errors,
-            "ci_high": self.values + q * self.std_errors,
         })
+        frame.attrs["units"] = (f"group_metric, metric_*: {self.metric} (metric units); "
+                                f"esl_*: ESL units = {self.metric} / baseline "
+                                f"({self.baseline:g}), split by the {self.value} value")
         frame.attrs["total"] = self.total
-        if self.difference is not None:
-            frame.attrs.update(difference=self.difference, std_error=self.std_error,
-                               z=self.z, p_value=self.p_value, ci=self.ci)
+        if self.compared is not None:
+            frame.attrs.update(
+                compared=self.compared, esl_difference=self.esl_difference,
+                esl_std_error=self.esl_std_error, esl_ci=self.esl_ci,
+                metric_difference=self.metric_difference,
+                metric_std_error=self.metric_std_error, metric_ci=self.metric_ci,
+                z=self.z, p_value=self.p_value)
         return frame
 
     def __repr__(self) -> str:
         head = (f"GroupESLResult(metric={self.metric!r}, value={self.value!r}, "
-                f"total={self.total:.4g}")
-        if self.difference is not None:
-            head += (f", difference={self.difference:.4g}, std_error={self.std_error:.4g}, "
-                     f"p_value={self.p_value:.3g}")
+                f"baseline={self.baseline:g}, total={self.total:.4g} [ESL units]")
+        if self.compared is not None:
+            a, b = self.compared
+            head += (f", {a} - {b}: metric_difference={self.metric_difference:.4g} "
+                     f"[{self.metric} units], esl_difference={self.esl_difference:.4g} "
+                     f"[ESL units = {self.metric} / baseline], p_value={self.p_value:.3g}")
         return head + ")"
 
 
-def _wald(diff: float, se: float, confidence: float) -> dict:
-    q = stats.norm.ppf(0.5 + confidence / 2)
-    if se > 0:
+def _std_errors(covariance: pd.DataFrame, name: str) -> pd.Series:
+    return pd.Series(np.sqrt(np.clip(np.diag(covariance.to_numpy()), 0, None)),
+                     index=covariance.index, name=name)
+
+
+def _contrast(estimates: pd.Series, covariance: pd.DataFrame, i: int, j: int,
+              confidence: float) -> dict:
+    cov = covariance.to_numpy()
+    diff = float(estimates.iloc[i] - estimates.iloc[j])
+    var = cov[i, i] + cov[j, j] - 2 * cov[i, j]
+    scale = abs(float(estimates.iloc[i])) + abs(float(estimates.iloc[j]))
+    return _wald(diff, np.sqrt(max(var, 0.0)), confidence, scale)
+
+
+#: Relative tolerance of the round-off rule (see :func:`_wald`).
+ROUNDOFF_RTOL = 1e-12
+
+
+def _wald(diff: float, se: float, confidence: float, scale: float = 1.0) -> dict:
+    """Wald test of ``diff == 0`` with the round-off rule.
+
+    ``diff`` is a signed sum of terms whose absolute values add up to ``scale``. When
+    ``|diff|`` and ``se`` are both at most ``ROUNDOFF_RTOL * max(1, scale)`` they are
+    floating-point round-off of an exact zero (two coalition models with identical
+    predictions, a member whose coefficient is 0): there is no evidence, ``z = 0`` and
+    ``p_value = 1``. A difference above that level with a zero standard error (e.g. rates
+    of exactly 0 and 1) is deterministic given the rows: ``z = +-inf``, ``p_value = 0``.
+    """
+    q = special.ndtri(0.5 + confidence / 2)
+    tol = ROUNDOFF_RTOL * max(1.0, float(scale))
+    if abs(diff) <= tol and se <= tol:  # round-off of an exact zero
+        z, p = 0.0, 1.0
+    elif se > 0:
         z = diff / se
-        p = float(2 * stats.norm.sf(abs(z)))
+        p = float(2 * special.ndtr(-abs(z)))
     else:  # a degenerate (deterministic) difference
-        z = 0.0 if diff == 0 else float(np.sign(diff) * np.inf)
-        p = 1.0 if diff == 0 else 0.0
+        z = float(np.sign(diff) * np.inf)
+        p = 0.0
     return {"difference": diff, "std_error": se, "z": z, "p_value": p,
             "ci_low": diff - q * se, "ci_high": diff + q * se}
 
@@ -398,8 +488,11 @@ def group_esl(
     Returns
     -------
     result : GroupESLResult
-        ``values``, ``total``, ``shares``; for two groups ``difference``, ``std_error``,
-        ``z``, ``p_value``, ``ci``; ``to_frame()``.
+        ``values``, ``total``, ``shares`` (ESL units = metric / baseline); ``group_metric``
+        (metric units); for two groups ``compared``, ``esl_difference``,
+        ``esl_std_error``, ``esl_ci`` (ESL units), ``metric_difference``,
+        ``metric_std_error``, ``metric_ci`` (metric units), ``z``, ``p_value``;
+        ``to_frame()``, ``pairwise()``.
 
     Raises
     ------
@@ -410,13 +503,28 @@ def group_esl(
 
     Notes
     -----
-    Standard errors are the plug-in (delta-method) ones of the paper's Appendix B: rows
-    are independent within (group, label) strata (group strata for the selection rate),
-    each group rate has its binomial variance, and the covariances of rates computed on
-    overlapping rows are included. For two groups every member gives the difference
-    ``b_1 (v({1}) - v({2}))`` (Theorem 4.1), so Shapley, Equal Surplus, Consensus and LSP
-    agree and Solidarity (``b_1 = 1/2``) halves the gap; the z statistic is the same for
-    all members. The test uses the unpooled variance (Wald), which also gives the interval.
+    Units: the values are in ESL units, the metric divided by ``baseline`` and split by
+    the ESL value (the paper's ``phi_g``). For two groups every member gives
+    ``esl_difference = b_1 (v({1}) - v({2})) = b_1 * metric_difference / baseline``
+    (Theorem 4.1): Shapley, Equal Surplus, Consensus and LSP (``b_1 = 1``) give twice the
+    raw gap with the default baseline 0.5, Solidarity (``b_1 = 1/2``) the raw gap. The z
+    statistic is the same for all members and for the raw gap.
+
+    Standard errors (Theorem 4.2, Appendix B): the rows are taken as independent draws
+    from one population, so group sizes, label counts and prediction counts are random,
+    and every rate is a ratio of two random sums. The delta method linearises each ratio
+    ``R = N / D`` with the influence ``(num_i - R den_i) / D`` of every row (both sums
+    random); the covariance of all values is the sum of the outer products of the
+    influences. For TPR, FPR and the selection rate of one group this is the binomial
+    variance of Proposition B.1; for PPV and NPV the denominator (predicted positives /
+    negatives) is random too, as the paper notes before Theorem 4.2. The test uses the
+    unpooled variance (Wald), which also gives the intervals.
+
+    Round-off rule: a difference and a standard error both below
+    ``1e-12 * max(1, |value_1| + |value_2|)`` are floating-point noise around an exact
+    zero and give ``z = 0``, ``p_value = 1`` (no evidence). A genuine difference of two
+    ratios of counts is at least ``1 / (D_1 D_2) >= 1 / n^2``, above this tolerance for
+    fewer than a million rows.
 
     Examples
     --------
@@ -427,10 +535,13 @@ def group_esl(
     >>> y = rng.integers(0, 2, size=2000)
     >>> y_pred = (rng.random(2000) < np.where(g == "men", 0.8, 0.6)) * y
     >>> res = group_esl(y, y_pred, g, metric="tpr", value="equal_surplus")
-    >>> bool(res.p_value < 0.05), bool(res.difference > 0)
-    (True, True)
-    >>> res.values.index.tolist()
-    ['men', 'women']
+    >>> res.compared, bool(res.p_value < 0.05)
+    (('men', 'women'), True)
+    >>> tpr = res.group_metric
+    >>> bool(np.isclose(res.metric_difference, tpr["men"] - tpr["women"]))
+    True
+    >>> bool(np.isclose(res.esl_difference, res.metric_difference / 0.5))
+    True
     """
     check_esl_params(metric, value, baseline)
     baseline = float(baseline)
@@ -452,13 +563,17 @@ def group_esl(
     values = problem.outputs(identity, matrix)[0]
     cov = problem.covariance(identity, matrix)
     total = problem.num.sum() / problem.den.sum() / baseline
-    group_metric = problem.num[:, 0] / problem.den[:, 0]
+    cells_only = np.eye(len(index), dtype=bool)
+    raw = _Problem(yhat[:, None], y, cells, len(index), cells_only, metric, 1.0)
+    group_metric = raw.outputs(identity, np.eye(len(index)))[0]
+    metric_cov = raw.covariance(identity, np.eye(len(index)))
     b = _resolve_coefficients(value, len(levels[0]))
     return GroupESLResult(
-        values=pd.Series(values, index=index, name="value"),
+        values=pd.Series(values, index=index, name="esl_value"),
         total=total,
         group_metric=pd.Series(group_metric, index=index, name=metric),
-        covariance=pd.DataFrame(cov, index=index, columns=index),
+        esl_covariance=pd.DataFrame(cov, index=index, columns=index),
+        metric_covariance=pd.DataFrame(metric_cov, index=index, columns=index),
         metric=metric,
         value=value,
         baseline=baseline,

@@ -1,8 +1,8 @@
-"""Estimates, plug-in (delta-method) covariances and a stratified bootstrap.
+"""Estimates, plug-in (delta-method) covariances and a row bootstrap.
 
 Every quantity of this box is a fixed linear combination of ratio estimates
 
-    R[T, U] = sum_{i in U} num_i(T) / sum_{i in U} den_i(T)
+    R[T, U] = sum_{i in U} num_i(T) / sum_{i in U} den_i(T) = N[T, U] / D[T, U]
 
 where ``T`` indexes a set of predictions (one per coalition model; a single one for
 :func:`group_esl`), ``U`` a union of sensitive cells, and ``num``/``den`` are per-row
@@ -18,19 +18,28 @@ ppv                y * yhat                yhat
 npv                (1 - y) * (1 - yhat)    1 - yhat
 =================  ======================  =========================
 
-Rows are independent within *strata*: (cell, label) for every metric except the
-selection rate, whose strata are the cells (the label plays no part in it). Linearising
-``R[T, U]`` (delta method) gives the influence of row ``i`` in stratum ``h``::
+Sampling design: the (test) rows are independent draws from one population, i.e. the
+vector of counts of the (group, label, prediction) cells is multinomial. Group sizes,
+label counts and prediction counts are all random, and so is every denominator ``D``:
+the number of predicted positives of PPV and of predicted negatives of NPV (the ESL
+paper, text before Theorem 4.2), but also the number of positives of a group for TPR
+and the mix of groups inside a union. The models (coalitions) are fixed; the same row
+enters every coalition's ratio, which makes those ratios dependent.
 
-    psi_i = sum_{T, U containing cell(h)} L[T, U] (n1_h - R[T, U] d1_h) / D[T, U] * yhat_i(T)
-            + constant(h)
+Delta method: both sums of a ratio are random, so the influence of row ``i`` on
+``R[T, U]`` is
 
-with ``n1``/``d1`` the slopes of numerator and denominator in ``yhat`` and ``D`` the
-denominator count. The covariance of the estimates is ``sum_h sum_{i in h} (psi_i -
-mean_h psi)(psi_i - mean_h psi)^T``: binomial variances of the group rates, plus the
-covariances that arise when the same rows enter several rates (the same group in two
-unions, the same row under two coalition models). For the TPR this is exactly the
-plug-in variance of the paper's Appendix B. No resampling is involved.
+    psi_i[T, U] = 1{cell_i in U} (num_i(T) - R[T, U] den_i(T)) / D[T, U],
+
+which sums to zero over the rows. An output ``sum_{T, U} L[T, U] R[T, U]`` has influence
+``sum_{T, U} L[T, U] psi_i[T, U]`` and the covariance of the outputs is
+``sum_i psi_i psi_i^T`` (the plug-in sandwich, i.e. the empirical variance of the
+influence over i.i.d. rows divided by ``n``). Covariances between coalitions (the same
+row under several models) and between unions (the same row in several groups' games)
+come out of the same sum, exactly. For the TPR of one group this is the binomial
+variance ``p (1 - p) / n_positives`` of the paper's Proposition B.1; for PPV it is
+``p (1 - p) / n_predicted_positives`` with the denominator random. No resampling is
+involved.
 """
 
 from __future__ import annotations
@@ -74,13 +83,6 @@ def _metric_parts(metric: str, y: np.ndarray) -> tuple[np.ndarray, ...]:
     return 1.0 - y, -(1.0 - y), one, -one
 
 
-def _strata(metric: str, cells: np.ndarray, y: np.ndarray, n_cells: int) -> np.ndarray:
-    """Stratum code of every row: the cell, times the label except for the selection rate."""
-    if metric == "selection_rate":
-        return cells.astype(np.intp)
-    return cells.astype(np.intp) * 2 + y.astype(np.intp)
-
-
 class _Problem:
     """Rows, predictions and the linear maps of one estimation problem.
 
@@ -107,7 +109,6 @@ class _Problem:
         self.metric = metric
         self.baseline = float(baseline)
         self.parts = _metric_parts(metric, self.y)
-        self.strata = _strata(metric, self.cells, self.y, n_cells)
         self.num, self.den = self.cell_sums()
 
     # ---------------------------------------------------------------- estimates
@@ -144,39 +145,78 @@ class _Problem:
         """``model_map.T @ (R @ union_map) / baseline``: shape (..., n_out, n_leaves)."""
         if r is None:
             r, _ = self.ratios()
+        unused = ~(np.abs(model_map).sum(axis=1) > 0)  # their ratios may be undefined
+        r = np.where(unused[:, None], 0.0, r)
         first = np.einsum("...tu,ul->...tl", r, union_map) / self.baseline
         return np.einsum("tk,...tl->...kl", model_map, first)
 
     # -------------------------------------------------------------- covariance
-    def covariance(self, model_map, union_map):
-        """Plug-in covariance of ``outputs`` flattened to (n_out * n_leaves,)."""
-        r, dcount = self.ratios()
-        n_out, n_leaves = model_map.shape[1], union_map.shape[1]
-        size = n_out * n_leaves
-        cov = np.zeros((size, size))
+    def _row_terms(self, rows):
+        """Numerator and denominator indicators of ``rows`` under every model: (rows, T)."""
         n0, n1, d0, d1 = self.parts
-        for h in np.unique(self.strata):
-            rows = np.flatnonzero(self.strata == h)
-            if rows.size < 2:
-                continue
-            c = self.cells[rows[0]]
-            slope_n, slope_d = n1[rows[0]], d1[rows[0]]
-            if slope_n == 0 and slope_d == 0:
-                continue
-            inside = self.unions[:, c]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                g = np.where(inside[None, :], (slope_n - r * slope_d) / dcount, 0.0)
-            k = g @ union_map / self.baseline  # (T, leaves)
-            w = (model_map[:, :, None] * k[:, None, :]).reshape(model_map.shape[0], size)
-            psi = self.yhat[rows] @ w
-            psi -= psi.mean(axis=0)
-            cov += psi.T @ psi
+        yhat = self.yhat[rows]
+        return (n0[rows, None] + n1[rows, None] * yhat,
+                d0[rows, None] + d1[rows, None] * yhat)
+
+    def influence_slopes(self, union_map):
+        """Per cell, the slopes of the influence in ``num`` and ``den``.
+
+        Returns ``P, Q`` of shape (n_cells, T, n_leaves): the influence of a row of cell
+        ``c`` on output leaf ``l`` of model ``T`` is ``num(T) P[c, T, l] - den(T) Q[c, T,
+        l]``, i.e. ``sum_U 1{c in U} union_map[U, l] (num - R den) / (D baseline)``.
+        """
+        r, dcount = self.ratios()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = np.where(dcount > 0, 1.0 / dcount, 0.0)
+            r_inv = np.where(dcount > 0, r * inv, 0.0)
+        inside = self.unions.T.astype(float)  # (cells, U)
+        scaled = union_map / self.baseline
+        p = np.einsum("cu,tu,ul->ctl", inside, inv, scaled)
+        q = np.einsum("cu,tu,ul->ctl", inside, r_inv, scaled)
+        return p, q
+
+    def covariance(self, model_map, union_map, max_elements=2**22):
+        """Plug-in covariance of ``outputs`` flattened to (n_out * n_leaves,).
+
+        ``sum_i psi_i psi_i^T`` over all rows, with ``psi_i`` the influence of row ``i``
+        on every output (see the module docstring); rows are processed in chunks of at
+        most ``max_elements`` (row, model) pairs.
+        """
+        model_map = np.asarray(model_map, dtype=float)
+        used = np.flatnonzero(np.abs(model_map).sum(axis=1) > 0)
+        mm = model_map[used]
+        p, q = self.influence_slopes(union_map)
+        p, q = p[:, used], q[:, used]
+        n_out, n_leaves = model_map.shape[1], union_map.shape[1]
+        cov = np.zeros((n_out * n_leaves, n_out * n_leaves))
+        chunk = max(1, max_elements // max(1, used.size))
+        for c in range(self.n_cells):
+            cell_rows = np.flatnonzero(self.cells == c)
+            for start in range(0, cell_rows.size, chunk):
+                rows = cell_rows[start:start + chunk]
+                num, den = self._row_terms(rows)
+                num, den = num[:, used], den[:, used]
+                psi = np.stack([(num * p[c, :, l] - den * q[c, :, l]) @ mm
+                                for l in range(n_leaves)], axis=2)  # (rows, out, leaves)
+                psi = psi.reshape(rows.size, -1)
+                cov += psi.T @ psi
         return cov
+
+    def magnitude(self, model_map, union_map):
+        """``|model_map|^T (|R| |union_map|) / baseline``: the sum of the absolute terms
+        whose signed sum is each output, the scale of its floating-point round-off."""
+        model_map = np.asarray(model_map, dtype=float)
+        r, _ = self.ratios()
+        r = np.where(np.abs(model_map).sum(axis=1)[:, None] > 0, np.abs(r), 0.0)
+        r = np.nan_to_num(r, nan=0.0, posinf=0.0)
+        first = r @ np.abs(union_map) / self.baseline
+        return np.abs(model_map).T @ first
 
     # --------------------------------------------------------------- bootstrap
     def bootstrap(self, model_map, union_map, n_bootstrap, random_state, n_jobs=None,
                   verbose=0, chunk=50):
-        """Replicates of ``outputs`` resampling rows within strata: (B, n_out, n_leaves)."""
+        """Replicates of ``outputs`` resampling rows i.i.d. (with replacement) from all
+        rows, as the asymptotic variance assumes: (B, n_out, n_leaves)."""
         rng = np.random.default_rng(random_state)
         seeds = rng.integers(0, 2**32 - 1, size=(n_bootstrap + chunk - 1) // chunk)
         sizes = [min(chunk, n_bootstrap - i * chunk) for i in range(len(seeds))]
@@ -190,19 +230,11 @@ class _Problem:
         return np.concatenate(parts, axis=0)
 
 
-def _stratified_weights(strata, size, rng):
-    """Multinomial resampling counts of every row within its stratum: (size, n_rows)."""
-    weights = np.zeros((size, strata.shape[0]))
-    for h in np.unique(strata):
-        rows = np.flatnonzero(strata == h)
-        weights[:, rows] = rng.multinomial(rows.size, np.full(rows.size, 1.0 / rows.size),
-                                           size=size)
-    return weights
-
-
 def _bootstrap_chunk(problem, model_map, union_map, size, seed):
     rng = np.random.default_rng(seed)
-    weights = _stratified_weights(problem.strata, size, rng)
+    n_rows = problem.yhat.shape[0]
+    weights = rng.multinomial(n_rows, np.full(n_rows, 1.0 / n_rows), size=size).astype(float)
     num, den = problem.cell_sums(weights)
-    r, _ = problem.ratios(num, den)
-    return problem.outputs(model_map, union_map, r)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r, _ = problem.ratios(num, den)
+        return problem.outputs(model_map, union_map, r)

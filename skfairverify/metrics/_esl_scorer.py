@@ -1,4 +1,4 @@
-"""Scorer: minus the first-stage ESL gap between sensitive groups."""
+"""Scorer: minus the gap between sensitive groups of a metric or of its ESL values."""
 
 from __future__ import annotations
 
@@ -7,14 +7,26 @@ from ._base import FairnessScorer
 
 __all__ = ["ESLScorer", "make_esl_scorer"]
 
+_UNITS = ("metric", "esl")
+
+
+def _check_units(units) -> str:
+    if not isinstance(units, str) or units not in _UNITS:
+        raise ValueError(f"units must be 'metric' or 'esl', got {units!r}.")
+    return units
+
 
 class ESLScorer(FairnessScorer):
-    """Greater-is-better scorer of the first-stage ESL gap between groups.
+    """Greater-is-better scorer of the gap between sensitive groups.
 
-    The score is ``-|difference|`` of the two groups' ESL values (:func:`group_esl`) of
-    ``metric`` for the estimator's predictions on ``X``; with more than two groups (or
-    intersections of several attributes) it is ``-(max - min)`` of the group values.
-    0 means parity. Build it with :func:`make_esl_scorer`.
+    With ``units="metric"`` (default) the score is minus the raw gap of ``metric``
+    between the groups, in metric units: ``-|metric(group 1) - metric(group 2)|`` for two
+    groups and ``-(max - min)`` of the group metrics for more (or for intersections of
+    several attributes), exactly fairlearn's ``-MetricFrame(...).difference()``. With
+    ``units="esl"`` it is minus the same gap of the groups' first-stage ESL values
+    (:func:`group_esl`), in ESL units = metric / baseline split by the ESL value: for two
+    groups ``b_1 / baseline`` times the raw gap (twice it with the default baseline 0.5
+    and ``b_1 = 1``). 0 means parity. Build it with :func:`make_esl_scorer`.
 
     Parameters
     ----------
@@ -24,6 +36,7 @@ class ESLScorer(FairnessScorer):
     metric : str, default="tpr"
     value : str, default="equal_surplus"
     baseline : float, default=0.5
+    units : {"metric", "esl"}, default="metric"
 
     Examples
     --------
@@ -34,26 +47,28 @@ class ESLScorer(FairnessScorer):
     ...         return (X["score"] > 0).astype(int).to_numpy()
     >>> X = pd.DataFrame({"score": [1, 1, -1, 1, -1, -1], "g": list("aaabbb")})
     >>> y = [1, 1, 1, 1, 1, 1]
-    >>> scorer = make_esl_scorer("g", metric="tpr")
-    >>> round(scorer(Rule(), X, y), 4)
+    >>> round(make_esl_scorer("g", metric="tpr")(Rule(), X, y), 4)  # TPR 2/3 vs 1/3
+    -0.3333
+    >>> round(make_esl_scorer("g", metric="tpr", units="esl")(Rule(), X, y), 4)
     -0.6667
     """
 
     def __init__(self, sensitive_features=None, *, metric="tpr", value="equal_surplus",
-                 baseline=0.5):
+                 baseline=0.5, units="metric"):
         super().__init__(sensitive_features=sensitive_features)
         self.metric = metric
         self.value = value
         self.baseline = baseline
+        self.units = units
 
     def _score(self, estimator, X, y, sensitive):
         if y is None:
             raise ValueError("ESLScorer needs the true labels y.")
+        units = _check_units(self.units)
         result = group_esl(y, estimator.predict(X), sensitive, metric=self.metric,
                            value=self.value, baseline=self.baseline)
-        if result.difference is not None:
-            return -abs(result.difference)
-        return -(result.values.max() - result.values.min())
+        by_group = result.group_metric if units == "metric" else result.values
+        return -float(by_group.max() - by_group.min())
 
 
 def make_esl_scorer(
@@ -62,8 +77,9 @@ def make_esl_scorer(
     metric: str = "tpr",
     value: str = "equal_surplus",
     baseline: float = 0.5,
+    units: str = "metric",
 ) -> ESLScorer:
-    """Make a scorer of the first-stage ESL gap for ``GridSearchCV(scoring=...)``.
+    """Make a scorer of the gap between groups for ``GridSearchCV(scoring=...)``.
 
     Parameters
     ----------
@@ -72,18 +88,29 @@ def make_esl_scorer(
         ``X`` whole: drop the column inside the pipeline if the model must not use it).
         None: pass the groups as metadata under
         ``sklearn.set_config(enable_metadata_routing=True)`` after
-        ``scorer.set_score_request(sensitive_features=True)``.
+        ``scorer.set_score_request(sensitive_features=True)``. Several columns give their
+        intersections as the groups.
     metric : {"tpr", "fpr", "selection_rate", "ppv", "npv"}, default="tpr"
     value : str, default="equal_surplus"
-        ESL member; for two groups all members but Solidarity give the same gap
-        (Theorem 4.1), Solidarity half of it.
+        ESL member, used with ``units="esl"``; for two groups all members but Solidarity
+        give the same gap (Theorem 4.1), Solidarity half of it.
     baseline : float, default=0.5
+        Divisor of the metric in ESL units (``units="esl"`` only).
+    units : {"metric", "esl"}, default="metric"
+        ``"metric"``: the raw gap of the groups' metrics (a difference of rates, what a
+        fairlearn user computes). ``"esl"``: the gap of the groups' ESL values (metric /
+        baseline, split by ``value``), the unit of the paper's test.
 
     Returns
     -------
     scorer : ESLScorer
-        ``scorer(estimator, X, y)`` is ``-|value(group 1) - value(group 2)|`` for two
-        groups and ``-(max - min)`` of the group values for more; greater is better.
+        Greater is better. ``units="metric"``: ``scorer(estimator, X, y)`` is
+        ``-|metric(group 1) - metric(group 2)|`` for two groups and ``-(max - min)`` of
+        the group metrics for more groups (or intersections), which is
+        ``-MetricFrame(metrics=..., ...).difference()`` of fairlearn (its default
+        ``method="between_groups"``). ``units="esl"``: the same with the groups' ESL
+        values; for more than two groups the ESL values of the groups depend on the
+        other groups' rows too, so this is not a multiple of the metric gap.
 
     Examples
     --------
@@ -101,5 +128,6 @@ def make_esl_scorer(
     True
     """
     check_esl_params(metric, value, baseline)
+    _check_units(units)
     return ESLScorer(sensitive_features=sensitive_feature, metric=metric, value=value,
-                     baseline=baseline)
+                     baseline=baseline, units=units)

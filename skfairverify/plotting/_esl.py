@@ -52,11 +52,11 @@ def plot_group_shares(result, *, ax=None, kind: str = "value"):
     x = np.arange(len(labels))
     if kind == "value":
         q = stats.norm.ppf(0.5 + result.confidence / 2)
-        ax.bar(x, result.values.to_numpy(), yerr=q * result.std_errors.to_numpy(), capsize=4,
-               color="C0")
+        ax.bar(x, result.values.to_numpy(), yerr=q * result.esl_std_errors.to_numpy(),
+               capsize=4, color="C0")
         ax.axhline(result.total / len(labels), color="grey", ls="--", lw=1,
                    label="equal split")
-        ax.set_ylabel(f"ESL value of {result.metric} / baseline")
+        ax.set_ylabel(f"ESL value (ESL units = {result.metric} / {result.baseline:g})")
         ax.legend(frameon=False)
     else:
         ax.bar(x, 100 * result.shares.to_numpy(), color="C0")
@@ -64,8 +64,10 @@ def plot_group_shares(result, *, ax=None, kind: str = "value"):
         ax.set_ylabel("share of the total (%)")
     ax.set_xticks(x, labels)
     title = f"{result.value} value, total {result.total:.3g}"
-    if result.difference is not None:
-        title += f", gap {result.difference:.3g} (p={result.p_value:.2g})"
+    if result.compared is not None:
+        a, b = result.compared
+        title += (f"\n{result.metric} {a} - {b}: {result.metric_difference:+.3g} "
+                  f"(ESL units {result.esl_difference:+.3g}, p={result.p_value:.2g})")
     ax.set_title(title)
     return ax
 
@@ -124,7 +126,8 @@ def plot_esl_contributions(decomposition, *, value=None, ax=None):
     q = stats.norm.ppf(0.5 + decomposition.attrs.get("confidence", 0.95) / 2)
     groups = list(se_all.columns) if se_all is not None else [
         c for c in decomposition.columns if c not in (
-            "difference", "std_error", "z", "p_value", "ci_low", "ci_high", "majority")]
+            "esl_difference", "esl_std_error", "z", "p_value", "esl_ci_low", "esl_ci_high",
+            "majority")]
     width = 0.8 / len(groups)
     for axis, member in zip(axes, members):
         frame = decomposition.loc[member]
@@ -140,6 +143,6 @@ def plot_esl_contributions(decomposition, *, value=None, ax=None):
         axis.axhline(0, color="black", lw=0.8)
         axis.set_xticks(x, [str(f) for f in frame.index], rotation=30, ha="right")
         axis.set_title(member)
-    axes[0].set_ylabel("contribution to the group's ESL value")
+    axes[0].set_ylabel("contribution to the group's ESL value (ESL units)")
     axes[0].legend(frameon=False, title="group")
     return axes[0] if len(axes) == 1 else axes
