@@ -9,7 +9,7 @@ function; :func:`sensitive_columns` lists the inputs it never reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -133,6 +133,50 @@ class LinearRule:
                 if w != 0.0:
                     out += w * _equals(col, v)
         return out
+
+    def scaled(self, factor: float) -> LinearRule:
+        """The same rule with its decision function multiplied by ``factor > 0``.
+
+        The decisions (the sign of the decision function) are unchanged; this is how
+        a rule is normalised before its weights are quantized (see
+        :func:`~skfairverify.preprocessing.decision_scale`).
+
+        Parameters
+        ----------
+        factor : float
+            A finite positive number.
+
+        Returns
+        -------
+        LinearRule
+            ``coef * factor`` and ``intercept * factor``, everything else equal.
+
+        Raises
+        ------
+        ValueError
+            If ``factor`` is not finite and positive, or the scaled weights overflow.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skfairverify import LinearRule
+        >>> rule = LinearRule(pd.Series([2.0, -4.0], index=["a", "b"]), 1.0, ["a", "b"],
+        ...                   ["a", "b"])
+        >>> half = rule.scaled(0.5)
+        >>> half.coef.tolist(), half.intercept
+        ([1.0, -2.0], 0.5)
+        """
+        factor = float(factor)
+        if not (np.isfinite(factor) and factor > 0):
+            raise ValueError(f"factor must be a finite positive number, got {factor!r}.")
+        coef = self.coef * factor
+        intercept = float(self.intercept) * factor
+        if not (np.all(np.isfinite(coef.to_numpy())) and np.isfinite(intercept)):
+            raise ValueError(
+                f"Scaling the rule by {factor:g} overflows its coefficients (largest "
+                f"{float(np.max(np.abs(self.coef.to_numpy()), initial=0.0)):g})."
+            )
+        return replace(self, coef=coef, intercept=intercept)
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels of the rule (``classes[1]`` where the decision is > 0)."""

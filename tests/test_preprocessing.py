@@ -307,13 +307,17 @@ def test_scaler_agreement_and_rounding():
     assert 1 <= l <= 30
     assert scaler.coef_.shape == (1, 3) and scaler.coef_.dtype == np.int64
     assert scaler.intercept_.shape == (1,) and scaler.intercept_.dtype == np.int64
-    np.testing.assert_array_equal(scaler.coef_, np.rint(l * ref_model.coef_))
-    np.testing.assert_array_equal(scaler.intercept_, np.rint(l * ref_model.intercept_))
+    # the weights are divided by the root mean square of the decision on X
+    s = np.sqrt(np.mean(ref_model.decision_function(X) ** 2))
+    assert scaler.scale_ == pytest.approx(s, rel=1e-12)
+    w, b = ref_model.coef_ / s, ref_model.intercept_ / s
+    np.testing.assert_array_equal(scaler.coef_, np.rint(l * w))
+    np.testing.assert_array_equal(scaler.intercept_, np.rint(l * b))
     assert scaler.agreement_ == pytest.approx(np.mean(scaler.predict(X) == ref_model.predict(X)))
     # best over all l, by a direct loop
     direct = [
         np.mean(
-            (X @ np.rint(k * ref_model.coef_[0]) + np.rint(k * ref_model.intercept_[0]) > 0)
+            (X @ np.rint(k * w[0]) + np.rint(k * b[0]) > 0)
             == (ref_model.predict(X) == 1)
         )
         for k in range(1, 31)
@@ -332,7 +336,9 @@ def test_scaler_l100_agrees_with_original():
     Xtest, _ = _binary_problem(n=600, seed=2)
     assert np.mean(scaler.predict(Xtest) == original.predict(Xtest)) >= 0.99
     np.testing.assert_allclose(
-        scaler.decision_function(Xtest) / 100, original.decision_function(Xtest), atol=0.05
+        scaler.decision_function(Xtest) / 100 * scaler.scale_,
+        original.decision_function(Xtest),
+        atol=0.05 * scaler.scale_,
     )
 
 
@@ -341,8 +347,9 @@ def test_scaler_fixed_multiplier():
     lr = LogisticRegression().fit(X, y)
     scaler = IntegerWeightScaler(LogisticRegression(), multiplier=7, max_multiplier=3).fit(X, y)
     assert scaler.multiplier_ == 7
-    np.testing.assert_array_equal(scaler.coef_[0], np.rint(7 * lr.coef_[0]))
-    dec = X @ np.rint(7 * lr.coef_[0]) + np.rint(7 * lr.intercept_[0])
+    s = np.sqrt(np.mean(lr.decision_function(X) ** 2))
+    np.testing.assert_array_equal(scaler.coef_[0], np.rint(7 * lr.coef_[0] / s))
+    dec = X @ np.rint(7 * lr.coef_[0] / s) + np.rint(7 * lr.intercept_[0] / s)
     np.testing.assert_allclose(scaler.decision_function(X), dec)
     assert scaler.agreement_ == pytest.approx(np.mean((dec > 0) == (lr.predict(X) == 1)))
 
@@ -370,7 +377,8 @@ def test_scaler_frozen_estimator_not_refit():
     scaler = IntegerWeightScaler(frozen, multiplier=50).fit(X2, 1 - y2)
     assert scaler.estimator_ is frozen
     np.testing.assert_array_equal(lr.coef_, coef)
-    np.testing.assert_array_equal(scaler.coef_[0], np.rint(50 * coef[0]))
+    s = np.sqrt(np.mean(lr.decision_function(X2) ** 2))  # scale on the data given to fit
+    np.testing.assert_array_equal(scaler.coef_[0], np.rint(50 * coef[0] / s))
 
 
 def test_scaler_pipeline_with_categories():

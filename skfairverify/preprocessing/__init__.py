@@ -9,11 +9,12 @@ original classifier.
 
 from ._discretizer import BinningDiscretizer
 from ._integer_weights import IntegerWeightScaler
-from ._quantize import integer_threshold, quantize, select_multiplier
+from ._quantize import decision_scale, integer_threshold, quantize, select_multiplier
 
 __all__ = [
     "BinningDiscretizer",
     "IntegerWeightScaler",
+    "decision_scale",
     "integer_threshold",
     "quantize",
     "select_multiplier",

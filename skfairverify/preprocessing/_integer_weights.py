@@ -25,20 +25,23 @@ from sklearn.utils.validation import (
 )
 
 from .._linear import linear_rule
-from ._quantize import quantize, select_multiplier
+from ._quantize import decision_scale, quantize, select_multiplier
 
 __all__ = ["IntegerWeightScaler"]
 
 
 class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
-    """Linear classifier with integer coefficients ``round(l * w)`` and ``round(l * b)``.
+    """Linear classifier with integer coefficients ``round(l * w / s)`` and ``round(l * b / s)``.
 
     Fits a clone of a binary linear ``estimator`` (or uses a
     :class:`~sklearn.frozen.FrozenEstimator` as it is), reads its rule on the raw
-    input columns with :func:`~skfairverify.linear_rule` and picks the integer
-    multiplier ``l`` in ``1 .. max_multiplier`` whose rounded rule agrees best
-    with the estimator's decisions on the training data (FVGM, Section 3).
-    ``predict`` and ``decision_function`` then use the integer rule.
+    input columns with :func:`~skfairverify.linear_rule`, divides its weights
+    ``w`` and intercept ``b`` by the scale ``s`` of its decision function on the
+    training data (:func:`decision_scale`, so that the integer rule does not depend
+    on the units of the coefficients) and picks the integer multiplier ``l`` in
+    ``1 .. max_multiplier`` whose rounded rule agrees best with the estimator's
+    decisions on the training data (FVGM, Section 3). ``predict`` and
+    ``decision_function`` then use the integer rule.
 
     Parameters
     ----------
@@ -58,15 +61,18 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
         The fitted estimator (the given ``FrozenEstimator`` itself when frozen).
     rule_ : LinearRule
         The estimator's real-valued rule on the raw columns.
+    scale_ : float
+        The decision scale ``s``: root mean square of the estimator's decision
+        function on the training data.
     multiplier_ : int
-        The multiplier ``l``.
+        The multiplier ``l``: integer units per decision scale.
     coef_ : ndarray of int64 of shape (1, n_terms)
-        ``rint(l * w)`` (round half to even) for every term of the rule: one per
+        ``rint(l * w / s)`` (round half to even) for every term of the rule: one per
         numeric input column read by the estimator, plus one per category of a
         one-hot encoded column (see ``terms_``). For a plain linear model on
         numeric data, ``n_terms == n_features_in_``.
     intercept_ : ndarray of int64 of shape (1,)
-        ``rint(l * b)``.
+        ``rint(l * b / s)``.
     terms_ : ndarray of str of shape (n_terms,)
         Names of the terms, ``"col"`` or ``"col=category"`` (``rule_.coef.index``).
     agreement_ : float
@@ -82,6 +88,7 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
     See Also
     --------
     select_multiplier : The agreement search.
+    decision_scale : The scale ``s``.
     BinningDiscretizer : Bins with training means, for per-bin weights.
 
     Notes
@@ -161,15 +168,19 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
         self.rule_ = rule
         self.classes_ = np.asarray(rule.classes if rule.classes is not None else [0, 1])
         self.terms_ = np.asarray(rule.coef.index, dtype=object)
-        w = rule.coef.to_numpy(dtype=float)
         T = self._terms(X)
+        w = rule.coef.to_numpy(dtype=float)
+        # Normalise by the decision's scale: the integer rule must not depend on the
+        # units of the coefficients (a rescaled model decides the same).
+        self.scale_ = decision_scale(T @ w + rule.intercept)
+        w, b = w / self.scale_, rule.intercept / self.scale_
         reference = np.asarray(self.estimator_.predict(X)) == self.classes_[1]
         candidates = None if self.multiplier == "auto" else [int(self.multiplier)]
         self.multiplier_, self.agreement_ = select_multiplier(
-            w, rule.intercept, reference, self.max_multiplier, candidates, values=T
+            w, b, reference, self.max_multiplier, candidates, values=T
         )
         self.coef_ = quantize(w, self.multiplier_).reshape(1, -1)
-        self.intercept_ = quantize([rule.intercept], self.multiplier_)
+        self.intercept_ = quantize([b], self.multiplier_)
         return self
 
     def decision_function(self, X):

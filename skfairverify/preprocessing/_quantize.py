@@ -14,6 +14,13 @@ Conventions
   than 0, like scikit-learn's linear models. With integer weights the decision
   ``score + intercept_int > 0`` is the same as ``score >= 1 - intercept_int``,
   see :func:`integer_threshold`.
+* Scale invariance: multiplying a decision function by ``c > 0`` does not change
+  a single decision, so it must not change the integer rule. The weights are
+  divided by :func:`decision_scale` (the root mean square of the decision on the
+  reference rows) before the multiplier is chosen; the multiplier ``l`` is then
+  the number of integer units per decision scale, whatever the units of the
+  model's coefficients (a model whose coefficients are multiplied by ``1e-12``
+  gives the same integer rule).
 """
 
 from __future__ import annotations
@@ -22,10 +29,58 @@ from numbers import Integral
 
 import numpy as np
 
-__all__ = ["integer_threshold", "quantize", "select_multiplier"]
+__all__ = ["decision_scale", "integer_threshold", "quantize", "select_multiplier"]
 
 # Upper bound on the number of float64 cells materialised at once (~32 MB).
 _MAX_CELLS = 4_000_000
+
+
+def decision_scale(decision) -> float:
+    """Scale of a decision function: the root mean square of its values.
+
+    Dividing the weights and intercept of a linear rule by this scale before
+    choosing the integer multiplier makes the quantization invariant to a positive
+    rescaling of the decision function: ``decision_scale(c * d) == c *
+    decision_scale(d)`` for ``c > 0`` (up to rounding), so the normalised rule,
+    hence the integer rule, is the same for ``c * d`` as for ``d``.
+
+    Parameters
+    ----------
+    decision : array-like of float of shape (n_samples,)
+        The real decision values of the rule on the reference rows.
+
+    Returns
+    -------
+    float
+        ``sqrt(mean(decision ** 2))`` (computed without underflow or overflow),
+        or 1.0 when every decision is exactly 0 (a constant rule, which any scale
+        leaves unchanged).
+
+    Raises
+    ------
+    ValueError
+        If ``decision`` is empty or holds NaN or infinite values.
+
+    Examples
+    --------
+    >>> from skfairverify.preprocessing import decision_scale
+    >>> decision_scale([3.0, -4.0])
+    3.5355339059327378
+    >>> round(decision_scale([3e-12, -4e-12]) / 1e-12, 12)
+    3.535533905933
+    """
+    d = np.asarray(decision, dtype=float).ravel()
+    if d.size == 0:
+        raise ValueError("decision is empty; the scale needs at least one reference row.")
+    if not np.all(np.isfinite(d)):
+        raise ValueError(
+            "The decision function holds NaN or infinite values on the reference rows; "
+            "its scale is undefined."
+        )
+    top = float(np.max(np.abs(d)))
+    if top == 0.0:
+        return 1.0
+    return top * float(np.sqrt(np.mean((d / top) ** 2)))
 
 
 def quantize(values, multiplier: int) -> np.ndarray:
