@@ -5,7 +5,53 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["check_sensitive"]
+__all__ = ["check_sensitive", "check_unambiguous"]
+
+
+def check_unambiguous(values, name) -> None:
+    """Refuse a column whose distinct values print alike (e.g. ``1`` and ``"1"``).
+
+    In an object column, ``1`` and ``"1"`` are different values but look the same in
+    every table and report; merging them or keeping them apart would both be a guess,
+    so the column is refused.
+
+    Parameters
+    ----------
+    values : array-like or Series
+        The values of one column.
+    name : str
+        Name of the column, for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the column and the values that clash, with their types.
+
+    Examples
+    --------
+    >>> from skfairverify._validation import check_unambiguous
+    >>> check_unambiguous(["a", "b"], "sex")
+    >>> check_unambiguous([1, "1", 0], "sex")
+    Traceback (most recent call last):
+    ...
+    ValueError: Column 'sex' mixes values that print alike: 1 (int) and '1' (str); ...
+    """
+    col = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, dtype=object))
+    if col.dtype != object and not isinstance(col.dtype, pd.CategoricalDtype):
+        return
+    seen: dict[str, object] = {}
+    for v in pd.unique(col.to_numpy(dtype=object)):
+        key = str(v)
+        if key in seen:  # pd.unique kept both, so they differ (e.g. by type)
+            first = seen[key]
+            raise ValueError(
+                f"Column {name!r} mixes values that print alike: {first!r} "
+                f"({type(first).__name__}) and {v!r} ({type(v).__name__}); they would be "
+                "taken for one group or for two indistinguishable ones. Convert the column "
+                "to one type first, e.g. X[col] = X[col].astype(str)."
+            )
+        seen.setdefault(key, v)
+
 
 
 def check_sensitive(
@@ -40,8 +86,9 @@ def check_sensitive(
     Raises
     ------
     ValueError
-        On a length mismatch, no column, a missing value, or an attribute with a single
-        group; the message names the column.
+        On a length mismatch, no column, a missing value, values of different types that
+        print alike (``1`` and ``"1"``, see :func:`check_unambiguous`), or an attribute
+        with a single group; the message names the column.
 
     Examples
     --------
@@ -79,6 +126,7 @@ def check_sensitive(
     for col in frame.columns:
         if frame[col].isna().any():
             raise ValueError(f"{name} column {col!r} contains NaN (missing values).")
+        check_unambiguous(frame[col], str(col))
         if frame[col].nunique() < 2:
             raise ValueError(
                 f"{name} column {col!r} has a single group ({frame[col].iloc[0]!r}); "

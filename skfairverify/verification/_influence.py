@@ -2,10 +2,14 @@
 
 * :func:`group_rates`: exact ``Pr[Yhat = 1 | A = a]`` for a list of compound groups
   in one pass of the engine (the sensitive variables stay in its table);
-* :func:`mediated_network`: the network in which every mediator follows its
-  conditional distribution under a fixed group (path-specific fairness);
+* :func:`fvgm_mediated_network`: the network in which the mediators follow their
+  distribution given the most favoured group, ``Z | A = a_max`` (FVGM's path-specific
+  causal fairness); :func:`edge_specific_network`: the variant in which only the edges
+  from the sensitive variables into the mediators carry ``a_max``;
+* :func:`conditional_joint`: exact ``Pr[targets | evidence]`` by variable elimination;
 * :func:`uniform_network`: the network in which some variables are replaced by
-  independent uniform ones (fairness influence function, FVGM Section 5).
+  independent reference distributions (fairness influence function, FVGM Section 5 and
+  Appendix E).
 """
 
 from __future__ import annotations
@@ -19,7 +23,13 @@ from ..s3p import (
     positive_probability_table,
 )
 
-__all__ = ["group_rates", "mediated_network", "uniform_network"]
+__all__ = [
+    "conditional_joint",
+    "edge_specific_network",
+    "fvgm_mediated_network",
+    "group_rates",
+    "uniform_network",
+]
 
 _HINT = (
     " FairnessVerifier: lower max_bins (fewer states per feature), max_indegree (a "
@@ -80,12 +90,113 @@ def group_rates(network, weights, threshold, sensitive_idx, group_codes, max_tab
     return rates
 
 
-def mediated_network(network: BayesNet, mediator_idx, sensitive_idx, group_state) -> BayesNet:
+def _einsum(factors, out_scope):
+    """Product of ``factors`` (scope, table), summed down to ``out_scope``."""
+    labels: dict[int, int] = {}
+    operands = []
+    for scope, table in factors:
+        operands += [table, [labels.setdefault(v, len(labels)) for v in scope]]
+    for v in out_scope:
+        labels.setdefault(v, len(labels))
+    operands.append([labels[v] for v in out_scope])
+    return np.einsum(*operands, optimize=True)
+
+
+def _ancestral_set(network: BayesNet, variables) -> set[int]:
+    seen, stack = set(), list(variables)
+    while stack:
+        v = stack.pop()
+        if v not in seen:
+            seen.add(v)
+            stack.extend(network.parents[v])
+    return seen
+
+
+def conditional_joint(network: BayesNet, targets, evidence, max_table_size) -> np.ndarray:
+    """Exact ``Pr[targets | evidence]`` by variable elimination.
+
+    Only the ancestors of the targets and of the evidence matter (the other
+    variables sum to one); they are eliminated greedily, smallest factor first.
+
+    Parameters
+    ----------
+    network : BayesNet
+    targets : list of int
+        Variables of the joint distribution returned (in this order).
+    evidence : dict of int to int
+        Observed state of some variables (disjoint from ``targets``).
+    max_table_size : int
+        Largest factor allowed during the elimination.
+
+    Returns
+    -------
+    ndarray of shape ``[cardinalities[t] for t in targets]``
+        Sums to one.
+
+    Raises
+    ------
+    TableTooLargeError
+        When a factor would exceed ``max_table_size``.
+    ValueError
+        When the evidence has probability 0.
+    """
+    targets = [int(t) for t in targets]
+    evidence = {int(k): int(v) for k, v in evidence.items()}
+    cards = network.cardinalities
+    factors = []
+    for i in sorted(_ancestral_set(network, targets + list(evidence))):
+        scope = list(network.parents[i]) + [i]
+        table = np.asarray(network.cpts[i], dtype=float)
+        for ax in reversed(range(len(scope))):
+            if scope[ax] in evidence:
+                table = np.take(table, evidence[scope[ax]], axis=ax)
+                del scope[ax]
+        factors.append((scope, table))
+    hidden = {v for scope, _ in factors for v in scope} - set(targets)
+
+    def merged_scope(v):
+        return sorted({u for scope, _ in factors if v in scope for u in scope})
+
+    def size(scope):
+        return int(np.prod([cards[u] for u in scope], dtype=float))
+
+    while hidden:
+        v = min(hidden, key=lambda u: (size(merged_scope(u)), u))
+        scope = merged_scope(v)
+        if size(scope) > max_table_size:
+            raise TableTooLargeError(
+                f"Computing Pr[{[network.names[t] for t in targets]} | sensitive group] "
+                f"needs a factor of {size(scope):,} entries over "
+                f"{[network.names[u] for u in scope]} (max_table_size={max_table_size:,})."
+                f"{_HINT}"
+            )
+        involved = [f for f in factors if v in f[0]]
+        out = [u for u in scope if u != v]
+        factors = [f for f in factors if v not in f[0]] + [(out, _einsum(involved, out))]
+        hidden.discard(v)
+    if size(targets) > max_table_size:
+        raise TableTooLargeError(
+            f"The joint distribution of the mediators {[network.names[t] for t in targets]} "
+            f"has {size(targets):,} entries (max_table_size={max_table_size:,}).{_HINT}"
+        )
+    joint = _einsum(factors, targets) if factors else np.ones([cards[t] for t in targets])
+    total = float(joint.sum())
+    if not total > 0.0:
+        raise ValueError(
+            f"The evidence {{{', '.join(network.names[k] for k in evidence)}}} has probability "
+            "0 under the network; the conditional distribution is undefined."
+        )
+    return joint / total
+
+
+def edge_specific_network(network: BayesNet, mediator_idx, sensitive_idx,
+                          group_state) -> BayesNet:
     """Fix the sensitive parents of every mediator to the states ``group_state``.
 
     Each mediator ``Z`` gets the table ``Pr[Z | Pa(Z) \\ A, A = a*]``: the edges from the
     sensitive variables into the mediators carry the reference group ``a*`` while every
-    other path carries the group being evaluated (an edge-specific intervention).
+    other path (including those through the mediator's other parents) carries the group
+    being evaluated (an edge-specific intervention, ``pcf_definition="edge_specific"``).
 
     Parameters
     ----------
@@ -113,19 +224,65 @@ def mediated_network(network: BayesNet, mediator_idx, sensitive_idx, group_state
     return network
 
 
-def uniform_network(network: BayesNet, variables) -> BayesNet:
-    """Replace the distribution of ``variables`` by independent uniform ones.
+def fvgm_mediated_network(network: BayesNet, mediator_idx, sensitive_idx, group_state,
+                          max_table_size) -> BayesNet:
+    """The mediators drawn from ``Pr[Z | A = a*]`` whatever the group (FVGM's PCF).
+
+    FVGM (Section 2, item 4, and Appendix B.1.2) samples the mediators ``Z`` from the
+    conditional distribution ``Z | A = a_max``. That distribution is computed exactly on
+    the original network, marginal over everything else given ``A = a_max``:
+    ``Pr[z | a_max] = sum_u Pr[z | u, a_max] Pr[u | a_max]``, so a parent ``U`` of a
+    mediator that descends from ``A`` follows its distribution under ``a_max`` and one
+    that does not follows its marginal. The mediators then lose their parents: the
+    first one (in topological order) gets ``Pr[Z_1 | a_max]``, the next
+    ``Pr[Z_2 | Z_1, a_max]`` and so on (the chain rule of their joint distribution, so
+    that several mediators keep their dependence). With one mediator this is the
+    authors' replacement of its table by ``Pr[Z | A = a_max]``. Every other variable
+    keeps its table, so it follows the group being evaluated.
 
     Parameters
     ----------
     network : BayesNet
-    variables : list of int
+    mediator_idx : list of int
+    sensitive_idx : list of int
+    group_state : list of int
+        State of each sensitive variable in the reference group ``a_max``.
+    max_table_size : int
 
     Returns
     -------
     BayesNet
     """
-    for i in variables:
+    order = [v for v in network.topological_order() if v in set(mediator_idx)]
+    evidence = dict(zip(sensitive_idx, group_state))
+    joint = conditional_joint(network, order, evidence, max_table_size)
+    for k, z in enumerate(order):
+        prefix = joint.sum(axis=tuple(range(k + 1, len(order))))
+        below = prefix.sum(axis=-1, keepdims=True)
+        card = network.cardinalities[z]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            table = np.where(below > 0, prefix / np.where(below > 0, below, 1.0), 1.0 / card)
+        network = network.replace_cpt(z, table, parents=tuple(order[:k]))
+    return network
+
+
+def uniform_network(network: BayesNet, variables, distributions=None) -> BayesNet:
+    """Replace the distribution of ``variables`` by independent reference ones.
+
+    Parameters
+    ----------
+    network : BayesNet
+    variables : list of int
+    distributions : list of ndarray or None, default=None
+        Distribution of each variable over its states (e.g. proportional to the width
+        of its bins: uniform over the support); uniform over the states when None.
+
+    Returns
+    -------
+    BayesNet
+    """
+    for k, i in enumerate(variables):
         card = network.cardinalities[i]
-        network = network.replace_cpt(i, np.full(card, 1.0 / card), parents=())
+        dist = np.full(card, 1.0 / card) if distributions is None else distributions[k]
+        network = network.replace_cpt(i, np.asarray(dist, dtype=float), parents=())
     return network

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
+from .._validation import check_unambiguous
 from ..preprocessing import BinningDiscretizer
 
 __all__ = ["Variable", "Encoding", "MAX_SENSITIVE_VALUES"]
@@ -41,6 +42,18 @@ class Variable:
     contribution: np.ndarray  # real contribution of every state to the decision
     sensitive: bool = False
     values: np.ndarray | None = None  # numeric value of every state ("binned", "values")
+    widths: np.ndarray | None = None  # width of every bin within [min, max] ("binned")
+
+    def support_distribution(self) -> np.ndarray:
+        """Uniform distribution over the variable's support, as state probabilities.
+
+        A binned variable: each bin's share of the observed range ``[min, max]``
+        (FVGM Appendix E, "a uniform distribution within the support"); any other
+        variable: uniform over its states.
+        """
+        if self.widths is None:
+            return np.full(self.cardinality, 1.0 / self.cardinality)
+        return self.widths / self.widths.sum()
 
     @property
     def cardinality(self) -> int:
@@ -52,6 +65,7 @@ def _is_numeric(col: pd.Series) -> bool:
 
 
 def _map_categories(col: pd.Series, states: list, name: str) -> np.ndarray:
+    check_unambiguous(col, name)
     lookup = {}
     for k, s in enumerate(states):
         lookup.setdefault(s, k)
@@ -75,17 +89,37 @@ def _map_categories(col: pd.Series, states: list, name: str) -> np.ndarray:
     return out
 
 
-def _nearest(values: np.ndarray, x: np.ndarray) -> np.ndarray:
-    order = np.argsort(values)
+def _match_values(values: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
+    """State of every value of ``x`` among the numeric ``values`` of the states.
+
+    A value must equal a state's value (up to floating-point round-off): the state's
+    weight is ``w * value``, so mapping an uncovered value to the nearest state would
+    give it another contribution silently.
+    """
+    order = np.argsort(values, kind="stable")
     v = values[order]
-    idx = np.clip(np.searchsorted(v, x), 1, len(v) - 1) if len(v) > 1 else np.zeros(
-        len(x), dtype=np.int64
-    )
+    idx = np.clip(np.searchsorted(v, x), 0, len(v) - 1)
     if len(v) > 1:
-        left = v[idx - 1]
-        right = v[idx]
-        idx = np.where(np.abs(x - left) <= np.abs(right - x), idx - 1, idx)
+        left = np.clip(idx - 1, 0, len(v) - 1)
+        idx = np.where(np.abs(x - v[left]) < np.abs(v[idx] - x), left, idx)
+    covered = np.isclose(x, v[idx], rtol=1e-9, atol=1e-12)
+    if not covered.all():
+        shown = np.unique(x[~covered])
+        raise ValueError(
+            f"Variable {name!r}: the value(s) {shown[:10].tolist()}"
+            f"{' ...' if len(shown) > 10 else ''} of the data are not states of the "
+            f"variable (its states stand for {v[:20].tolist()}"
+            f"{' ...' if len(v) > 20 else ''}). Give the network a state for every value "
+            "of the column, or map the column onto the states before verifying."
+        )
     return order[idx]
+
+
+def _bin_widths(edges: np.ndarray, col: pd.Series) -> np.ndarray:
+    """Width of every bin within the observed range ``[min, max]`` of ``col``."""
+    lo, hi = float(col.min()), float(col.max())
+    inner = np.clip(np.asarray(edges, dtype=float)[1:-1], lo, hi)
+    return np.diff(np.concatenate([[lo], inner, [hi]]))
 
 
 class Encoding:
@@ -162,7 +196,8 @@ class Encoding:
                 means = np.asarray(disc.bin_means_[j], dtype=float)
                 w = float(rule.coef[c])
                 states = list(range(len(means)))
-                variables.append(Variable(c, kind, states, w * means, sens, values=means))
+                variables.append(Variable(c, kind, states, w * means, sens, values=means,
+                                          widths=_bin_widths(disc.bin_edges_[j], col)))
         return cls(variables, disc, binned)
 
     @classmethod
@@ -230,7 +265,7 @@ class Encoding:
                 if v.sensitive:
                     out[:, k] = _map_categories(col, v.states, v.name)
                 else:
-                    out[:, k] = _nearest(v.values, col.to_numpy(dtype=float))
+                    out[:, k] = _match_values(v.values, col.to_numpy(dtype=float), v.name)
             else:
                 out[:, k] = _map_categories(col, v.states, v.name)
         return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -15,12 +16,19 @@ from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
 from .._linear import linear_rule
+from .._validation import check_unambiguous
 from ..preprocessing import integer_threshold, quantize, select_multiplier
 from ..s3p import BayesNet, TableTooLargeError
-from ._influence import group_rates, mediated_network, uniform_network
+from ._influence import (
+    edge_specific_network,
+    fvgm_mediated_network,
+    group_rates,
+    uniform_network,
+)
 from ._metrics import disparate_impact, favored_indices, rate_gap
 from ._network import independent_network, learn_network
 from ._variables import MAX_SENSITIVE_VALUES, Encoding
+from ._warnings import MIN_AGREEMENT, LowAgreementWarning
 
 __all__ = ["FairnessVerifier"]
 
@@ -48,6 +56,23 @@ def _estimator_has(attr):
 def _candidates(grid, largest) -> list[int]:
     """Grid values <= largest plus largest, in decreasing order (finer first on ties)."""
     return sorted({g for g in grid if g <= largest} | {int(largest)}, reverse=True)
+
+
+def _check_y_shape(y, n_rows: int) -> np.ndarray:
+    y = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
+    if y.ndim != 1 or len(y) != n_rows:
+        raise ValueError(
+            f"y must be 1-dimensional with {n_rows} entries (one per row of X); got shape "
+            f"{y.shape}."
+        )
+    return y
+
+
+def _same_label(value, cls) -> bool:
+    """Whether a label equals a class, refusing ``"1"`` for ``1`` (str vs number)."""
+    if isinstance(value, str) != isinstance(cls, str):
+        return False
+    return bool(value == cls)
 
 
 class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
@@ -112,8 +137,18 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     mediators : str or list of str, default=None
         Columns read by the model that mediate the effect of the sensitive features;
         when given, ``metrics_["path_specific_causal"]`` is computed: the gap of the
-        group positive rates when every mediator follows its conditional distribution
-        with the sensitive parents set to the most favoured group.
+        group positive rates when the mediators follow their distribution under the
+        most favoured group ``a_max`` (see ``pcf_definition``).
+    pcf_definition : {"fvgm", "edge_specific"}, default="fvgm"
+        How the mediators follow ``a_max`` for path-specific causal fairness.
+        ``"fvgm"`` (FVGM Section 2, item 4; Appendix B.1.2): the mediators ``Z`` are
+        drawn from ``Pr[Z | A = a_max]``, computed exactly on the network and marginal
+        over the mediators' other parents (a parent that descends from ``A`` follows
+        its distribution under ``a_max``), whatever the group evaluated.
+        ``"edge_specific"``: each mediator keeps its other parents and only its edges
+        from the sensitive variables carry ``a_max``, ``Pr[Z | Pa(Z) \\ A, A = a_max]``
+        (a path-specific effect along the edges ``A -> Z``); the two agree when no
+        mediator has a parent other than the sensitive ones.
     max_indegree : int or None, default=1
         Largest number of parents of a variable in the learned network, besides the
         sensitive variables. The default
@@ -218,6 +253,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         "max_multiplier": [Interval(Integral, 1, None, closed="left")],
         "network": [StrOptions({"learn", "independent"}), BayesNet],
         "mediators": [None, str, list, tuple],
+        "pcf_definition": [StrOptions({"fvgm", "edge_specific"})],
         "max_indegree": [None, Interval(Integral, 1, None, closed="left")],
         "max_table_size": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -236,6 +272,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         max_multiplier=1000,
         network="learn",
         mediators=None,
+        pcf_definition="fvgm",
         max_indegree=1,
         max_table_size=50_000_000,
         random_state=None,
@@ -250,6 +287,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.max_multiplier = max_multiplier
         self.network = network
         self.mediators = mediators
+        self.pcf_definition = pcf_definition
         self.max_indegree = max_indegree
         self.max_table_size = max_table_size
         self.random_state = random_state
@@ -312,6 +350,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             names.append(name)
         for name in names:
             col = frame[name]
+            check_unambiguous(col, name)
             n_values = col.nunique()
             if n_values < 2:
                 raise ValueError(
@@ -331,6 +370,34 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                     "values). Bin it into groups first."
                 )
         return names
+
+    def _positive_labels(self, y, n_rows: int) -> np.ndarray:
+        """Whether each label is the positive class; refuses labels it cannot read."""
+        y = _check_y_shape(y, n_rows)
+        classes = self.classes_.tolist()
+        values = pd.unique(y.astype(object))
+        missing = [v for v in values if pd.isna(v)]
+        if missing:
+            raise ValueError(
+                f"y contains missing labels ({int(pd.isna(y).sum())} NaN/None); a label "
+                "must be one of the estimator's classes "
+                f"{classes}. Drop or impute those rows."
+            )
+        if len(values) > 2:
+            raise ValueError(
+                f"y has {len(values)} distinct labels {sorted(values, key=str)[:10]}; "
+                "equalized odds needs binary labels, the estimator's classes "
+                f"{classes}."
+            )
+        unknown = [v for v in values if not any(_same_label(v, c) for c in classes)]
+        if unknown:
+            raise ValueError(
+                f"y has label(s) {sorted(unknown, key=str)} (type "
+                f"{sorted({type(v).__name__ for v in unknown})}) that are not in the "
+                f"estimator's classes {classes} (type "
+                f"{sorted({type(c).__name__ for c in classes})}); encode y as in fit."
+            )
+        return np.asarray(y.astype(object) == self.classes_[1], dtype=bool)
 
     def _mediator_names(self, encoding: Encoding, sensitive: list[str]) -> list[str]:
         if self.mediators is None:
@@ -395,6 +462,34 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         tol = np.sqrt(best * (1.0 - best) / len(hold)) + 1.0 / len(hold)
         agree, k, l = next(s for s in scores if s[0] >= best - tol)
         return k, l
+
+    def _warn_low_agreement(self, encoding, frame, reference):
+        """LowAgreementWarning naming the agreement, its likely cause and the fix."""
+        real = encoding.contributions(encoding.codes(frame)).sum(axis=1) + self.rule_.intercept
+        unrounded = float(np.mean((real > 0) == reference))
+        if unrounded < MIN_AGREEMENT:
+            if isinstance(self.network, BayesNet):
+                fix = "give the network more states (finer values) for the numeric columns"
+            elif self.n_bins == "auto":
+                fix = f"raise max_bins (now {self.max_bins})"
+            else:
+                fix = f"raise n_bins (now {self.n_bins}) or use n_bins='auto'"
+            cause = (f"the discretization: with the states' real values the rule already "
+                     f"agrees on only {unrounded:.3f} of the rows; {fix}")
+        else:
+            fix = (f"raise max_multiplier (now {self.max_multiplier})"
+                   if self.multiplier == "auto"
+                   else f"raise multiplier (now {self.multiplier}) or use multiplier='auto'")
+            cause = (f"the rounding of the weights to integers (multiplier_={self.multiplier_}; "
+                     f"before rounding the agreement is {unrounded:.3f}); {fix}")
+        warnings.warn(
+            f"The integer rule that is verified decides as {type(self.estimator).__name__} "
+            f"on only {self.agreement_:.3f} of the rows of X (agreement_ < {MIN_AGREEMENT}), "
+            "so the verified metrics describe a different classifier. Likely cause: "
+            f"{cause}.",
+            LowAgreementWarning,
+            stacklevel=4,
+        )
 
     # ------------------------------------------------------------------ networks
     def _network_for(self, encoding, codes, sensitive):
@@ -493,9 +588,15 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         i_max, i_min = favored_indices(rates)
         if mediators:
             med_idx = [encoding.index(m) for m in mediators]
-            med_net = mediated_network(
-                networks[0], med_idx, self._sens_idx, list(group_codes[i_max])
-            )
+            if self.pcf_definition == "fvgm":
+                med_net = fvgm_mediated_network(
+                    networks[0], med_idx, self._sens_idx, list(group_codes[i_max]),
+                    self.max_table_size,
+                )
+            else:
+                med_net = edge_specific_network(
+                    networks[0], med_idx, self._sens_idx, list(group_codes[i_max])
+                )
             pcf_rates = rates_of(med_net)
             groups["path_specific_rate"] = pcf_rates
             metrics["path_specific_causal"] = rate_gap(pcf_rates)
@@ -527,11 +628,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 "sklearn.frozen.FrozenEstimator."
             )
         if y is not None:
-            y = np.asarray(y)
-            if y.ndim != 1 or len(y) != len(frame):
-                raise ValueError(
-                    f"y must be 1-dimensional with {len(frame)} entries; got shape {y.shape}."
-                )
+            y = _check_y_shape(y, len(frame))
         estimator = clone(self.estimator)
         estimator.fit(X, y)
         self.estimator_ = estimator
@@ -544,13 +641,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             ) from exc
         self.rule_ = rule
         self.classes_ = np.asarray(rule.classes) if rule.classes is not None else np.array([0, 1])
-        y_pos = None
-        if y is not None:
-            unknown = set(np.unique(y)) - set(self.classes_.tolist())
-            if unknown:
-                raise ValueError(f"y has labels {sorted(unknown, key=str)} not in the "
-                                 f"estimator's classes {self.classes_.tolist()}.")
-            y_pos = y == self.classes_[1]
+        y_pos = None if y is None else self._positive_labels(y, len(frame))
 
         auto_l = self.multiplier == "auto"
         reference = rule.decision_function(frame) > 0
@@ -584,6 +675,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         _, agreement = self._agreement(encoding, frame, reference, [l])
         self.multiplier_ = int(l)
         self.agreement_ = float(agreement)
+        if self.agreement_ < MIN_AGREEMENT:
+            self._warn_low_agreement(encoding, frame, reference)
         self._weights = weights
         self.threshold_ = threshold
         self.weights_ = {
@@ -648,34 +741,40 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if missing:
             raise ValueError(f"X lacks the column(s) {missing} used by the verifier.")
         for s in self._sensitive:
+            check_unambiguous(frame[s], s)
             if frame[s].nunique() < 2:
                 raise ValueError(
                     f"Sensitive feature {s!r} has a single group in X; fairness needs two."
                 )
-        y_pos = None
-        if y is not None:
-            y = np.asarray(y)
-            if len(y) != len(frame):
-                raise ValueError(f"y has {len(y)} entries but X has {len(frame)} rows.")
-            y_pos = y == self.classes_[1]
+        y_pos = None if y is None else self._positive_labels(y, len(frame))
         result = self._evaluate(
             frame, y_pos, self._encoding, self._sensitive, self._mediators, [self.multiplier_]
         )
         return result[6]
 
-    def fairness_influence(self, features=None) -> pd.DataFrame:
+    def fairness_influence(self, features=None, *, reference="support") -> pd.DataFrame:
         """Fairness influence function (FIF) of features, per sensitive group.
 
-        ``FIF(S) = Pr[Yhat = 1 | A = a] - Pr[Yhat = 1 | A = a]`` with the distribution of
-        the features ``S`` replaced by independent uniform ones over their states (FVGM
-        Section 5). A positive value means the real distribution of ``S`` raises the
-        group's positive rate.
+        ``FIF_a(S) = Pr[Yhat = 1 | A = a, D] - Pr[Yhat = 1 | A = a, D_-S]``, where
+        ``D_-S`` replaces the distribution of the features ``S`` by independent uniform
+        ones within their support (FVGM Section 5 and Appendix E, the group-specific
+        influence ``FIF_a``). A positive value means the real distribution of ``S``
+        raises the group's positive rate.
 
         Parameters
         ----------
         features : list of str or list of list of str, default=None
             Features (non-sensitive variables) or subsets of features; every
             non-sensitive variable on its own when None.
+        reference : {"support", "states"}, default="support"
+            The uniform distribution that replaces a feature. ``"support"`` (FVGM
+            Appendix E, "a uniform distribution within the support"): a binned numeric
+            feature is uniform over its observed range ``[min, max]`` in ``X`` of
+            ``fit``, so each bin has the probability ``width / (max - min)`` (its width
+            clipped to that range); a categorical feature, or a numeric one with one
+            state per value, is uniform over its categories / values. ``"states"``:
+            uniform over the states, i.e. over the quantile bins of a binned feature
+            (nearly its own marginal distribution, so its influence is understated).
 
         Returns
         -------
@@ -721,9 +820,18 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                     )
         base = self.groups_["positive_rate"].to_numpy()
 
+        if reference not in ("support", "states"):
+            raise ValueError(
+                f"reference must be 'support' (uniform over each feature's observed range, "
+                f"FVGM Appendix E) or 'states' (uniform over its states); got {reference!r}."
+            )
+
         def one(subset):
             idx = [self.variables_.index(f) for f in subset]
-            net = uniform_network(self.network_, idx)
+            dists = None
+            if reference == "support":
+                dists = [self._encoding.variables[i].support_distribution() for i in idx]
+            net = uniform_network(self.network_, idx, dists)
             return base - group_rates(
                 net, self._weights, self.threshold_, self._sens_idx, self._group_codes,
                 self.max_table_size,

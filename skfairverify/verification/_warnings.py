@@ -1,0 +1,26 @@
+"""Warnings of the verifier."""
+
+from __future__ import annotations
+
+__all__ = ["LowAgreementWarning", "MIN_AGREEMENT"]
+
+#: ``FairnessVerifier.fit`` warns when ``agreement_`` (share of the rows of ``X`` on
+#: which the integer rule decides as the estimator) is below this value.
+MIN_AGREEMENT = 0.95
+
+
+class LowAgreementWarning(UserWarning):
+    """The integer rule that is verified disagrees with the estimator on many rows.
+
+    Raised by :meth:`FairnessVerifier.fit` when ``agreement_`` is below
+    ``MIN_AGREEMENT`` (0.95): the verified metrics then describe the quantized rule
+    rather than the model. The message names the agreement, the likely cause (too few
+    bins, or too small an integer multiplier) and the parameter to change.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skfairverify.verification import LowAgreementWarning
+    >>> issubclass(LowAgreementWarning, UserWarning)
+    True
+    """
