@@ -14,6 +14,7 @@ import html
 import io
 import json
 import sys
+import textwrap
 import time
 import warnings
 from collections.abc import Sequence
@@ -175,6 +176,147 @@ def _figure_png(axes) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+# The three kinds of group numbers the audit prints, each labelled for what it is.
+_SOURCES = {
+    "verified": "population under the learned Bayesian network (FVGM)",
+    "verified, test-row network": "the verifier's network re-learned on the test rows "
+                                  "(still model-based, not an observed rate)",
+    "empirical": "test rows, fairlearn MetricFrame",
+}
+VERIFIED_LABEL, RELEARNED_LABEL, EMPIRICAL_LABEL = (f"{k}: {v}" for k, v in _SOURCES.items())
+
+# Metric key -> (description with its unit, fairlearn function giving the empirical value)
+_METRICS = {
+    "disparate_impact": ("disparate impact DI (min / max selection rate; ratio, 1 = fair)",
+                         "demographic_parity_ratio"),
+    "statistical_parity": ("statistical parity SP (max - min selection rate; 0 = fair)",
+                           "demographic_parity_difference"),
+    "equalized_odds": ("equalized odds EO (larger of the TPR and FPR gaps, max - min; "
+                       "0 = fair)", "equalized_odds_difference"),
+    "path_specific_causal": ("path-specific causal fairness (max - min rate with the "
+                             "mediators as under the most favoured group; 0 = fair)", None),
+}
+
+
+def _binary_predictions(y_pred) -> np.ndarray:
+    """The model's decisions as 0/1 (1 = favourable), or an error naming the labels."""
+    arr = np.asarray(y_pred)
+    if arr.dtype == bool:
+        return arr.astype(int)
+    values = pd.unique(arr)
+    try:
+        ok = set(np.asarray(values, dtype=float).tolist()) <= {0.0, 1.0}
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"The model predicts the labels {sorted(map(str, values))[:5]}; the audit needs "
+            "0/1 decisions (1 = favourable), like the labels it was given."
+        )
+    return arr.astype(float).astype(int)
+
+
+def _rate_given(label: int, rate):
+    """fairlearn's ``rate`` on a group, NaN when the group has no row with ``y == label``.
+
+    fairlearn returns 0 for such a group (its confusion matrix row is empty), which would
+    enter the equalized-odds gap as a plausible wrong rate; the verifier reports NaN there.
+    """
+
+    def metric(y_true, y_pred):
+        if not np.any(np.asarray(y_true) == label):
+            return np.nan
+        return float(rate(y_true, y_pred, pos_label=1))
+
+    return metric
+
+
+def empirical_group_metrics(y_true, y_pred, sensitive: pd.DataFrame) -> dict:
+    """Observed group rates and DI/SP/EO of the decisions ``y_pred`` (fairlearn MetricFrame).
+
+    Groups are the intersections of the columns of ``sensitive`` (as the verifier's
+    compound groups). ``selection_rate`` is the share of positive decisions,
+    ``true_positive_rate`` / ``false_positive_rate`` those among the rows with label 1 / 0
+    (NaN for a group without such rows, and left out of the gap). DI is fairlearn's
+    ``demographic_parity_ratio``, SP its ``demographic_parity_difference`` and EO its
+    ``equalized_odds_difference`` (worst case of the TPR and FPR differences between
+    groups).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        Labels and decisions, 0/1 (1 = favourable).
+    sensitive : pandas.DataFrame
+        Sensitive columns of the same rows.
+
+    Returns
+    -------
+    dict
+        ``label``, ``rows``, ``groups`` (records) and ``metrics``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify._audit import empirical_group_metrics
+    >>> out = empirical_group_metrics([1, 0, 1, 0], [1, 0, 0, 0],
+    ...                               pd.DataFrame({"sex": ["F", "F", "M", "M"]}))
+    >>> out["metrics"]["statistical_parity"], out["metrics"]["equalized_odds"]
+    (0.5, 1.0)
+    """
+    from fairlearn.metrics import (
+        MetricFrame,
+        count,
+        false_positive_rate,
+        selection_rate,
+        true_positive_rate,
+    )
+
+    y_true = np.asarray(y_true).astype(int)
+    y_pred = _binary_predictions(y_pred)
+    frame = MetricFrame(
+        metrics={
+            "selection_rate": selection_rate,
+            "true_positive_rate": _rate_given(1, true_positive_rate),
+            "false_positive_rate": _rate_given(0, false_positive_rate),
+            "rows": count,
+            "positives": lambda t, p: int(np.sum(np.asarray(t) == 1)),
+        },
+        y_true=y_true, y_pred=y_pred,
+        sensitive_features=sensitive.reset_index(drop=True),
+    )
+    groups = frame.by_group.dropna(subset=["rows"])
+    groups = groups[groups["rows"] > 0].astype({"rows": int, "positives": int})
+    groups.insert(groups.columns.get_loc("positives") + 1, "negatives",
+                  groups["rows"] - groups["positives"])
+    rates = ["selection_rate", "true_positive_rate", "false_positive_rate"]
+    gaps = frame.difference(method="between_groups")[rates].astype(float)  # max - min
+    metrics = {
+        "disparate_impact": float(frame.ratio(method="between_groups")["selection_rate"]),
+        "statistical_parity": float(gaps["selection_rate"]),
+        "equalized_odds": float(max(gaps["true_positive_rate"], gaps["false_positive_rate"])),
+    }
+    return {"label": EMPIRICAL_LABEL, "rows": int(len(y_true)),
+            "groups": _records(groups), "metrics": _jsonable(metrics)}
+
+
+def _first_stage_test(first) -> dict | None:
+    """The two-group test of a GroupESLResult, every difference named with its unit."""
+    if first.compared is None:
+        return None
+    return {
+        "compared": [str(g) for g in first.compared],
+        "direction": f"{first.compared[0]} - {first.compared[1]}",
+        "metric_difference": first.metric_difference,
+        "metric_std_error": first.metric_std_error,
+        "metric_ci": list(first.metric_ci),
+        "esl_difference": first.esl_difference,
+        "esl_std_error": first.esl_std_error,
+        "esl_ci": list(first.esl_ci),
+        "z": first.z,
+        "p_value": first.p_value,
+    }
+
+
 def run_audit(
     X: pd.DataFrame,
     y,
@@ -288,6 +430,7 @@ def run_audit(
         },
     )
 
+    report.sections["empirical"] = empirical_group_metrics(y_test, y_pred, X_test[sensitive])
     if "verify" in steps:
         from .verification import FairnessVerifier
 
@@ -306,9 +449,11 @@ def run_audit(
         timings["fairness_influence"] = time.perf_counter() - t0
         test_metrics = verifier.verify(X_test, y_test)
         report.sections["verification"] = {
+            "label": VERIFIED_LABEL,
             "groups": _records(verifier.groups_),
             "metrics": _jsonable(verifier.metrics_),
-            "metrics_on_test_distribution": _jsonable(test_metrics),
+            "metrics_network_relearned_on_test_rows": _jsonable(test_metrics),
+            "label_metrics_network_relearned_on_test_rows": RELEARNED_LABEL,
             "most_favored_group": _jsonable(verifier.most_favored_group_),
             "least_favored_group": _jsonable(verifier.least_favored_group_),
             "agreement": float(verifier.agreement_),
@@ -317,6 +462,7 @@ def run_audit(
             "network_edges": edges,
             "fairness_influence": _records(fif),
         }
+        report.sections["comparison"] = _comparison_records(report)
         if figures:
             from .plotting import plot_fairness_influence, plot_group_rates
 
@@ -340,6 +486,8 @@ def run_audit(
         report.sections["counterfactual"] = {
             "attribute": attribute,
             "k": k,
+            "privileged": _jsonable(cf.privileged_),
+            "unprivileged": [str(g) for g in cf.groups_ if g != cf.privileged_],
             "cflips": _jsonable(result["cflips"]),
             "ndccf": _jsonable(result["ndccf"]),
             "n_refused": _jsonable(result["n_refused"]),
@@ -365,21 +513,24 @@ def run_audit(
             random_state=random_state, verbose=verbose,
         )
         timings["esl"] = time.perf_counter() - t0
-        test = None
-        if first.difference is not None:
-            labels = [str(g) for g in first.values.index]
-            test = {"compared": labels, "difference": first.difference,
-                    "std_error": first.std_error, "z": first.z, "p_value": first.p_value,
-                    "ci": list(first.ci)}
+        frame = first.to_frame()
         report.sections["esl_first_stage"] = {
             "attribute": attribute,
             "metric": "tpr",
-            "total": first.total,
-            "table": _records(first.to_frame()),
-            "test": _jsonable(test),
+            "baseline": first.baseline,
+            "confidence": first.confidence,
+            "units": frame.attrs.get("units"),
+            "total_esl_units": first.total,
+            "table": _records(frame),
+            "test": _jsonable(_first_stage_test(first)),
         }
         report.sections["esl_second_stage"] = {
             "features": chosen,
+            "baseline": first.baseline,
+            "units": f"ESL units = tpr / baseline ({first.baseline:g}): contributions "
+                     "of the features to each group's first-stage ESL value",
+            "compared": {str(k): [str(g) for g in v]
+                         for k, v in (second.attrs.get("compared") or {}).items()},
             "table": _records(second),
         }
         if figures:
@@ -420,71 +571,261 @@ def _parents_text(edges: list) -> str:
     return "; ".join(f"{child} <- {', '.join(ps)}" for child, ps in parents.items())
 
 
+_RATE_NAMES = {
+    "selection_rate": "selection rate P(Yhat=1)",
+    "true_positive_rate": "TPR P(Yhat=1 | Y=1)",
+    "false_positive_rate": "FPR P(Yhat=1 | Y=0)",
+}
+_SHORT_METRICS = {
+    "disparate_impact": "DI (min / max selection rate)",
+    "statistical_parity": "SP (max - min selection rate)",
+    "equalized_odds": "EO (max of TPR gap, FPR gap)",
+    "path_specific_causal": "path-specific causal (max - min)",
+}
+
+
+def _group_key(record: dict, sensitive: list[str]) -> tuple:
+    return tuple(str(record[c]) for c in sensitive)
+
+
+def group_comparison(report: AuditReport) -> pd.DataFrame:
+    """Verified and empirical rates of every group side by side (probabilities).
+
+    Columns are ``(rate, source)`` pairs, source ``"verified"`` (population under the
+    learned network) or ``"empirical"`` (test rows), then the rows behind each:
+    ``("rows", "train")`` (the network's support) and ``("rows", "test")``.
+    """
+    sensitive = report.dataset["sensitive"]
+    verified = {_group_key(r, sensitive): r
+                for r in report.sections.get("verification", {}).get("groups", [])}
+    empirical = {_group_key(r, sensitive): r for r in report.sections["empirical"]["groups"]}
+    keys = list(verified) + [k for k in empirical if k not in verified]
+    columns, data = [], []
+    for rate, name in _RATE_NAMES.items():
+        v_rate = "positive_rate" if rate == "selection_rate" else rate
+        columns += [(name, "verified"), (name, "empirical")]
+        data += [[verified.get(k, {}).get(v_rate) for k in keys],
+                 [empirical.get(k, {}).get(rate) for k in keys]]
+    columns += [("rows", "train"), ("rows", "test")]
+    data += [[verified.get(k, {}).get("support") for k in keys],
+             [empirical.get(k, {}).get("rows") for k in keys]]
+    frame = pd.DataFrame(dict(enumerate(data)))
+    frame.columns = pd.MultiIndex.from_tuples(columns)
+    frame.index = pd.MultiIndex.from_tuples(keys, names=sensitive)
+    if "verification" not in report.sections:
+        frame = frame.drop(columns=[c for c in columns if c[1] in ("verified", "train")])
+    frame = frame.apply(pd.to_numeric, errors="coerce")
+    return frame.dropna(axis=1, how="all")
+
+
+def metric_comparison(report: AuditReport) -> pd.DataFrame:
+    """DI, SP and EO: verified, verified on a test-row network, empirical, side by side."""
+    v = report.sections.get("verification")
+    emp = report.sections["empirical"]["metrics"]
+    names = list(v["metrics"]) if v else list(emp)
+    cols = {}
+    if v:
+        cols["verified"] = [v["metrics"].get(k) for k in names]
+        cols["verified, test-row network"] = [
+            v["metrics_network_relearned_on_test_rows"].get(k) for k in names]
+    cols["empirical"] = [emp.get(k) for k in names]
+    index = pd.Index([_SHORT_METRICS.get(k, k) for k in names], name="metric")
+    return pd.DataFrame(cols, index=index).apply(pd.to_numeric, errors="coerce")
+
+
+def _comparison_records(report: AuditReport) -> list[dict]:
+    """The metric comparison for JSON, with unambiguous keys."""
+    v = report.sections["verification"]
+    emp = report.sections["empirical"]["metrics"]
+    return [
+        {"metric": k, "definition": _METRICS.get(k, (k, None))[0],
+         "verified": v["metrics"].get(k),
+         "verified_network_relearned_on_test_rows":
+             v["metrics_network_relearned_on_test_rows"].get(k),
+         "empirical_test_rows": emp.get(k),
+         "empirical_fairlearn_function": _METRICS.get(k, (k, None))[1]}
+        for k in v["metrics"]
+    ]
+
+
+def _frame_text(frame: pd.DataFrame, fmt: str = "{:.4f}") -> str:
+    return frame.to_string(float_format=lambda x: fmt.format(x), na_rep="n/a")
+
+
+def _wrap(text: str) -> str:
+    """A prose line of the text report, wrapped at 100 characters."""
+    return textwrap.fill(text, 100, subsequent_indent="    ", break_on_hyphens=False)
+
+
+def _legend(report: AuditReport) -> list[tuple[str, str]]:
+    """(column name, what its numbers are) for the verified-vs-empirical tables."""
+    d, v = report.dataset, report.sections.get("verification")
+    out = []
+    if v:
+        out += [("verified", _SOURCES["verified"] + ": exact rates of the model's "
+                 f"integer rule (agreement with the model {v['agreement']:.4f}; "
+                 f"{v['n_bins']} bins, multiplier {v['multiplier']}) when the features follow "
+                 f"the network learned on the {d['train_rows']} training rows"),
+                ("verified, test-row network", _SOURCES["verified, test-row network"]
+                 + "; on the same rows as the empirical column, so their gap is the "
+                 "modelling error of the network and the integer rule")]
+    out.append(("empirical", _SOURCES["empirical"] + ": the model's own "
+                f"decisions on the {d['test_rows']} test rows"))
+    return out
+
+
+def _fairness_text(report: AuditReport) -> list[str]:
+    """Verified vs empirical group rates and metrics, with what each number is."""
+    v = report.sections.get("verification")
+    out = ["", "== Group fairness: verified (FVGM) vs empirical =="]
+    out += [_wrap(f"{name}: {text}") for name, text in _legend(report)]
+    if v:
+        out.append(_wrap("network (parents of each variable): "
+                         + _parents_text(v["network_edges"])))
+    out += [_wrap("Rates per group, probabilities in [0, 1] (n/a: no such group, or no row of "
+                  "that label, and then left out of the gap):"),
+            _frame_text(group_comparison(report)),
+            _wrap("Metrics over the groups (DI is a ratio, 1 = fair; SP and EO are "
+                  "differences of probabilities, max - min over the groups, 0 = fair; "
+                  "empirical DI, SP, EO are fairlearn's demographic_parity_ratio, "
+                  "demographic_parity_difference, equalized_odds_difference):"),
+            _frame_text(metric_comparison(report))]
+    if v:
+        out += _fif_text(v)
+    return out
+
+
+def _fif_text(v: dict) -> list[str]:
+    fif = pd.DataFrame(v["fairness_influence"])
+    groups = [" / ".join(str(x) for x in g.values())
+              for g in (v["most_favored_group"], v["least_favored_group"])]
+    if fif.shape[1] > 5 and all(g in fif.columns for g in groups):
+        fif = fif[["feature", *groups]]  # many groups: the two extremes
+    if fif.empty:
+        return []
+    num = fif.select_dtypes("number")
+    order = num.abs().max(axis=1).sort_values(ascending=False).index[:5]
+    return [_wrap("top fairness influence (FIF, verified): change of each group's verified "
+                  "selection rate (probability) due to the feature's real distribution rather "
+                  "than a uniform one (most and least favoured groups when there are many):"),
+            fif.loc[order].to_string(index=False, float_format=lambda x: f"{x:+.4f}")]
+
+
+def _counterfactual_text(c: dict) -> list[str]:
+    groups = ""
+    if c.get("privileged") is not None:
+        groups = (f" (privileged = {c['privileged']}, unprivileged = "
+                  f"{', '.join(c['unprivileged'])})")
+    out = ["", f"== Counterfactual fairness ({c['attribute']}, k={c['k']}) ==",
+           _wrap(f"Means over the refused test rows{groups} of CFlips@k (share of a row's k "
+                 "counterfactuals that the sensitive classifier puts in another group; 0 = "
+                 "fair) and nDCCF@k (rank-discounted share of those it keeps in the row's "
+                 "group; 1 = fair); both in [0, 1]:")]
+    for name, delta in (("cflips", "unprivileged - privileged"),
+                        ("ndccf", "privileged - unprivileged")):
+        vals = c[name]
+        out.append(f"{name}: privileged {_fmt(vals['privileged'])}, unprivileged "
+                   f"{_fmt(vals['unprivileged'])}, delta ({delta}) {_fmt(vals['delta'])}")
+    out.append("refused rows used: " + ", ".join(f"{k} {v}" for k, v in
+                                                 c["n_refused"].items()))
+    return out + [_wrap(f"warning: {w}") for w in c["warnings"]]
+
+
+def _esl_first_text(e: dict) -> list[str]:
+    base = e.get("baseline", 0.5)
+    out = ["", f"== ESL values, first stage ({e['attribute']}, metric {e['metric']}) ==",
+           _wrap(f"units: {e['units']}; share = esl_value / total (total "
+                 f"{_fmt(e['total_esl_units'])} ESL units)"),
+           _table_text(e["table"])]
+    t = e.get("test")
+    if t:
+        a, b = t["compared"]
+        m = e["metric"].upper()
+        out.append(_wrap(
+            f"{m} difference {a} - {b}: {t['metric_difference']:+.4f} (raw {m} gap; ESL units: "
+            f"{t['esl_difference']:+.4f} = metric / baseline {base:g}), std. error "
+            f"{t['metric_std_error']:.4f} raw ({t['esl_std_error']:.4f} ESL), "
+            f"z {t['z']:+.3f}, p-value {t['p_value']:.4f}, {e['confidence']:.0%} CI raw "
+            f"[{t['metric_ci'][0]:+.4f}, {t['metric_ci'][1]:+.4f}]"
+        ))
+    return out
+
+
+def _esl_second_text(e: dict) -> list[str]:
+    pairs = {tuple(p) for p in e.get("compared", {}).values()}
+    if len(pairs) == 1:
+        a, b = pairs.pop()
+        direction = f"{a} - {b}"
+    else:
+        direction = ", ".join(f"{k}: {p[0]} - {p[1]}" for k, p in e.get("compared", {}).items())
+    return ["", f"== ESL values, second stage (features {', '.join(e['features'])}) ==",
+            _wrap(f"units: {e['units']}; esl_difference, esl_std_error, esl_ci_* are the "
+                  f"difference of the contributions, {direction}, in the same ESL units"),
+            _table_text(e["table"])]
+
+
 def _render_text(report: AuditReport) -> str:
     d, m, s = report.dataset, report.model, report.sections
     out = [
         f"skfairverify audit: {d['name']} ({d['rows']} rows, {d['features']} columns, "
         f"favourable rate {d['favourable_rate']:.3f}); sensitive: {', '.join(d['sensitive'])}",
         f"model: {m['description']}; accuracy train {m['train_accuracy']:.4f}, "
-        f"test {m['test_accuracy']:.4f}",
+        f"test {m['test_accuracy']:.4f} ({d['train_rows']} training / {d['test_rows']} test "
+        "rows)",
     ]
-    if "verification" in s:
-        v = s["verification"]
-        out += ["", "== Verified group fairness (FVGM, exact over a Bayesian network) ==",
-                f"quantisation: {v['n_bins']} bins, multiplier {v['multiplier']}, "
-                f"agreement with the model {v['agreement']:.4f}",
-                "network (parents of each variable): " + _parents_text(v["network_edges"]),
-                _table_text(v["groups"])]
-        out += [f"{k}: {_fmt(val)}" for k, val in v["metrics"].items()]
-        out += ["on the test rows' distribution: " + ", ".join(
-            f"{k} {_fmt(val)}" for k, val in v["metrics_on_test_distribution"].items())]
-        fif = pd.DataFrame(v["fairness_influence"])
-        groups = [" / ".join(str(x) for x in g.values())
-                  for g in (v["most_favored_group"], v["least_favored_group"])]
-        if fif.shape[1] > 5 and all(g in fif.columns for g in groups):
-            fif = fif[["feature", *groups]]  # many groups: the two extremes
-        if not fif.empty:
-            num = fif.select_dtypes("number")
-            order = num.abs().max(axis=1).sort_values(ascending=False).index[:5]
-            out += ["top fairness influence (FIF) per group (most and least favoured "
-                    "groups when there are many):",
-                    fif.loc[order].to_string(index=False, float_format=lambda x: f"{x:+.4f}")]
+    out += _fairness_text(report)
     if "counterfactual" in s:
-        c = s["counterfactual"]
-        out += ["", f"== Counterfactual fairness ({c['attribute']}, k={c['k']}) =="]
-        for name in ("cflips", "ndccf"):
-            out.append(f"{name}: " + ", ".join(f"{k} {_fmt(v)}" for k, v in c[name].items()))
-        out.append("refused rows used: " + ", ".join(f"{k} {v}" for k, v in
-                                                     c["n_refused"].items()))
-        out += [f"warning: {w}" for w in c["warnings"]]
+        out += _counterfactual_text(s["counterfactual"])
     if "esl_first_stage" in s:
-        e = s["esl_first_stage"]
-        out += ["", f"== ESL values, first stage ({e['attribute']}, metric {e['metric']}) ==",
-                _table_text(e["table"])]
-        t = e.get("test")
-        if t:
-            a, b = t["compared"]
-            out.append(
-                f"difference {a} - {b}: {t['difference']:+.4f} (std. error "
-                f"{t['std_error']:.4f}, z {t['z']:+.3f}, p-value {t['p_value']:.4f}, "
-                f"95% CI [{t['ci'][0]:+.4f}, {t['ci'][1]:+.4f}])"
-            )
+        out += _esl_first_text(s["esl_first_stage"])
     if "esl_second_stage" in s:
-        e = s["esl_second_stage"]
-        out += ["", f"== ESL values, second stage (features {', '.join(e['features'])}) ==",
-                _table_text(e["table"])]
+        out += _esl_second_text(s["esl_second_stage"])
     out += ["", "timings (s): " + ", ".join(f"{k} {v}" for k, v in report.timings.items())]
     return "\n".join(out)
 
 
+_CSS = ("body{font-family:sans-serif;margin:1.5em;max-width:75em}"
+        "pre{font-size:0.85em;overflow-x:auto}"
+        "table{border-collapse:collapse;margin:0.5em 0 1em;font-size:0.9em}"
+        "th,td{border:1px solid #bbb;padding:0.2em 0.6em;text-align:right}"
+        "caption{text-align:left;font-weight:bold;padding:0.3em 0}"
+        "dl{font-size:0.9em}dt{font-weight:bold}dd{margin:0 0 0.4em 1.5em}")
+
+
+def _fairness_html(report: AuditReport) -> list[str]:
+    legend = _legend(report)
+    return [
+        "<h2>Group fairness: verified vs empirical</h2>",
+        "<dl>" + "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(t)}</dd>"
+                         for k, t in legend) + "</dl>",
+        _html_table(group_comparison(report),
+                    "Rates per group (probabilities in [0, 1]; n/a: no such group or no row "
+                    "of that label)"),
+        _html_table(metric_comparison(report),
+                    "Metrics over the groups (DI: ratio, 1 = fair; SP, EO: max - min "
+                    "difference of probabilities, 0 = fair; empirical = fairlearn's "
+                    "demographic_parity_ratio, demographic_parity_difference, "
+                    "equalized_odds_difference)"),
+    ]
+
+
+def _html_table(frame: pd.DataFrame, caption: str) -> str:
+    table = frame.to_html(float_format=lambda x: f"{x:.4f}", na_rep="n/a", border=0)
+    head, rest = table.split(">", 1)
+    return f"{head}><caption>{html.escape(caption)}</caption>{rest}"
+
+
 def _render_html(report: AuditReport) -> str:
     body = [f"<h1>skfairverify audit: {html.escape(report.dataset['name'])}</h1>",
+            *_fairness_html(report),
+            "<h2>Full text report</h2>",
             f"<pre>{html.escape(report.to_text())}</pre>"]
     for title, png in report.figures.items():
         body.append(f"<h2>{html.escape(title)}</h2>"
                     f'<img alt="{html.escape(title)}" src="data:image/png;base64,{png}">')
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>skfairverify audit"
-            "</title></head><body>" + "\n".join(body) + "</body></html>\n")
+            f"</title><style>{_CSS}</style></head><body>" + "\n".join(body)
+            + "</body></html>\n")
 
 
 # ----------------------------------------------------------------------------- command line

@@ -5,12 +5,17 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from fairlearn.metrics import (
+    demographic_parity_difference,
+    demographic_parity_ratio,
+    equalized_odds_difference,
+)
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
 
 from skfairverify import FairnessVerifier, group_esl
 from skfairverify.__main__ import main
-from skfairverify._audit import run_audit
+from skfairverify._audit import empirical_group_metrics, run_audit
 
 
 def _csv_data(tmp_path, n=600, seed=0):
@@ -27,6 +32,27 @@ def _csv_data(tmp_path, n=600, seed=0):
     path = tmp_path / "data.csv"
     frame.to_csv(path, index=False)
     return frame, path
+
+
+def _check_empirical(report, y_true, y_pred, sensitive):
+    """The report's empirical section against fairlearn's functions and numpy."""
+    emp = report["empirical"]
+    assert emp["label"] == "empirical: test rows, fairlearn MetricFrame"
+    assert emp["rows"] == len(y_true)
+    assert emp["metrics"]["statistical_parity"] == pytest.approx(
+        demographic_parity_difference(y_true, y_pred, sensitive_features=sensitive))
+    assert emp["metrics"]["disparate_impact"] == pytest.approx(
+        demographic_parity_ratio(y_true, y_pred, sensitive_features=sensitive))
+    assert emp["metrics"]["equalized_odds"] == pytest.approx(
+        equalized_odds_difference(y_true, y_pred, sensitive_features=sensitive))
+    y_true, y_pred, sensitive = map(np.asarray, (y_true, y_pred, sensitive))
+    for row in emp["groups"]:
+        g = sensitive == row["sex"]
+        assert row["rows"] == g.sum()
+        assert row["selection_rate"] == pytest.approx(y_pred[g].mean())
+        assert row["true_positive_rate"] == pytest.approx(y_pred[g & (y_true == 1)].mean())
+        assert row["false_positive_rate"] == pytest.approx(y_pred[g & (y_true == 0)].mean())
+    assert {row["sex"] for row in emp["groups"]} == set(sensitive)
 
 
 def test_csv_json_report_matches_direct_computation(tmp_path, capsys):
@@ -58,11 +84,27 @@ def test_csv_json_report_matches_direct_computation(tmp_path, capsys):
     rates = {g["sex"]: g["positive_rate"] for g in report["verification"]["groups"]}
     expected = verifier.groups_.set_index("sex")["positive_rate"]
     assert rates == pytest.approx(expected.to_dict())
+    # the verifier's re-estimate on the test rows, under its own unambiguous key
+    relearned = verifier.verify(X_te, y_te)
+    assert report["verification"]["metrics_network_relearned_on_test_rows"] == pytest.approx(
+        relearned)
+    assert "metrics_on_test_distribution" not in report["verification"]
+    # empirical metrics: fairlearn's functions called directly on the test rows
+    _check_empirical(report, y_te, model.predict(X_te), X_te["sex"])
     first = group_esl(y_te, model.predict(X_te), X_te["sex"], metric="tpr")
-    values = {row["sex"]: row["value"] for row in report["esl_first_stage"]["table"]}
+    values = {row["sex"]: row["esl_value"] for row in report["esl_first_stage"]["table"]}
     assert values == pytest.approx(first.values.to_dict())
-    assert report["esl_first_stage"]["test"]["difference"] == pytest.approx(first.difference)
-    assert report["esl_first_stage"]["test"]["p_value"] == pytest.approx(first.p_value)
+    test = report["esl_first_stage"]["test"]
+    assert test["compared"] == ["F", "M"]
+    # raw TPR gap by numpy; ESL units = gap / baseline 0.5 (two groups, Shapley: b_1 = 1)
+    pred = model.predict(X_te)
+    tpr = {g: pred[(X_te["sex"] == g).to_numpy() & (y_te == 1).to_numpy()].mean()
+           for g in ("F", "M")}
+    assert test["metric_difference"] == pytest.approx(tpr["F"] - tpr["M"])
+    assert test["esl_difference"] == pytest.approx((tpr["F"] - tpr["M"]) / 0.5)
+    assert test["esl_std_error"] == pytest.approx(2 * test["metric_std_error"])
+    assert test["p_value"] == pytest.approx(first.p_value)
+    assert not {"difference", "std_error", "ci"} & set(test)
     # the model is unaware: the sensitive column has weight zero, so no FIF row for it
     assert "sex" not in {row["feature"] for row in report["verification"]["fairness_influence"]}
     assert len(report["esl_second_stage"]["features"]) == 2
@@ -81,6 +123,10 @@ def test_bundled_dataset_text_report_and_html(tmp_path, capsys):
     page = out.read_text()
     assert page.count("data:image/png;base64,") == 3  # CFlips@k, ESL shares, contributions
     assert "Counterfactual fairness" in page
+    # without the verify step the empirical rates are still shown, labelled
+    assert "empirical: test rows, fairlearn MetricFrame" in " ".join(text.split())
+    assert "<h2>Group fairness: verified vs empirical</h2>" in page
+    assert "verified, test-row network" not in page
 
 
 def test_saved_model_is_used(tmp_path, capsys):
@@ -127,3 +173,151 @@ def test_bad_inputs_are_named(tmp_path):
         run_audit(X, frame.approved, ["sex"], steps=["verify", "plot"])
     with pytest.raises(TypeError, match="DataFrame"):
         run_audit(X.to_numpy(), frame.approved, ["sex"])
+
+
+
+# ------------------------------------------------ which number is which (issue 10, part 6)
+
+
+def _independent_split_and_model(frame):
+    """The audit's split and default model, rebuilt from the public pieces."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+
+    from skfairverify._audit import default_model
+
+    X = frame.drop(columns="approved").astype({"colour": "category", "sex": "category"})
+    y = (frame.approved == "yes").astype(int)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    select = make_column_transformer(("passthrough", ["proxy", "other", "colour"]),
+                                     verbose_feature_names_out=False)
+    model = make_pipeline(select.set_output(transform="pandas"), default_model()).fit(X_tr, y_tr)
+    return X, y, X_te, y_te.to_numpy(), model.predict(X_te)
+
+
+@pytest.fixture(scope="module")
+def csv_report(tmp_path_factory):
+    """One audit of the CSV data (verify + ESL) and the independent pieces to check it."""
+    frame, _ = _csv_data(tmp_path_factory.mktemp("audit"))
+    X, y, X_te, y_te, pred = _independent_split_and_model(frame)
+    report = run_audit(X, y, ["sex"], steps=["verify", "esl"], n_esl_features=2, verbose=0)
+    return report, X_te["sex"].to_numpy(), y_te, pred
+
+
+def _line(text, start):
+    """The single line of ``text`` that starts with ``start`` (after spaces)."""
+    lines = [ln for ln in text.splitlines() if ln.lstrip().startswith(start)]
+    assert len(lines) == 1, (start, lines)
+    return lines[0]
+
+
+def _expected_metrics(report, s, y_te, pred):
+    """label -> (verified, verified on the test-row network, empirical by fairlearn)."""
+    v = report.sections["verification"]
+    empirical = {
+        "disparate_impact": demographic_parity_ratio(y_te, pred, sensitive_features=s),
+        "statistical_parity": demographic_parity_difference(y_te, pred, sensitive_features=s),
+        "equalized_odds": equalized_odds_difference(y_te, pred, sensitive_features=s),
+    }
+    labels = {"disparate_impact": "DI (min / max selection rate)",
+              "statistical_parity": "SP (max - min selection rate)",
+              "equalized_odds": "EO (max of TPR gap, FPR gap)"}
+    return {labels[k]: (v["metrics"][k], v["metrics_network_relearned_on_test_rows"][k], e)
+            for k, e in empirical.items()}
+
+
+def test_text_report_shows_verified_beside_empirical(csv_report):
+    report, s, y_te, pred = csv_report
+    text = report.to_text()
+    flat = " ".join(text.split())  # prose lines are wrapped
+    # each kind of number is labelled for what it is
+    assert "verified: population under the learned Bayesian network (FVGM)" in flat
+    assert "empirical: test rows, fairlearn MetricFrame" in flat
+    assert "re-learned on the test rows (still model-based, not an observed rate)" in flat
+    assert "on the test rows' distribution" not in flat
+    # metric table: verified, verified on a test-row network, empirical (fairlearn directly)
+    for label, numbers in _expected_metrics(report, s, y_te, pred).items():
+        assert _line(text, label)[len(label):].split() == [f"{x:.4f}" for x in numbers]
+    # per group: (verified, empirical) for selection rate, TPR, FPR, then train / test rows
+    verified = pd.DataFrame(report.sections["verification"]["groups"]).set_index("sex")
+    for g in ("F", "M"):
+        rows = s == g
+        cells = _line(text.split("== ESL")[0], f"{g} ").split()[1:]
+        assert cells[0::2][:3] == [f"{verified.loc[g, c]:.4f}" for c in
+                                   ("positive_rate", "true_positive_rate",
+                                    "false_positive_rate")]
+        assert cells[1::2][:3] == [f"{pred[rows & m].mean():.4f}" for m in
+                                   (True, y_te == 1, y_te == 0)]
+        assert cells[6:] == [str(verified.loc[g, "support"]), str(rows.sum())]
+
+
+def test_json_comparison_is_unambiguous(csv_report):
+    report, s, y_te, pred = csv_report
+    data = json.loads(json.dumps(report.to_dict(), default=str))
+    _check_empirical(data, y_te, pred, s)
+    assert data["verification"]["label"].startswith("verified: population under the learned")
+    expected = _expected_metrics(report, s, y_te, pred)
+    rows = {r["metric"]: r for r in data["comparison"]}
+    for (key, row), numbers in zip(rows.items(), expected.values()):
+        got = (row["verified"], row["verified_network_relearned_on_test_rows"],
+               row["empirical_test_rows"])
+        assert got == pytest.approx(numbers), key
+    assert rows["equalized_odds"]["empirical_fairlearn_function"] == "equalized_odds_difference"
+
+
+def test_text_report_states_esl_units(csv_report):
+    report, s, y_te, pred = csv_report
+    text = report.to_text()
+    tpr = {g: pred[(s == g) & (y_te == 1)].mean() for g in ("F", "M")}
+    gap = tpr["F"] - tpr["M"]
+    assert (f"TPR difference F - M: {gap:+.4f} (raw TPR gap; ESL units: {gap / 0.5:+.4f} = "
+            "metric / baseline 0.5)") in " ".join(text.split())
+    assert "esl_*: ESL units = tpr / baseline (0.5)" in text
+    second = " ".join(text.split("second stage")[1].split())
+    assert "ESL units = tpr / baseline (0.5)" in second
+    assert "difference of the contributions, F - M, in the same ESL units" in second
+
+
+def test_html_report_has_the_comparison_tables(csv_report):
+    report, s, y_te, pred = csv_report
+    page = report.to_html()
+    assert "<h2>Group fairness: verified vs empirical</h2>" in page
+    assert page.count("<caption>") == 2
+    for numbers in _expected_metrics(report, s, y_te, pred).values():
+        for x in numbers:
+            assert f"{x:.4f}" in page
+    assert "test rows, fairlearn MetricFrame" in page
+
+
+def test_empirical_groups_without_a_label_are_nan_not_zero():
+    """fairlearn's TPR of a group without positives is 0; the audit says n/a and skips it."""
+    rng = np.random.default_rng(1)
+    n = 400
+    sex = rng.choice(["F", "M"], n)
+    age = rng.choice(["old", "young"], n)
+    y = rng.integers(0, 2, n)
+    y[(sex == "F") & (age == "old")] = 0  # this intersection has no positive row
+    pred = rng.integers(0, 2, n)
+    out = empirical_group_metrics(y, pred, pd.DataFrame({"sex": sex, "age": age}))
+    groups = pd.DataFrame(out["groups"]).set_index(["sex", "age"])
+    assert np.isnan(groups.loc[("F", "old"), "true_positive_rate"].astype(float))
+    tpr, fpr, sel = {}, {}, {}
+    for a in ("F", "M"):
+        for b in ("old", "young"):
+            g = (sex == a) & (age == b)
+            sel[a, b] = pred[g].mean()
+            fpr[a, b] = pred[g & (y == 0)].mean()
+            if (g & (y == 1)).any():
+                tpr[a, b] = pred[g & (y == 1)].mean()
+    for key, frame_key in ((sel, "selection_rate"), (fpr, "false_positive_rate")):
+        assert groups[frame_key].to_dict() == pytest.approx(key)
+    assert out["metrics"]["equalized_odds"] == pytest.approx(
+        max(np.ptp(list(tpr.values())), np.ptp(list(fpr.values()))))
+    assert out["metrics"]["statistical_parity"] == pytest.approx(np.ptp(list(sel.values())))
+    assert out["metrics"]["disparate_impact"] == pytest.approx(
+        min(sel.values()) / max(sel.values()))
+
+
+def test_empirical_needs_binary_decisions():
+    with pytest.raises(ValueError, match="0/1 decisions"):
+        empirical_group_metrics([1, 0], ["yes", "no"], pd.DataFrame({"s": ["a", "b"]}))
