@@ -76,7 +76,8 @@ def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True):
     return ax
 
 
-def plot_fairness_influence(verifier, features=None, *, fif=None, ax=None):
+def plot_fairness_influence(verifier, features=None, *, fif=None, reference="support",
+                            ax=None):
     """Horizontal bars of the fairness influence of every feature, one color per group.
 
     Parameters
@@ -87,6 +88,10 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, ax=None):
         Passed to :meth:`FairnessVerifier.fairness_influence` when ``fif`` is None.
     fif : pandas.DataFrame, default=None
         A precomputed result of :meth:`FairnessVerifier.fairness_influence`.
+    reference : {"support", "states"}, default="support"
+        Passed to :meth:`FairnessVerifier.fairness_influence` when ``fif`` is None:
+        the uniform distribution that replaces a feature (within its observed range,
+        FVGM Appendix E, or over its states).
     ax : matplotlib Axes, default=None
         Axes to draw on; a new figure when None.
 
@@ -113,7 +118,10 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, ax=None):
 
     sensitive = _sensitive_of(verifier)
     if fif is None:
-        fif = verifier.fairness_influence(features)
+        fif = verifier.fairness_influence(features, reference=reference)
+    reference = fif.attrs.get("reference", reference)
+    within = {"support": "uniform within its observed range",
+              "states": "uniform over its states"}.get(reference, str(reference))
     groups = verifier.groups_
     labels = _group_labels(groups, sensitive)
     n_feat, n_groups = fif.shape
@@ -127,7 +135,7 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, ax=None):
     ax.set_yticks(pos)
     ax.set_yticklabels(fif.index.tolist())
     ax.axvline(0.0, color="k", linewidth=0.8)
-    ax.set_xlabel("FIF: change of Pr[Yhat = 1 | group] due to the feature's distribution")
+    ax.set_xlabel(f"FIF: Pr[Yhat = 1 | group] minus the same with the feature {within}")
     ax.legend(loc="best", fontsize="small")
     ax.invert_yaxis()
     return ax

@@ -1,13 +1,14 @@
 """Group fairness metrics from the positive rates of the sensitive groups.
 
-FVGM (Section 3.4) reduces every metric to the largest and smallest probability of
-a positive decision over the compound sensitive groups:
+FVGM (definitions: Section 2, items 1-4, and Appendix B.1; computation: Section 3.4)
+reduces every metric to the largest and smallest probability of a positive decision
+over the compound sensitive groups:
 
 * disparate impact ``DI = min_a Pr[Yhat = 1 | a] / max_a Pr[Yhat = 1 | a]`` (1 is fair);
 * statistical parity ``SP = max_a Pr[Yhat = 1 | a] - min_a Pr[Yhat = 1 | a]`` (0 is fair);
 * equalized odds: the larger of the SP gaps computed on ``Y = 1`` and on ``Y = 0``;
-* path-specific causal fairness: the SP gap when the mediators follow their
-  distribution under the most favoured group.
+* path-specific causal fairness: the SP gap when the mediators ``Z`` are drawn from
+  ``Z | A = a_max``, the most favoured group (see ``_influence.fvgm_mediated_network``).
 """
 
 from __future__ import annotations

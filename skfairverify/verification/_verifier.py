@@ -183,6 +183,9 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         The integer multiplier ``l``.
     agreement_ : float
         Share of the rows of ``X`` where the integer rule agrees with the estimator.
+        Below ``MIN_AGREEMENT`` (0.95) ``fit`` emits a
+        :class:`~skfairverify.verification.LowAgreementWarning` naming the likely
+        cause (bins or multiplier) and the parameter to raise.
     variables_ : list of str
         The variables, in the order of the network.
     weights_ : dict
@@ -217,6 +220,10 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     Notes
     -----
+    The definitions follow FVGM: DI, SP, EO and PCF as in its Section 2 (items 1-4;
+    Appendix B.1) computed as in its Section 3.4, the fairness influence function as in
+    its Section 5 and Appendix E (the paper does not number these equations); see
+    ``docs/verification.md``.
     When every group has a positive rate of 0, disparate impact is defined as 1.
     The sensitive variables get no parents, so with several sensitive features the
     network treats them as independent; that does not affect ``Pr[Yhat = 1 | A = a]``,
@@ -614,6 +621,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         y : array-like of shape (n_samples,), default=None
             Labels; needed to fit an unfitted estimator, and for equalized odds.
             May be None when ``estimator`` is a :class:`~sklearn.frozen.FrozenEstimator`.
+            Every label must be one of the estimator's classes (same type: ``"1"`` is
+            not ``1``); NaN labels or more than two classes raise a ValueError.
 
         Returns
         -------
@@ -703,7 +712,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         X : DataFrame or array-like of shape (n_samples, n_features)
             Data with the columns seen in ``fit``.
         y : array-like of shape (n_samples,), default=None
-            Labels, for equalized odds.
+            Labels, for equalized odds; validated as in :meth:`fit`.
 
         Returns
         -------
@@ -714,7 +723,9 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ------
         ValueError
             With a user-given network (there is nothing to re-estimate), on missing
-            columns, NaN, unseen categories or a single sensitive group.
+            columns, NaN, unseen categories or values, a sensitive column mixing values
+            that print alike (``1`` and ``"1"``), a single sensitive group, or labels
+            ``y`` that are missing, not binary or not among ``classes_``.
 
         Examples
         --------
@@ -847,7 +858,9 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         else:
             columns = pd.MultiIndex.from_frame(self.groups_[self._sensitive])
         index = pd.Index([" + ".join(s) for s in subsets], name="feature")
-        return pd.DataFrame(np.vstack(rows), index=index, columns=columns)
+        result = pd.DataFrame(np.vstack(rows), index=index, columns=columns)
+        result.attrs["reference"] = reference
+        return result
 
     # ------------------------------------------------------------------ delegation
     def predict(self, X):
