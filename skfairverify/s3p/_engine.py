@@ -82,6 +82,20 @@ def _check_weights(weights, network: BayesNet) -> list[np.ndarray]:
                 f"({network.cardinalities[i]}), got shape {arr.shape}."
             )
         if arr.dtype.kind in "iu":
+            if arr.size and int(arr.max()) > _INT64_MAX:
+                raise _overflow_error(
+                    f"weights of variable {name!r} reach {int(arr.max()):,}, beyond int64"
+                )
+            out.append(arr.astype(np.int64))
+            continue
+        if arr.dtype.kind == "O" and all(
+            isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in arr
+        ):
+            big = max((abs(int(x)) for x in arr), default=0)
+            if big > _INT64_MAX:
+                raise _overflow_error(
+                    f"weights of variable {name!r} reach {big:,} in magnitude, beyond int64"
+                )
             out.append(arr.astype(np.int64))
             continue
         if arr.dtype.kind not in "fb":
@@ -98,6 +112,22 @@ def _check_weights(weights, network: BayesNet) -> list[np.ndarray]:
             raise ValueError(f"weights of variable {name!r} are too large to be exact.")
         out.append(arr.astype(np.int64))
     return out
+
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+# Partial scores (after shifting each variable's weights to start at 0 and dividing
+# by their common divisor) must stay below this bound so that every sum and
+# difference of scores in the engines is exact in int64.
+_MAX_SCORE_RANGE = 2**62
+
+
+def _overflow_error(cause: str) -> OverflowError:
+    return OverflowError(
+        f"{cause}: the partial sums of the integer weights would overflow the exact "
+        f"int64 arithmetic of the engine (score range limit 2**62 = {_MAX_SCORE_RANGE:,}). "
+        "Use smaller integer weights: a smaller multiplier (IntegerWeightScaler, "
+        "FairnessVerifier max_multiplier) or weights rescaled and rounded again."
+    )
 
 
 def _check_threshold(threshold) -> int:
@@ -176,6 +206,9 @@ class _Problem:
     its weights are shifted so that the smallest is 0 and all weights are
     divided by their greatest common divisor, with the threshold adjusted
     exactly (integer arithmetic), so the score axis is as short as possible.
+    The range of the partial scores (the sum of the shifted spans) is checked
+    against ``_MAX_SCORE_RANGE`` before anything else (OverflowError), and the
+    threshold is clipped to ``[0, range + 1]``, which decides every score alike.
     """
 
     def __init__(self, weights, threshold, network, evidence, keep):
@@ -192,7 +225,7 @@ class _Problem:
         self.allowed = allowed
         raw = [weights[i][allowed[i]] for i in range(n)]
         mins = [int(r.min()) for r in raw]
-        shifted = [r - m for r, m in zip(raw, mins)]
+        shifted = _shift(raw, mins, network.names)
         t = threshold - sum(mins)
         g = int(np.gcd.reduce(np.concatenate(shifted))) if shifted else 0
         if g > 1:
@@ -200,7 +233,14 @@ class _Problem:
             t = -((-t) // g)
         self.weights = shifted
         self.spans = [int(s.max()) for s in shifted]
-        self.threshold = t
+        total = sum(self.spans)
+        if total > _MAX_SCORE_RANGE:
+            raise _overflow_error(
+                f"the partial scores span {total:,} values (about 2**{math.log2(total):.1f}"
+                + (f", after dividing the weights by their common divisor {g}" if g > 1 else "")
+                + ")"
+            )
+        self.threshold = min(max(t, 0), total + 1)
         self.sizes = [len(a) for a in allowed]
         cpts = []
         for i in range(n):
@@ -235,6 +275,20 @@ class _Problem:
         clone.spans = [0] * len(self.spans)
         clone.threshold = 0
         return clone
+
+
+def _shift(raw, mins, names) -> list[np.ndarray]:
+    """``raw[i] - mins[i]`` exactly, refusing a variable whose own span exceeds int64."""
+    out = []
+    for r, m, name in zip(raw, mins, names):
+        span = int(r.max()) - m
+        if span > _INT64_MAX:
+            raise _overflow_error(
+                f"the weights of variable {name!r} span {span:,} values "
+                f"(from {m:,} to {int(r.max()):,})"
+            )
+        out.append(r - np.int64(m))  # exact: the result fits in int64
+    return out
 
 
 def _forest_order(problem: _Problem) -> list[int] | None:
@@ -847,6 +901,11 @@ def positive_probability(
         evidence of probability 0.
     TableTooLargeError
         The working table would exceed ``max_table_size`` entries.
+    OverflowError
+        The integer weights are too large for exact int64 arithmetic: a weight
+        beyond int64, or partial scores spanning more than ``2**62`` values (after
+        shifting each variable's weights to start at 0 and dividing all by their
+        common divisor). The message names the range and the variable.
 
     See Also
     --------
@@ -943,6 +1002,11 @@ def positive_probability_table(
         Bad arguments, or ``evidence`` (the fixed variables) has probability 0.
     TableTooLargeError
         The working table would exceed ``max_table_size`` entries.
+    OverflowError
+        The integer weights are too large for exact int64 arithmetic: a weight
+        beyond int64, or partial scores spanning more than ``2**62`` values (after
+        shifting each variable's weights to start at 0 and dividing all by their
+        common divisor). The message names the range and the variable.
 
     See Also
     --------
@@ -1030,6 +1094,9 @@ def best_assignment(
     ------
     ValueError
         Bad ``mode`` or arguments, or no assignment has positive probability.
+    OverflowError
+        The integer weights are too large for exact int64 arithmetic (see
+        :func:`positive_probability`).
 
     Examples
     --------
