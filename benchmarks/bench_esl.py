@@ -135,13 +135,16 @@ def main(argv=None):
             "men": first.loc[v, "Male"], "women": first.loc[v, "Female"],
             "share_men_%": 100 * first.loc[v, "Male"] / first.loc[v, "total"],
             "paper_men": PAPER_FIRST[v][0], "paper_women": PAPER_FIRST[v][1],
-            "diff_m-w": -first.loc[v, "difference"],
-            "asym_ci": f"[{-first.loc[v, 'ci_high']:.3f}, {-first.loc[v, 'ci_low']:.3f}]",
-            "boot_ci": f"[{-fb.loc[v, 'ci_high']:.3f}, {-fb.loc[v, 'ci_low']:.3f}]",
+            "esl_diff_m-w": -first.loc[v, "esl_difference"],
+            "asym_ci": (f"[{-first.loc[v, 'esl_ci_high']:.3f}, "
+                        f"{-first.loc[v, 'esl_ci_low']:.3f}]"),
+            "boot_ci": f"[{-fb.loc[v, 'esl_ci_high']:.3f}, {-fb.loc[v, 'esl_ci_low']:.3f}]",
+            "tpr_gap_m-w": -first.loc[v, "metric_difference"],
             "p_value": first.loc[v, "p_value"],
         })
     print("\nFirst stage (full model; paper: total 1.61, difference 0.482 [0.407, 0.557]"
-          " for ES/Shapley/Consensus/LSP)")
+          " for ES/Shapley/Consensus/LSP)\nvalues, esl_diff and CIs in ESL units "
+          "(TPR / 0.5); tpr_gap in TPR units (raw rates)")
     print(pd.DataFrame(rows).set_index("value").round(3).to_string())
 
     rows = []
@@ -149,18 +152,19 @@ def main(argv=None):
         for f in FEATURES:
             a, b = asym.loc[(v, f)], boot.loc[(v, f)]
             p = PAPER_SECOND[v][f]
-            w_a, w_b = a.ci_high - a.ci_low, b.ci_high - b.ci_low
+            w_a, w_b = a.esl_ci_high - a.esl_ci_low, b.esl_ci_high - b.esl_ci_low
             rows.append({
                 "value": v, "feature": f, "C_men": a["Male"], "C_women": a["Female"],
-                "diff_m-w": -a.difference,
-                "asym_ci": f"[{-a.ci_high:.3f}, {-a.ci_low:.3f}]",
-                "boot_ci": f"[{-b.ci_high:.3f}, {-b.ci_low:.3f}]",
-                "width_ratio": w_a / w_b, "se_ratio": a.std_error / b.std_error,
+                "esl_diff_m-w": -a.esl_difference,
+                "asym_ci": f"[{-a.esl_ci_high:.3f}, {-a.esl_ci_low:.3f}]",
+                "boot_ci": f"[{-b.esl_ci_high:.3f}, {-b.esl_ci_low:.3f}]",
+                "width_ratio": w_a / w_b, "se_ratio": a.esl_std_error / b.esl_std_error,
                 "p_value": a.p_value, "majority": a.majority,
                 "paper_diff": p[0], "paper_ci": f"[{p[1]:.3f}, {p[2]:.3f}]",
             })
     second = pd.DataFrame(rows).set_index(["value", "feature"])
-    print("\nSecond stage (contributions; difference men - women; asymptotic vs bootstrap)")
+    print("\nSecond stage (contributions, ESL units; difference men - women; asymptotic vs "
+          "i.i.d. row bootstrap)")
     print(second.round(3).to_string())
     ratios = second["width_ratio"]
     print(f"\nasymptotic / bootstrap interval width: min {ratios.min():.3f}, "

@@ -9,7 +9,8 @@ unfairness with ESL (Efficient-Symmetric-Linear) values:
    the players; the worth of a set of groups is the true positive rate (TPR) of
    the classifier on their rows divided by 0.5 (a random classifier's TPR). Equal
    group values is equal opportunity (Theorems 3.1 and 4.1), tested with a Wald
-   test on plug-in variances.
+   test on plug-in (delta-method) variances. Values are in ESL units (TPR / 0.5):
+   for two groups the difference of the values is twice the raw TPR gap.
 2. **Second stage** (:func:`skfairverify.esl_decomposition`): for each group, the
    features are the players; the worth of a set of features is the group's
    first-stage value for the model re-fitted on those features only. A feature
@@ -72,10 +73,12 @@ model = make_pipeline(
 result = esl_decomposition(model, X, y, sensitive_feature="sex", metric="tpr",
                            test_size=0.3, random_state=0)
 first = result.attrs["first_stage"]
-print("First stage: group ESL values of TPR / 0.5 (Female - Male difference and test)")
+print(f"Units: {result.attrs['units']}")
+print("First stage: group ESL values of TPR / 0.5, Female - Male difference in ESL units")
+print("(esl_*) and the raw TPR gap in TPR units (metric_*), one test (z, p_value)")
 print(first.to_string(float_format="{:.4f}".format))
 print()
-print("Second stage: contributions of every feature to each group's value")
+print("Second stage: contributions of every feature to each group's value (ESL units)")
 print(result.drop(columns=["z"]).to_string(float_format="{:.4f}".format))
 
 # efficiency: the contributions of a group add up to its first-stage value
@@ -86,4 +89,5 @@ print()
 print(f"{result.attrs['n_fits']} coalition models fitted in "
       f"{result.attrs['wall_time']:.1f} s; features flagged by majority: {flagged}")
 print(f"CHECK efficiency_error={error:.2e} first_stage_p={first['p_value'].iloc[0]:.4g} "
-      f"flagged={','.join(flagged) or 'none'}")
+      f"tpr_gap={first['metric_difference'].iloc[0]:.4f} "
+      f"esl_gap={first['esl_difference'].iloc[0]:.4f} flagged={','.join(flagged) or 'none'}")

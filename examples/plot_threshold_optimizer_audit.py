@@ -32,12 +32,12 @@ occupation; sensitive feature ``sex``): a logistic regression that never reads
 equal opportunity (``true_positive_rate_parity``), audited on held-out rows.
 
 Reading the table: the demographic-parity thresholds close the selection-rate gap
-(the ESL difference is near 0 and the test does not reject equality) but open a
-TPR gap in favour of women; the equal-opportunity thresholds close the TPR gap and
-leave a selection-rate gap. The CFlips/nDCCF gaps, which ask whom the refused must
-come to resemble to be accepted, move with the thresholds too, without following
-either group criterion: the criteria disagree, and each audit shows a different
-side of the same post-processing.
+(the raw gap and the ESL difference, twice it, are near 0 and the test does not
+reject equality) but open a TPR gap in favour of women; the equal-opportunity
+thresholds close the TPR gap and leave a selection-rate gap. The CFlips/nDCCF
+gaps, which ask whom the refused must come to resemble to be accepted, move with the
+thresholds too, without following either group criterion: the criteria disagree,
+and each audit shows a different side of the same post-processing.
 
 Set ``SKFAIRVERIFY_EXAMPLE_QUICK=1`` for a faster run (fewer rows, smaller k).
 """
@@ -148,9 +148,11 @@ with warnings.catch_warnings():
         cf = audit.evaluate(X_test)
         results[name] = {
             "accuracy": float(np.mean(pred == y_test)),
-            "ESL sel. rate F-M": sel.difference,
+            "sel. rate gap F-M": sel.metric_difference,
+            "ESL sel. rate F-M": sel.esl_difference,
             "p (sel. rate)": sel.p_value,
-            "ESL TPR F-M": tpr.difference,
+            "TPR gap F-M": tpr.metric_difference,
+            "ESL TPR F-M": tpr.esl_difference,
             "p (TPR)": tpr.p_value,
             "CFlips delta": cf["cflips"]["delta"],
             "nDCCF delta": cf["ndccf"]["delta"],
@@ -158,8 +160,11 @@ with warnings.catch_warnings():
         }
 
 table = pd.DataFrame.from_dict(results, orient="index")
-print("ESL differences are Female - Male (Equal Surplus value, TPR or selection rate / 0.5)")
+print("Differences are Female - Male. 'gap': raw difference of the rates (metric units, "
+      "fairlearn's MetricFrame difference);\n'ESL': difference of the Equal Surplus values "
+      "(ESL units = rate / 0.5, so twice the raw gap for two groups); one test, one p.")
 print(table.to_string(float_format="{:.3f}".format))
 for name, row in table.iterrows():
-    print(f"CHECK {name.replace(' ', '_')} esl_sel_diff={row['ESL sel. rate F-M']:.4f} "
+    print(f"CHECK {name.replace(' ', '_')} sel_gap={row['sel. rate gap F-M']:.4f} "
+          f"esl_sel_diff={row['ESL sel. rate F-M']:.4f} "
           f"p_sel={row['p (sel. rate)']:.4g} cflips_delta={row['CFlips delta']:.4f}")
