@@ -194,17 +194,15 @@ def skewed_fit():
     n = 3000
     a = rng.integers(0, 2, n)
     x = rng.exponential(1.0 + a, n)  # skewed: quantile bins are far from equal width
-    c = rng.choice(["u", "v", "w"], n, p=[0.6, 0.3, 0.1])
-    X = pd.DataFrame({"a": a, "x": x, "c": c})
-    coef_c = {"u": 0.0, "v": 0.8, "w": -0.5}
-    ver_model = frozen_rule([0.0, 1.0], -1.5, ["a", "x"])
-    ver = FairnessVerifier(ver_model, "a", network="learn", n_bins=10, multiplier=200,
-                           random_state=0).fit(X[["a", "x"]])
-    return X, ver, coef_c
+    X = pd.DataFrame({"a": a, "x": x})
+    model = frozen_rule([0.0, 1.0], -1.5, ["a", "x"])
+    ver = FairnessVerifier(model, "a", network="learn", n_bins=10, multiplier=200,
+                           random_state=0).fit(X)
+    return X, ver
 
 
 def test_fif_of_binned_feature_is_uniform_within_support(skewed_fit):
-    X, ver, _ = skewed_fit
+    X, ver = skewed_fit
     net = ver.network_
     i = ver.variables_.index("x")
     assert net.parents[i] == (ver.variables_.index("a"),)
@@ -437,3 +435,16 @@ def test_high_agreement_does_not_warn(small_fit):
         ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
                                random_state=0).fit(X, y)
     assert ver.agreement_ >= MIN_AGREEMENT
+
+
+def test_fif_plot_says_which_reference(skewed_fit):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skfairverify.plotting import plot_fairness_influence
+
+    _, ver = skewed_fit
+    ax = plot_fairness_influence(ver)
+    assert "uniform within its observed range" in ax.get_xlabel()
+    ax = plot_fairness_influence(ver, fif=ver.fairness_influence(reference="states"))
+    assert "uniform over its states" in ax.get_xlabel()
