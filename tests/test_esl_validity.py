@@ -324,3 +324,116 @@ def test_scorer_intersections_are_fairlearn_groups():
 def test_scorer_units_bad_input():
     with pytest.raises(ValueError, match="units must be 'metric' or 'esl'"):
         make_esl_scorer("g", units="raw")
+
+
+# ----------------------------------------- delta method against the multinomial model
+def multinomial_delta_cov(keys, n_keys, func, h=1e-3):
+    """``J Sigma J^T`` for ``func(counts)`` with the counts of ``keys`` multinomial:
+    Sigma = n (diag(p) - p p^T), J by central differences. Independent of the package:
+    it knows nothing of influences, strata or unions."""
+    counts = np.bincount(keys, minlength=n_keys).astype(float)
+    n = counts.sum()
+    p = counts / n
+    sigma = n * (np.diag(p) - np.outer(p, p))
+    f0 = np.asarray(func(counts), dtype=float)
+    jac = np.zeros((f0.size, n_keys))
+    for k in np.flatnonzero(counts):
+        up, down = counts.copy(), counts.copy()
+        up[k] += h
+        down[k] -= h
+        jac[:, k] = (np.asarray(func(up)) - np.asarray(func(down))) / (2 * h)
+    return f0, jac @ sigma @ jac.T
+
+
+def ratio_from_counts(metric, c):
+    """Metric from counts ``c[y, yhat]`` (summed over the rows considered)."""
+    num_den = {"selection_rate": (c[:, 1].sum(), c.sum()), "tpr": (c[1, 1], c[1].sum()),
+               "fpr": (c[0, 1], c[0].sum()), "ppv": (c[1, 1], c[:, 1].sum()),
+               "npv": (c[0, 0], c[:, 0].sum())}
+    num, den = num_den[metric]
+    return num / den
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("value", ["shapley", "solidarity", "lsp"])
+def test_first_stage_covariance_is_the_multinomial_delta_method(metric, value):
+    from skfairverify import esl_value
+
+    rng = np.random.default_rng(11)
+    n = 2000
+    g = rng.choice(3, size=n, p=[0.5, 0.3, 0.2])
+    yhat = (rng.random(n) < np.array([0.5, 0.3, 0.4])[g]).astype(int)
+    y = (rng.random(n) < np.where(yhat == 1, 0.7, 0.2)).astype(int)
+    keys = g * 4 + y * 2 + yhat
+
+    def values(counts):
+        c = counts.reshape(3, 2, 2)
+
+        def game(S):
+            return ratio_from_counts(metric, c[sorted(S)].sum(axis=0)) / 0.5
+
+        return esl_value(game, 3, value)
+
+    expected, cov = multinomial_delta_cov(keys, 12, values)
+    res = group_esl(y, yhat, np.array(["a", "b", "c"])[g], metric=metric, value=value)
+    np.testing.assert_allclose(res.values.to_numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(res.esl_covariance.to_numpy(), cov, rtol=1e-6, atol=1e-12)
+    # metric units: each group's rate, binomial with its (random) denominator
+    raw = np.array([ratio_from_counts(metric, np.bincount(keys[g == k] % 4, minlength=4)
+                                      .reshape(2, 2)) for k in range(3)])
+    d = np.array([np.bincount(keys[g == k] % 4, minlength=4).reshape(2, 2) for k in range(3)])
+    den = {"selection_rate": d.sum(axis=(1, 2)), "tpr": d[:, 1].sum(axis=1),
+           "fpr": d[:, 0].sum(axis=1), "ppv": d[:, :, 1].sum(axis=1),
+           "npv": d[:, :, 0].sum(axis=1)}[metric]
+    np.testing.assert_allclose(res.metric_std_errors.to_numpy(),
+                               np.sqrt(raw * (1 - raw) / den), rtol=1e-12)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_second_stage_covariance_is_the_multinomial_delta_method(metric):
+    """Cells (group, label, predictions of the three coalition models): the coalition
+    covariances of the package must be those of the multinomial model exactly."""
+    from skfairverify import esl_value
+
+    rng = np.random.default_rng(12)
+    X, y, g = draw_second_stage(1500, rng)
+    g = np.where(rng.random(1500) < 0.5, g, 1 - g)  # still independent of (X, y)
+    rule = SumRule(THRESHOLD.get(metric, 0.3))
+    coalitions = [("a",), ("b",), ("a", "b")]
+    pred = np.column_stack([rule.predict(X[list(T)]) for T in coalitions])
+    keys = ((g * 2 + y) * 8) + pred @ np.array([1, 2, 4])
+    value = "solidarity"  # every coalition enters with a nonzero coefficient
+
+    def outputs(counts):
+        c = counts.reshape(2, 2, 8)  # group, y, pattern
+
+        def phi(T, grp):
+            if not T:
+                return 0.0
+            bit = [("a",), ("b",), ("a", "b")].index(tuple(sorted(T)))
+            on = (np.arange(8) >> bit) & 1
+
+            def game(S):
+                cells = c[sorted(S)].sum(axis=0)  # (y, pattern)
+                by_pred = np.stack([cells[:, on == 0].sum(axis=1),
+                                    cells[:, on == 1].sum(axis=1)], axis=1)
+                return ratio_from_counts(metric, by_pred) / 0.5
+
+            return esl_value(game, 2, value)[grp]
+
+        names = ["a", "b"]
+        contrib = [esl_value(lambda S, k=k: phi(tuple(names[i] for i in S), k), 2, value)
+                   for k in (0, 1)]
+        return np.concatenate([contrib[0], contrib[1], contrib[0] - contrib[1]])
+
+    expected, cov = multinomial_delta_cov(keys, 32, outputs)
+    X_tr, y_tr = pd.DataFrame({"a": [0.0, 1.0], "b": [0.0, 1.0]}), np.array([0, 1])
+    res = esl_decomposition(rule, X_tr, y_tr, X_test=X, y_test=y, sensitive_test=g,
+                            metric=metric, values=(value,))
+    np.testing.assert_allclose(res[0].to_numpy(), expected[:2], atol=1e-12)
+    np.testing.assert_allclose(res[1].to_numpy(), expected[2:4], atol=1e-12)
+    np.testing.assert_allclose(res["esl_std_error"].to_numpy(), np.sqrt(np.diag(cov)[4:]),
+                               rtol=1e-6)
+    se = res.attrs["group_std_error"]
+    np.testing.assert_allclose(se[0].to_numpy(), np.sqrt(np.diag(cov)[:2]), rtol=1e-6)
+    np.testing.assert_allclose(se[1].to_numpy(), np.sqrt(np.diag(cov)[2:4]), rtol=1e-6)
