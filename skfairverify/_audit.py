@@ -317,6 +317,29 @@ def _first_stage_test(first) -> dict | None:
     }
 
 
+def _relearned_on_test_rows(verifier, X_test, y_test) -> tuple[dict | None, str | None]:
+    """The verifier's metrics with its network re-learned on the test rows, or the reason.
+
+    ``verify`` refuses test rows it cannot encode (e.g. a value of a many-valued numeric
+    column that the training rows never showed); the audit then reports the reason in
+    place of these model-based numbers instead of failing.
+    """
+    try:
+        return _jsonable(verifier.verify(X_test, y_test)), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def _classifier_summary(summary: dict | None) -> dict | None:
+    """The sensitive classifier's precision / recall per group, JSON-ready."""
+    if not summary:
+        return None
+    by_group = summary.get("by_group")
+    return {"held_out": bool(summary.get("held_out")),
+            "accuracy": _jsonable(summary.get("accuracy")),
+            "by_group": _records(by_group) if isinstance(by_group, pd.DataFrame) else None}
+
+
 def run_audit(
     X: pd.DataFrame,
     y,
@@ -447,13 +470,14 @@ def run_audit(
         t0 = time.perf_counter()
         fif = verifier.fairness_influence()
         timings["fairness_influence"] = time.perf_counter() - t0
-        test_metrics = verifier.verify(X_test, y_test)
+        test_metrics, test_error = _relearned_on_test_rows(verifier, X_test, y_test)
         report.sections["verification"] = {
             "label": VERIFIED_LABEL,
             "groups": _records(verifier.groups_),
             "metrics": _jsonable(verifier.metrics_),
-            "metrics_network_relearned_on_test_rows": _jsonable(test_metrics),
+            "metrics_network_relearned_on_test_rows": test_metrics,
             "label_metrics_network_relearned_on_test_rows": RELEARNED_LABEL,
+            "network_relearned_on_test_rows_error": test_error,
             "most_favored_group": _jsonable(verifier.most_favored_group_),
             "least_favored_group": _jsonable(verifier.least_favored_group_),
             "agreement": float(verifier.agreement_),
@@ -491,6 +515,7 @@ def run_audit(
             "cflips": _jsonable(result["cflips"]),
             "ndccf": _jsonable(result["ndccf"]),
             "n_refused": _jsonable(result["n_refused"]),
+            "sensitive_classifier": _classifier_summary(result.get("sensitive_classifier")),
             "warnings": [str(w.message) for w in caught],
         }
         if figures:
@@ -627,9 +652,9 @@ def metric_comparison(report: AuditReport) -> pd.DataFrame:
     if v:
         cols["verified"] = [v["metrics"].get(k) for k in names]
         cols["verified, test-row network"] = [
-            v["metrics_network_relearned_on_test_rows"].get(k) for k in names]
+            (v["metrics_network_relearned_on_test_rows"] or {}).get(k) for k in names]
     cols["empirical"] = [emp.get(k) for k in names]
-    index = pd.Index([_SHORT_METRICS.get(k, k) for k in names], name="metric")
+    index = pd.Index([_SHORT_METRICS.get(k, k) for k in names])
     return pd.DataFrame(cols, index=index).apply(pd.to_numeric, errors="coerce")
 
 
@@ -641,7 +666,7 @@ def _comparison_records(report: AuditReport) -> list[dict]:
         {"metric": k, "definition": _METRICS.get(k, (k, None))[0],
          "verified": v["metrics"].get(k),
          "verified_network_relearned_on_test_rows":
-             v["metrics_network_relearned_on_test_rows"].get(k),
+             (v["metrics_network_relearned_on_test_rows"] or {}).get(k),
          "empirical_test_rows": emp.get(k),
          "empirical_fairlearn_function": _METRICS.get(k, (k, None))[1]}
         for k in v["metrics"]
@@ -668,7 +693,9 @@ def _legend(report: AuditReport) -> list[tuple[str, str]]:
                  f"the network learned on the {d['train_rows']} training rows"),
                 ("verified, test-row network", _SOURCES["verified, test-row network"]
                  + "; on the same rows as the empirical column, so their gap is the "
-                 "modelling error of the network and the integer rule")]
+                 "modelling error of the network and the integer rule"
+                 + (f" (not available here: {v['network_relearned_on_test_rows_error']})"
+                    if v.get("network_relearned_on_test_rows_error") else ""))]
     out.append(("empirical", _SOURCES["empirical"] + ": the model's own "
                 f"decisions on the {d['test_rows']} test rows"))
     return out
@@ -728,6 +755,13 @@ def _counterfactual_text(c: dict) -> list[str]:
                    f"{_fmt(vals['unprivileged'])}, delta ({delta}) {_fmt(vals['delta'])}")
     out.append("refused rows used: " + ", ".join(f"{k} {v}" for k, v in
                                                  c["n_refused"].items()))
+    clf = c.get("sensitive_classifier")
+    if clf and clf.get("by_group"):
+        how = ("out-of-fold on the training rows (cross-fitted)" if clf["held_out"]
+               else "on the rows passed to fit (a frozen classifier; not held out)")
+        out += [_wrap(f"sensitive classifier (judges every counterfactual), scored {how}: "
+                      f"accuracy {_fmt(clf['accuracy'])}; per group (shares in [0, 1]):"),
+                _table_text(clf["by_group"])]
     return out + [_wrap(f"warning: {w}") for w in c["warnings"]]
 
 

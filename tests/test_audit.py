@@ -127,6 +127,9 @@ def test_bundled_dataset_text_report_and_html(tmp_path, capsys):
     assert "empirical: test rows, fairlearn MetricFrame" in " ".join(text.split())
     assert "<h2>Group fairness: verified vs empirical</h2>" in page
     assert "verified, test-row network" not in page
+    # CFlips depend on the sensitive classifier: its held-out quality is printed beside them
+    assert ("sensitive classifier (judges every counterfactual), scored out-of-fold"
+            in " ".join(text.split()))
 
 
 def test_saved_model_is_used(tmp_path, capsys):
@@ -321,3 +324,23 @@ def test_empirical_groups_without_a_label_are_nan_not_zero():
 def test_empirical_needs_binary_decisions():
     with pytest.raises(ValueError, match="0/1 decisions"):
         empirical_group_metrics([1, 0], ["yes", "no"], pd.DataFrame({"s": ["a", "b"]}))
+
+
+def test_relearned_network_failure_is_reported_not_fatal(tmp_path, monkeypatch):
+    """When the verifier cannot re-learn its network on the test rows, the audit says why."""
+    frame, _ = _csv_data(tmp_path, n=300)
+    X = frame.drop(columns="approved").astype({"colour": "category", "sex": "category"})
+
+    def refuse(self, X, y=None):
+        raise ValueError("Variable 'proxy': the value(s) [9.0] are not states")
+
+    monkeypatch.setattr(FairnessVerifier, "verify", refuse)
+    report = run_audit(X, frame.approved == "yes", ["sex"], steps=["verify"], verbose=0)
+    v = report.sections["verification"]
+    assert v["metrics_network_relearned_on_test_rows"] is None
+    assert "not states" in v["network_relearned_on_test_rows_error"]
+    assert all(r["verified_network_relearned_on_test_rows"] is None
+               for r in report.sections["comparison"])
+    flat = " ".join(report.to_text().split())
+    assert "(not available here: Variable 'proxy': the value(s) [9.0] are not states)" in flat
+    assert _line(report.to_text(), "SP (max - min selection rate)").split()[-2] == "n/a"
