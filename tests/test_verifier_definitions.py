@@ -372,6 +372,26 @@ def test_user_network_must_cover_the_data_values():
         FairnessVerifier(model, "a", network=net, multiplier=10).fit(between)
 
 
+
+def test_user_network_must_cover_the_categories_and_sensitive_values():
+    net = BayesNet([2, 2], [(), (0,)], [np.array([0.5, 0.5]), np.full((2, 2), 0.5)],
+                   names=["a", "c"], state_names=[[0, 1], ["u", "v"]])
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    X = pd.DataFrame({"a": [0, 1, 0, 1], "c": ["u", "v", "v", "u"]})
+    model = make_pipeline(make_column_transformer((OneHotEncoder(), ["c"])),
+                          LogisticRegression()).fit(X, [0, 1, 1, 0])
+    FairnessVerifier(FrozenEstimator(model), "a", network=net, multiplier=10).fit(X)
+    with pytest.raises(ValueError, match=r"Column 'c' has values \['w'\] that are not states"):
+        FairnessVerifier(FrozenEstimator(model), "a", network=net, multiplier=10).fit(
+            X.assign(c=["u", "v", "w", "u"]))
+    with pytest.raises(ValueError, match=r"Column 'a' has values \['2'\] that are not states"):
+        FairnessVerifier(FrozenEstimator(model), "a", network=net, multiplier=10).fit(
+            X.assign(a=[0, 1, 2, 1]))
+
+
 def test_verify_refuses_unseen_values_of_a_discrete_numeric_column():
     rng = np.random.default_rng(0)
     n = 600

@@ -83,8 +83,9 @@ def _map_categories(col: pd.Series, states: list, name: str) -> np.ndarray:
     if unknown:
         shown = sorted({str(u) for u in unknown})[:5]
         raise ValueError(
-            f"Column {name!r} has values {shown} that were not seen when the verifier "
-            f"was fitted (known: {[str(s) for s in states][:10]})."
+            f"Column {name!r} has values {shown} that are not states of its variable "
+            f"(states: {[str(s) for s in states][:10]}): values not seen when the verifier "
+            "was fitted, or, with a user BayesNet, values it has no state for."
         )
     return out
 
