@@ -7,7 +7,7 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 from scipy import stats
 from sklearn.base import BaseEstimator, clone
 from sklearn.compose import ColumnTransformer
@@ -18,6 +18,7 @@ from sklearn.preprocessing import OrdinalEncoder
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
+from ._crossfit import CrossFittedSensitiveClassifier, group_report
 from ._generators import GENERATORS, CounterfactualSet, _is_categorical, make_generator
 from ._metrics import _curves, _flip_matrix
 
@@ -64,6 +65,16 @@ class CounterfactualFairness(BaseEstimator):
     the generator and takes no part in the distance); the sensitive-feature
     classifier never sees the sensitive column.
 
+    The sensitive-feature classifier never judges a row it was fitted on: it is
+    *cross-fitted* over ``cv`` folds of the training rows. The kd-tree generator
+    returns training rows as counterfactuals; each is judged by the fold model whose
+    training folds exclude it, and any other row (a synthetic counterfactual, a test
+    row) by the mean of the fold models' probabilities. A classifier fitted on the
+    counterfactuals themselves would recognise the group of rows it memorised and
+    bias CFlips towards 0. Its held-out (out-of-fold) precision and recall per group,
+    on which every CFlips value depends (Table 2 of the paper), are reported by
+    :meth:`evaluate`.
+
     Parameters
     ----------
     estimator : classifier
@@ -79,18 +90,30 @@ class CounterfactualFairness(BaseEstimator):
     generator : str or generator object, default="kdtree"
         ``"kdtree"`` (:class:`KDTreeCounterfactuals`), ``"linear"``
         (:class:`LinearCounterfactuals`, linear models only), ``"dice-genetic"``,
-        ``"dice-random"``, ``"dice-kdtree"`` (:class:`DiceCounterfactuals`, needs
+        ``"dice-random"`` (:class:`DiceCounterfactuals`, needs
         ``pip install 'skfairverify[dice]'``), or an object with
-        ``fit(X, estimator)`` and ``generate(X, k)`` (cloned).
+        ``fit(X, estimator)`` and ``generate(X, k)`` (cloned). ``"dice-kdtree"`` is
+        refused: dice-ml's kdtree method only returns training rows whose immutable
+        columns equal the query's, so with the sensitive column held fixed every
+        counterfactual is a person of the query's own group and CFlips measures the
+        sensitive classifier's error, not the model; ``"kdtree"`` is the same
+        nearest-accepted-training-row strategy with the sensitive value carried
+        over from the query.
     k : int, default=10
         Number of counterfactuals per refused row (``K`` of the ``per_k`` curves).
     sensitive_classifier : classifier, default=None
         Classifier of the sensitive group from the other columns. ``None``: a
         :class:`~sklearn.ensemble.HistGradientBoostingClassifier` with native
-        categorical support. An unfitted classifier is cloned and fitted on the
-        non-sensitive columns against ``1 = privileged`` / ``0 = unprivileged``; a
-        :class:`~sklearn.frozen.FrozenEstimator` is used as is and must predict the
-        raw sensitive values.
+        categorical support. An unfitted classifier is cloned and cross-fitted (see
+        ``cv``) on the non-sensitive columns against ``1 = privileged`` /
+        ``0 = unprivileged``. A :class:`~sklearn.frozen.FrozenEstimator` is used as
+        is and must predict the raw sensitive values; then no cross-fitting takes
+        place and *the user* must make sure it was not fitted on the rows passed to
+        ``fit`` (the kd-tree counterfactuals), or CFlips is biased towards 0.
+    cv : int, default=5
+        Number of cross-fitting folds of the sensitive-feature classifier (>= 2).
+        Folds are drawn over distinct rows (copies of a row share a fold),
+        stratified by group.
     privileged : label, default=None
         Privileged value of the sensitive attribute. ``None``: the group with the
         higher rate of favourable decisions of the fitted model on the training data
@@ -107,7 +130,13 @@ class CounterfactualFairness(BaseEstimator):
     estimator_ : classifier
         The fitted decision model.
     sensitive_classifier_ : classifier
-        The fitted sensitive-feature classifier.
+        The cross-fitted sensitive-feature classifier
+        (``estimators_``: the fold models; ``predict`` / ``predict_proba`` of a
+        training row use the model that did not see it), or the frozen one.
+    sensitive_classifier_report_ : pandas.DataFrame
+        Precision, recall, F1 and support of the sensitive classifier per group
+        (index ``"privileged"``, ``"unprivileged"``), out-of-fold on the training
+        rows (on the training rows as given for a frozen classifier).
     generator_ : generator object
         The fitted counterfactual generator.
     privileged_ : label
@@ -155,7 +184,7 @@ class CounterfactualFairness(BaseEstimator):
     """
 
     def __init__(self, estimator, sensitive_feature, *, generator="kdtree", k=10,
-                 sensitive_classifier=None, privileged=None, random_state=None,
+                 sensitive_classifier=None, privileged=None, cv=5, random_state=None,
                  n_jobs=None, verbose=0):
         self.estimator = estimator
         self.sensitive_feature = sensitive_feature
@@ -163,6 +192,7 @@ class CounterfactualFairness(BaseEstimator):
         self.k = k
         self.sensitive_classifier = sensitive_classifier
         self.privileged = privileged
+        self.cv = cv
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -203,6 +233,20 @@ class CounterfactualFairness(BaseEstimator):
         if not isinstance(self.sensitive_feature, str):
             raise TypeError(
                 f"sensitive_feature must be a column name; got {self.sensitive_feature!r}."
+            )
+        if isinstance(self.cv, bool) or not isinstance(self.cv, Integral) or self.cv < 2:
+            raise ValueError(f"cv must be an integer >= 2; got {self.cv!r}.")
+        gen = self.generator
+        if gen == "dice-kdtree" or (type(gen).__name__ == "DiceCounterfactuals"
+                                    and getattr(gen, "method", None) == "kdtree"):
+            raise ValueError(
+                "generator='dice-kdtree' cannot audit counterfactual fairness: dice-ml's "
+                "kdtree method only returns training rows whose immutable columns equal "
+                "the query's, so with the sensitive column held fixed every "
+                "counterfactual is a person of the query's own group and CFlips would "
+                "measure the sensitive classifier's errors, not the model. Use "
+                "generator='kdtree' (the same nearest accepted training rows, the "
+                "sensitive value carried over from the query)."
             )
 
     # ------------------------------------------------------------------ fit
@@ -266,15 +310,7 @@ class CounterfactualFairness(BaseEstimator):
 
         s_bin = (s.to_numpy(dtype=object) == self.privileged_).astype(int)
         X_ns = X.drop(columns=[sf])
-        clf = self.sensitive_classifier
-        if isinstance(clf, FrozenEstimator):
-            self._s_label = self.privileged_
-            self.sensitive_classifier_ = clf
-        else:
-            self._s_label = 1
-            clf = (default_sensitive_classifier(X_ns, self.random_state) if clf is None
-                   else clone(clf))
-            self.sensitive_classifier_ = clf.fit(X_ns, s_bin)
+        self._fit_sensitive_classifier(X_ns, s_bin)
 
         gen = make_generator(self.generator, random_state=self.random_state)
         if hasattr(gen, "get_params") and "immutable_features" in gen.get_params(deep=False):
@@ -284,6 +320,40 @@ class CounterfactualFairness(BaseEstimator):
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _fit_sensitive_classifier(self, X_ns: pd.DataFrame, s_bin: np.ndarray) -> None:
+        clf = self.sensitive_classifier
+        if isinstance(clf, FrozenEstimator):
+            labels = [v.item() if isinstance(v, np.generic) else v
+                      for v in getattr(clf, "classes_", [])]
+            known = set(self.groups_)
+            unknown = [v for v in labels if v not in known]
+            if unknown or self.privileged_ not in labels:
+                raise ValueError(
+                    "The frozen sensitive_classifier must predict the raw values of "
+                    f"{self.sensitive_feature!r} {list(self.groups_)}; its classes_ are "
+                    f"{labels} (not sensitive values: {unknown}"
+                    + ("" if self.privileged_ in labels else
+                       f"; the privileged value {self.privileged_!r} is missing") + ")."
+                )
+            self._s_label = self.privileged_
+            self.sensitive_classifier_ = clf
+            held_out = False
+            pred = self._sensitive_pred(X_ns)
+        else:
+            self._s_label = 1
+            base = (default_sensitive_classifier(X_ns, self.random_state) if clf is None
+                    else clf)
+            self.sensitive_classifier_ = CrossFittedSensitiveClassifier(
+                base, self.cv, self.random_state).fit(X_ns, s_bin)
+            held_out = True
+            pred = (self.sensitive_classifier_.oof_proba_ > 0.5).astype(int)
+        self.sensitive_classifier_report_ = group_report(s_bin, pred)
+        self._sensitive_summary = {
+            "held_out": held_out,
+            "accuracy": float(np.mean(pred == s_bin)),
+            "by_group": self.sensitive_classifier_report_,
+        }
 
     # ------------------------------------------------------------------ audit
     def _sensitive_proba(self, X_ns: pd.DataFrame) -> np.ndarray:
@@ -297,14 +367,16 @@ class CounterfactualFairness(BaseEstimator):
     def _generate(self, Xq: pd.DataFrame) -> CounterfactualSet:
         n = len(Xq)
         if n == 0:
-            index = pd.MultiIndex.from_arrays([[], []], names=["row", "rank"])
+            index = pd.MultiIndex.from_arrays([Xq.index[:0], np.zeros(0, dtype=int)],
+                                              names=["row", "rank"])
             empty = Xq.iloc[:0].copy()
             empty.index = index
             return CounterfactualSet(empty, pd.Series([], index=index, dtype=float,
                                                       name="distance"), np.zeros(0, int), 0)
-        slow = type(self.generator_).__name__ == "DiceCounterfactuals"
-        n_workers = effective_n_jobs(self.n_jobs)
-        size = 4 if slow else max(64, min(2048, -(-n // (4 * n_workers))))
+        # The chunks never depend on n_jobs: a model's decisions on a batch may depend on
+        # the batch (e.g. a ColumnTransformer switches between sparse and dense output
+        # with the batch's density) and a seeded generator draws per call.
+        size = 4 if type(self.generator_).__name__ == "DiceCounterfactuals" else 512
         starts = list(range(0, n, size))
         jobs = (delayed(self.generator_.generate)(Xq.iloc[i:i + size], self.k) for i in starts)
         results = Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)
@@ -326,7 +398,15 @@ class CounterfactualFairness(BaseEstimator):
         check_is_fitted(self, "generator_")
         X = self._check_X(X, fitting=False)
         sf = self.sensitive_feature
-        s_bin = (X[sf].to_numpy(dtype=object) == self.privileged_).astype(int)
+        values = X[sf].to_numpy(dtype=object)
+        known = pd.Index(self.groups_)
+        unseen = pd.unique(values[known.get_indexer(values) < 0])
+        if len(unseen):
+            raise ValueError(
+                f"X[{sf!r}] holds values {list(unseen)} not seen in fit (seen: "
+                f"{list(self.groups_)}); they cannot be assigned to a group."
+            )
+        s_bin = (values == self.privileged_).astype(int)
         refused = np.asarray(self.estimator_.predict(X)) != self.favourable_
         X_ns = X.drop(columns=[sf])
         recognised = self._sensitive_pred(X_ns) == s_bin
@@ -369,10 +449,16 @@ class CounterfactualFairness(BaseEstimator):
             classifier); ``"n_refused_all"``: refused rows of each group before that
             filter; ``"n_without_counterfactuals"``: rows of :math:`\\mathcal{X}^-`
             with no counterfactual; ``"empty_groups"``: groups with no usable row
-            (their metrics are NaN, with a warning).
+            (their metrics are NaN, with a warning); ``"sensitive_classifier"``:
+            ``{"held_out": bool, "accuracy": float, "by_group": DataFrame}``, the
+            sensitive classifier's precision, recall, F1 and support per group,
+            out-of-fold on the training rows (``held_out=False`` for a frozen
+            classifier, scored on the rows passed to ``fit``).
         """
         audit = self._audit(X)
-        return self._summarise(audit["group"], audit["s_cf"], audit["n_refused_all"])
+        out = self._summarise(audit["group"], audit["s_cf"], audit["n_refused_all"])
+        out["sensitive_classifier"] = dict(self._sensitive_summary)
+        return out
 
     def _summarise(self, group: np.ndarray, s_cf: np.ndarray, n_refused_all: dict) -> dict:
         K = self.k

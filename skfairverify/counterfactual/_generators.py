@@ -76,7 +76,7 @@ class CounterfactualSet:
     @property
     def ranks(self) -> np.ndarray:
         """Rank (1-based) of every counterfactual."""
-        return self.counterfactuals.index.get_level_values("rank").to_numpy()
+        return self.counterfactuals.index.get_level_values("rank").to_numpy().astype(int)
 
     def n_found(self) -> np.ndarray:
         """Number of counterfactuals of every query row (0 when none was found)."""
@@ -98,8 +98,10 @@ class CounterfactualSet:
         """
         out = np.full((self.n_queries, k), np.nan, dtype=object)
         values = np.asarray(values, dtype=object)
-        keep = self.ranks <= k
-        out[self.query_positions[keep], self.ranks[keep] - 1] = values[keep]
+        ranks = self.ranks
+        keep = ranks <= k
+        pos = np.asarray(self.query_positions, dtype=int)
+        out[pos[keep], ranks[keep] - 1] = values[keep]
         return out
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from sklearn.frozen import FrozenEstimator
-from sklearn.model_selection import StratifiedKFold
 
 from ..counterfactual import GENERATORS, CounterfactualFairness
 from ._base import FairnessScorer
@@ -55,17 +55,25 @@ class _SelectColumns:
 class CounterfactualScorer(FairnessScorer):
     """``-|delta|`` of CFlips@k or nDCCF@k on a validation fold (greater is better).
 
-    Inside a fold the scorer only has the fitted model and the fold's rows, so it
-    *cross-fits*: the fold is split in ``n_splits`` parts stratified by the
-    sensitive attribute; for each part, the sensitive-feature classifier and the
-    generator's reference rows (the counterfactual candidates of ``"kdtree"``, the
-    ranges of ``"linear"``, dice-ml's data) come from the other parts, and the part's
-    refused rows are audited. Per-row CFlips/nDCCF of all parts are pooled before the
-    group means and the gap. With a prefit ``sensitive_classifier`` (a
-    :class:`~sklearn.frozen.FrozenEstimator` predicting the raw sensitive values from
-    the non-sensitive columns) there is no split: the generator uses the whole fold.
-    The privileged group is fixed once per fold (``privileged``, or the group with the
-    higher rate of favourable decisions on the fold).
+    Inside a fold the scorer only has the fitted model and the fold's rows: it runs
+    :class:`~skfairverify.CounterfactualFairness` with the fold as the generator's
+    reference rows (the counterfactual candidates of ``"kdtree"``, the ranges of
+    ``"linear"``, dice-ml's data) and audits the fold's refused rows. The
+    sensitive-feature classifier is cross-fitted over ``cv`` parts of the fold, so it
+    never judges a row (query or counterfactual) it was fitted on. With a prefit
+    ``sensitive_classifier`` (a :class:`~sklearn.frozen.FrozenEstimator` predicting
+    the raw sensitive values from the non-sensitive columns) it is used as is.
+
+    The privileged group is ``privileged``, or, for a two-valued attribute, the group
+    with the higher rate of favourable decisions on the fold. For an attribute with
+    more than two values ``privileged`` is required (the gap is then that value
+    against all the others together).
+
+    A fold where one group has no refused row with a counterfactual has no gap: the
+    scorer raises a ``ValueError`` saying so (``cross_val_score`` and ``GridSearchCV``
+    then record NaN for that fold with a warning). On folds of realistic size (German
+    credit with ``cv=5``: 200 rows) both groups have refused rows and the score is
+    finite.
 
     Parameters
     ----------
@@ -78,14 +86,14 @@ class CounterfactualScorer(FairnessScorer):
     generator : str or generator object, default="kdtree"
     sensitive_classifier : classifier, default=None
     privileged : label, default=None
-    n_splits : int, default=2
-        Number of cross-fitting parts of a fold.
+    cv : int, default=5
+        Number of cross-fitting parts of the sensitive-feature classifier in a fold.
     random_state : int, default=None
     n_jobs : int, default=None
     """
 
     def __init__(self, sensitive_features=None, *, metric="cflips", k=10, generator="kdtree",
-                 sensitive_classifier=None, privileged=None, n_splits=2, random_state=None,
+                 sensitive_classifier=None, privileged=None, cv=5, random_state=None,
                  n_jobs=None):
         super().__init__(sensitive_features)
         self.metric = metric
@@ -93,18 +101,24 @@ class CounterfactualScorer(FairnessScorer):
         self.generator = generator
         self.sensitive_classifier = sensitive_classifier
         self.privileged = privileged
-        self.n_splits = n_splits
+        self.cv = cv
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def _audit(self, model, column, X, y, fit_idx, eval_idx, privileged):
-        audit = CounterfactualFairness(
-            model, column, generator=self.generator, k=self.k,
-            sensitive_classifier=self.sensitive_classifier, privileged=privileged,
-            random_state=self.random_state, n_jobs=self.n_jobs,
-        )
-        audit.fit(X.iloc[fit_idx], None if y is None else np.asarray(y)[fit_idx])
-        return audit, audit._audit(X.iloc[eval_idx])
+    def _privileged(self, model, Xa, column) -> object:
+        s_values = Xa[column].to_numpy(dtype=object)
+        groups = pd.unique(s_values)
+        if self.privileged is not None:
+            return self.privileged
+        if len(groups) > 2:
+            raise ValueError(
+                f"The sensitive attribute has {len(groups)} values {list(groups)}; pass "
+                "privileged=<value> to the scorer (that value is then compared with all "
+                "the others together)."
+            )
+        favourable = model.classes_[-1]
+        accepted = pd.Series(np.asarray(model.predict(Xa)) == favourable)
+        return accepted.groupby(s_values).mean().idxmax()
 
     def _score(self, estimator, X, y, sensitive: pd.DataFrame) -> float:
         if sensitive.shape[1] != 1:
@@ -125,33 +139,18 @@ class CounterfactualScorer(FairnessScorer):
             column = _SENSITIVE
             Xa = frame.assign(**{_SENSITIVE: s.to_numpy()})
         Xa = Xa.reset_index(drop=True)
-        s_values = Xa[column].to_numpy(dtype=object)
-        privileged = self.privileged
-        if privileged is None:
-            favourable = estimator.classes_[-1]
-            accepted = pd.Series(np.asarray(model.predict(Xa)) == favourable)
-            privileged = accepted.groupby(s_values).mean().idxmax()
-
-        prefit = isinstance(self.sensitive_classifier, FrozenEstimator)
-        if prefit:
-            parts = [(np.arange(len(Xa)), np.arange(len(Xa)))]
-        else:
-            if not isinstance(self.n_splits, Integral) or self.n_splits < 2:
-                raise ValueError(f"n_splits must be an integer >= 2; got {self.n_splits!r}.")
-            cv = StratifiedKFold(self.n_splits, shuffle=True, random_state=self.random_state)
-            parts = list(cv.split(Xa, s_values.astype(str)))
-        groups, s_cf, n_all, audit = [], [], {0: 0, 1: 0}, None
-        for fit_idx, eval_idx in parts:
-            audit, res = self._audit(model, column, Xa, y, fit_idx, eval_idx, privileged)
-            groups.append(res["group"])
-            s_cf.append(res["s_cf"])
-            for g in (0, 1):
-                n_all[g] += res["n_refused_all"][g]
-        import warnings
-
+        audit = CounterfactualFairness(
+            model, column, generator=self.generator, k=self.k,
+            sensitive_classifier=self.sensitive_classifier,
+            privileged=self._privileged(model, Xa, column), cv=self.cv,
+            random_state=self.random_state, n_jobs=self.n_jobs,
+        )
+        audit.fit(Xa, y)
+        res = audit._audit(Xa)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            summary = audit._summarise(np.concatenate(groups), np.vstack(s_cf), n_all)
+            warnings.filterwarnings("ignore", message="No refused row with a counterfactual",
+                                    category=UserWarning)
+            summary = audit._summarise(res["group"], res["s_cf"], res["n_refused_all"])
         delta = summary[self.metric]["delta"]
         if not np.isfinite(delta):
             raise ValueError(
@@ -163,7 +162,7 @@ class CounterfactualScorer(FairnessScorer):
 
 
 def _make(metric, sensitive_feature, k, generator, sensitive_classifier, privileged,
-          n_splits, random_state, n_jobs):
+          cv, random_state, n_jobs):
     if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
         raise ValueError(f"k must be an integer >= 1; got {k!r}.")
 
@@ -174,13 +173,13 @@ def _make(metric, sensitive_feature, k, generator, sensitive_classifier, privile
     return CounterfactualScorer(
         sensitive_feature, metric=metric, k=k, generator=generator,
         sensitive_classifier=sensitive_classifier, privileged=privileged,
-        n_splits=n_splits, random_state=random_state, n_jobs=n_jobs,
+        cv=cv, random_state=random_state, n_jobs=n_jobs,
     )
 
 
 def make_cflips_scorer(sensitive_feature: str | None = None, *, k: int = 10,
                        generator="kdtree", sensitive_classifier=None, privileged=None,
-                       n_splits: int = 2, random_state=None,
+                       cv: int = 5, random_state=None,
                        n_jobs: int | None = None) -> CounterfactualScorer:
     """Scorer ``-|delta CFlips@k|`` for ``GridSearchCV`` (greater is better).
 
@@ -200,16 +199,15 @@ def make_cflips_scorer(sensitive_feature: str | None = None, *, k: int = 10,
     generator : str or generator object, default="kdtree"
         See :class:`~skfairverify.CounterfactualFairness`.
     sensitive_classifier : classifier, default=None
-        ``None`` or an unfitted classifier: cross-fitted inside each fold (each half
-        of the fold is audited with a classifier and reference rows from the other
-        half). A :class:`~sklearn.frozen.FrozenEstimator` (predicting the raw
-        sensitive values from the non-sensitive columns) is used as is, the whole
-        fold serving as reference rows.
+        ``None`` or an unfitted classifier: cross-fitted over ``cv`` parts of each
+        fold, so that no row is judged by a model fitted on it. A
+        :class:`~sklearn.frozen.FrozenEstimator` (predicting the raw sensitive values
+        from the non-sensitive columns) is used as is.
     privileged : label, default=None
         Privileged value; ``None``: the group with the higher favourable rate on the
-        fold.
-    n_splits : int, default=2
-        Parts of the cross-fitting.
+        fold (two-valued attribute only; required with more values).
+    cv : int, default=5
+        Parts of the cross-fitting of the sensitive classifier within a fold.
     random_state : int, default=None
     n_jobs : int, default=None
 
@@ -225,12 +223,12 @@ def make_cflips_scorer(sensitive_feature: str | None = None, *, k: int = 10,
     ('cflips', 5)
     """
     return _make("cflips", sensitive_feature, k, generator, sensitive_classifier,
-                 privileged, n_splits, random_state, n_jobs)
+                 privileged, cv, random_state, n_jobs)
 
 
 def make_ndccf_scorer(sensitive_feature: str | None = None, *, k: int = 10,
                       generator="kdtree", sensitive_classifier=None, privileged=None,
-                      n_splits: int = 2, random_state=None,
+                      cv: int = 5, random_state=None,
                       n_jobs: int | None = None) -> CounterfactualScorer:
     """Scorer ``-|delta nDCCF@k|`` for ``GridSearchCV`` (greater is better).
 
@@ -245,7 +243,7 @@ def make_ndccf_scorer(sensitive_feature: str | None = None, *, k: int = 10,
     generator : str or generator object, default="kdtree"
     sensitive_classifier : classifier, default=None
     privileged : label, default=None
-    n_splits : int, default=2
+    cv : int, default=5
     random_state : int, default=None
     n_jobs : int, default=None
 
@@ -260,4 +258,4 @@ def make_ndccf_scorer(sensitive_feature: str | None = None, *, k: int = 10,
     'ndccf'
     """
     return _make("ndccf", sensitive_feature, k, generator, sensitive_classifier,
-                 privileged, n_splits, random_state, n_jobs)
+                 privileged, cv, random_state, n_jobs)

@@ -1,0 +1,162 @@
+"""Cross-fitted sensitive-feature classifier: no row is judged by a model fitted on it.
+
+The kd-tree generators return training rows as counterfactuals. A classifier fitted
+on those rows has memorised their group (a deep tree predicts it perfectly), so the
+counterfactuals would look like their own group and CFlips would be biased towards 0.
+:class:`CrossFittedSensitiveClassifier` fits one model per fold of the training rows
+(folds are drawn over *distinct* rows, so that copies of a row share a fold) and
+
+* judges a training row (matched on all its columns) by the model of the folds that
+  exclude it (its out-of-fold prediction);
+* judges any other row (a synthetic counterfactual, a test row) by the mean of the
+  fold models' probabilities of the privileged group (or of their 0/1 votes when the
+  classifier has no ``predict_proba``), privileged when that mean exceeds 1/2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+__all__ = ["CrossFittedSensitiveClassifier", "group_report", "row_keys"]
+
+
+def row_keys(X: pd.DataFrame) -> np.ndarray:
+    """A 64-bit hash of every row's values (dtype-insensitive: 3 and 3.0 match)."""
+    cols = {}
+    for c in X.columns:
+        col = X[c]
+        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+            cols[c] = col.to_numpy(dtype=float) + 0.0  # -0.0 -> 0.0
+        else:
+            cols[c] = col.astype(str).to_numpy(dtype=object)
+    frame = pd.DataFrame(cols, index=pd.RangeIndex(len(X)))
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def _assign_folds(keys: np.ndarray, y: np.ndarray, n_splits: int, seed) -> np.ndarray:
+    """Fold of every row: distinct rows shuffled, dealt round-robin within each label."""
+    codes, uniques = pd.factorize(keys)
+    _, first = np.unique(codes, return_index=True)  # first occurrence of each distinct row
+    label = y[first]
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(uniques))
+    fold_u = np.empty(len(uniques), dtype=int)
+    for lab in np.unique(label):
+        members = order[label[order] == lab]
+        fold_u[members] = np.arange(len(members)) % n_splits
+    return fold_u[codes]
+
+
+class CrossFittedSensitiveClassifier:
+    """``n_splits`` fold models of the privileged indicator; leak-free predictions.
+
+    Parameters
+    ----------
+    estimator : classifier
+        Unfitted; cloned once per fold and fitted on the other folds against
+        ``1 = privileged`` / ``0 = unprivileged``.
+    n_splits : int
+        Number of folds (>= 2).
+    random_state : int, RandomState instance or None
+        Seed of the fold assignment.
+
+    Attributes
+    ----------
+    estimators_ : list of classifiers
+        ``estimators_[f]`` is fitted on every training row outside fold ``f``.
+    fold_ : numpy.ndarray of int
+        Fold of each training row.
+    oof_proba_ : numpy.ndarray of float
+        Out-of-fold probability (or vote) of the privileged group of each training row.
+    classes_ : numpy.ndarray
+        ``[0, 1]`` (1 = privileged).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from skfairverify.counterfactual._crossfit import CrossFittedSensitiveClassifier
+    >>> X = pd.DataFrame({"a": np.arange(8.0)})
+    >>> s = np.array([0, 1] * 4)
+    >>> clf = CrossFittedSensitiveClassifier(KNeighborsClassifier(1), 2, 0).fit(X, s)
+    >>> clf.predict(X)  # a 1-NN never sees the row it judges: every row is misjudged
+    array([1, 0, 1, 0, 1, 0, 1, 0])
+    """
+
+    def __init__(self, estimator, n_splits: int, random_state=None):
+        self.estimator = estimator
+        self.n_splits = n_splits
+        self.random_state = random_state
+
+    def fit(self, X: pd.DataFrame, y) -> CrossFittedSensitiveClassifier:
+        """Fit one model per fold; record the folds of the distinct training rows."""
+        y = np.asarray(y, dtype=int)
+        keys = row_keys(X)
+        seed = self.random_state
+        if isinstance(seed, np.random.RandomState):
+            seed = seed.randint(np.iinfo(np.int32).max)
+        fold = _assign_folds(keys, y, self.n_splits, seed)
+        counts = np.bincount(fold, minlength=self.n_splits)
+        if (counts == 0).any():
+            raise ValueError(
+                f"Cross-fitting the sensitive classifier needs at least cv={self.n_splits} "
+                f"distinct training rows; got {len(np.unique(keys))}. Lower cv."
+            )
+        self.estimators_ = []
+        for f in range(self.n_splits):
+            train = fold != f
+            if len(np.unique(y[train])) < 2:
+                raise ValueError(
+                    f"Fold {f} of the sensitive classifier's cross-fitting has a single "
+                    "group in its training rows; lower cv or provide more rows per group."
+                )
+            self.estimators_.append(clone(self.estimator).fit(X.loc[train], y[train]))
+        oof = np.empty(len(X))
+        for f, model in enumerate(self.estimators_):
+            oof[fold == f] = self._score(model, X.loc[fold == f])
+        self.fold_ = fold
+        self.oof_proba_ = oof
+        self.classes_ = np.array([0, 1])
+        # copies of a row share a fold, hence an out-of-fold probability: cache it
+        self._key_proba = pd.Series(oof, index=keys).groupby(level=0).first()
+        return self
+
+    def _score(self, model, X: pd.DataFrame) -> np.ndarray:
+        if hasattr(model, "predict_proba"):
+            proba = np.asarray(model.predict_proba(X), dtype=float)
+            return proba[:, list(model.classes_).index(1)]
+        return (np.asarray(model.predict(X)) == 1).astype(float)
+
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        """``[P(unprivileged), P(privileged)]`` of every row, leak-free."""
+        p = self._key_proba.reindex(row_keys(X)).to_numpy(dtype=float, copy=True)
+        synthetic = np.isnan(p)
+        if synthetic.any():
+            Xs = X.loc[synthetic]
+            p[synthetic] = np.mean([self._score(m, Xs) for m in self.estimators_], axis=0)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        """1 (privileged) when the leak-free probability exceeds 1/2, else 0."""
+        return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
+
+
+def group_report(s_true: np.ndarray, s_pred: np.ndarray) -> pd.DataFrame:
+    """Precision, recall, F1 and support of each group (1 = privileged, 0 = unprivileged).
+
+    ``precision`` of a group is the share of rows predicted in it that belong to it,
+    ``recall`` the share of its rows predicted in it (NaN when undefined).
+    """
+    rows = {}
+    for g, name in ((1, "privileged"), (0, "unprivileged")):
+        tp = int(np.sum((s_pred == g) & (s_true == g)))
+        n_pred, n_true = int(np.sum(s_pred == g)), int(np.sum(s_true == g))
+        prec = tp / n_pred if n_pred else np.nan
+        rec = tp / n_true if n_true else np.nan
+        f1 = 2 * prec * rec / (prec + rec) if n_pred and n_true and prec + rec > 0 else np.nan
+        rows[name] = {"precision": prec, "recall": rec, "f1": f1, "support": n_true}
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index.name = "group"
+    return out
