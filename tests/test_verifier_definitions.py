@@ -392,18 +392,23 @@ def test_user_network_must_cover_the_categories_and_sensitive_values():
             X.assign(a=[0, 1, 2, 1]))
 
 
-def test_verify_refuses_unseen_values_of_a_discrete_numeric_column():
+def test_verify_gives_unseen_discrete_values_their_own_state():
     rng = np.random.default_rng(0)
     n = 600
-    a = rng.integers(0, 2, n)
-    k = rng.integers(0, 4, n)  # 4 values: one state per value
-    X = pd.DataFrame({"a": a, "k": k})
-    y = (k + rng.normal(0, 1, n) > 1.5).astype(int)
-    ver = FairnessVerifier(LogisticRegression(), "a", network="independent", n_bins=10,
-                           multiplier=100).fit(X, y)
+    X = pd.DataFrame({"a": rng.integers(0, 2, n), "k": rng.integers(0, 4, n)})
+    # a + k > 7.5: positive only for a = 1 and k = 7, a value absent from the rows of fit
+    model = frozen_rule([1.0, 1.0], -7.5, ["a", "k"])
+    ver = FairnessVerifier(model, "a", network="independent", n_bins=10,
+                           multiplier=10).fit(X)
     assert ver.weights_["k"].index.tolist() == [0, 1, 2, 3]
-    with pytest.raises(ValueError, match=r"Variable 'k': the value\(s\) \[7.0\]"):
-        ver.verify(X.assign(k=np.where(np.arange(n) == 5, 7, k)), y)
+    assert ver.metrics_["statistical_parity"] == 0.0
+    k2 = np.where(np.arange(n) % 50 == 5, 7, X["k"])  # 12 rows with k = 7
+    metrics = ver.verify(X.assign(k=k2))
+    # independent computation: the network's smoothed marginal of k (pseudo-count 1
+    # spread over its 5 states 0, 1, 2, 3, 7); snapping 7 to 3 would give 0
+    expected = (12 + 1 / 5) / (n + 1)
+    assert metrics["statistical_parity"] == pytest.approx(expected, abs=1e-12)
+    assert metrics["disparate_impact"] == 0.0
 
 
 # --------------------------------------------------------------------------- agreement

@@ -43,6 +43,7 @@ class Variable:
     sensitive: bool = False
     values: np.ndarray | None = None  # numeric value of every state ("binned", "values")
     widths: np.ndarray | None = None  # width of every bin within [min, max] ("binned")
+    coef: float | None = None  # the rule's coefficient ("values" built from data)
 
     def support_distribution(self) -> np.ndarray:
         """Uniform distribution over the variable's support, as state probabilities.
@@ -191,7 +192,8 @@ class Encoding:
                 states = sorted(pd.unique(col.to_numpy()).tolist())
                 vals = np.asarray(states, dtype=float)
                 w = float(rule.coef[c]) if c in rule.numeric_features else 0.0
-                variables.append(Variable(c, kind, states, w * vals, sens, values=vals))
+                variables.append(Variable(c, kind, states, w * vals, sens, values=vals,
+                                          coef=w))
             else:
                 j = binned.index(c)
                 means = np.asarray(disc.bin_means_[j], dtype=float)
@@ -236,6 +238,27 @@ class Encoding:
                     Variable(name, "categories", states, np.zeros(len(states)), sens)
                 )
         return cls(variables)
+
+    def covering(self, X: pd.DataFrame) -> Encoding:
+        """The encoding with a state for every value of ``X`` of its discrete numeric columns.
+
+        A non-sensitive numeric variable with one state per value (built from data) gets
+        a new state, contributing ``coef * value`` exactly, for each value of ``X`` it
+        has no state for (e.g. a rare value absent from the rows of ``fit``); the other
+        variables are unchanged. Used by ``verify``, which learns the network again.
+        """
+        variables = []
+        for v in self.variables:
+            if v.kind == "values" and not v.sensitive and v.coef is not None:
+                x = np.unique(X[v.name].to_numpy(dtype=float))
+                seen = np.isclose(x[:, None], v.values[None, :], rtol=1e-9, atol=1e-12)
+                new = x[~seen.any(axis=1)]
+                if new.size:
+                    vals = np.sort(np.concatenate([v.values, new]))
+                    v = Variable(v.name, v.kind, vals.tolist(), v.coef * vals, v.sensitive,
+                                 values=vals, coef=v.coef)
+            variables.append(v)
+        return type(self)(variables, self.discretizer, self.binned)
 
     # -------------------------------------------------------------- use
     @property

@@ -758,8 +758,11 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                     f"Sensitive feature {s!r} has a single group in X; fairness needs two."
                 )
         y_pos = None if y is None else self._positive_labels(y, len(frame))
+        # A discrete numeric value absent from the rows of fit gets its own state (its
+        # contribution is exact), since the network is learned again from X.
         result = self._evaluate(
-            frame, y_pos, self._encoding, self._sensitive, self._mediators, [self.multiplier_]
+            frame, y_pos, self._encoding.covering(frame), self._sensitive, self._mediators,
+            [self.multiplier_],
         )
         return result[6]
 
