@@ -515,10 +515,11 @@ def group_esl(
     and every rate is a ratio of two random sums. The delta method linearises each ratio
     ``R = N / D`` with the influence ``(num_i - R den_i) / D`` of every row (both sums
     random); the covariance of all values is the sum of the outer products of the
-    influences. For TPR, FPR and the selection rate of one group this is the binomial
-    variance of Proposition B.1; for PPV and NPV the denominator (predicted positives /
-    negatives) is random too, as the paper notes before Theorem 4.2. The test uses the
-    unpooled variance (Wald), which also gives the intervals.
+    influences. For one group's rate this is the binomial variance ``R (1 - R) / D`` of
+    Proposition B.1 with ``D`` its denominator count, which for PPV and NPV (predicted
+    positives / negatives) is random, as the paper notes before Theorem 4.2; the
+    covariances of rates on unions of groups follow from the same rows. The test uses
+    the unpooled variance (Wald), which also gives the intervals.
 
     Round-off rule: a difference and a standard error both below
     ``1e-12 * max(1, |value_1| + |value_2|)`` are floating-point noise around an exact
