@@ -1,9 +1,12 @@
 """The ``audit`` command: one fairness report of a linear model on a dataset.
 
 ``python -m skfairverify audit`` trains (or loads) a linear model and reports, in one
-place, the verified group rates and DI/SP/EO with the network used, the features with
-the largest fairness influence, the CFlips/nDCCF gaps, the first-stage ESL values with
-their test and the second-stage contributions of the features.
+place, the verified group rates and DI/SP/EO with the network used beside the empirical
+ones on the test rows (fairlearn's ``MetricFrame``), the features with the largest
+fairness influence, the CFlips/nDCCF gaps, the first-stage ESL values with their test and
+the second-stage contributions of the features. Every number is labelled for what it is
+(verified: population under the learned Bayesian network; empirical: test rows) and every
+difference with its unit and direction.
 """
 
 from __future__ import annotations
@@ -872,7 +875,10 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     audit = sub.add_parser(
         "audit", help="audit a linear model on a bundled dataset or a CSV file",
-        description="Train (or load) a linear model and print one fairness report.",
+        description="Train (or load) a linear model and print one fairness report: "
+                    "verified group metrics (population under the learned Bayesian "
+                    "network, FVGM) beside the empirical ones on the test rows (fairlearn "
+                    "MetricFrame), counterfactual flips and ESL values.",
     )
     src = audit.add_mutually_exclusive_group()
     src.add_argument("--dataset", choices=_DATASETS, default=None,
