@@ -226,10 +226,13 @@ def test_learned_network_rates_equal_brute_force_enumeration():
         got = ver.groups_.set_index("a").loc[value, "positive_rate"]
         assert got == pytest.approx(brute_rate(net, weights, ver.threshold_, {a: code}),
                                     abs=1e-12)
-    # The integer weights are rint(l * w * bin_mean), independently recomputed.
+    # The integer weights are rint(l * w * bin_mean / s), independently recomputed, with
+    # s the root mean square of the decision function on X.
     disc, rule = ver.discretizer_, ver.rule_
+    s = np.sqrt(np.mean(ver.decision_function(X) ** 2))
+    assert ver.decision_scale_ == pytest.approx(s, rel=1e-12)
     for j, col in enumerate(["x0", "x1"]):
-        expected = np.rint(50 * rule.coef[col] * disc.bin_means_[j]).astype(int)
+        expected = np.rint(50 * rule.coef[col] / s * disc.bin_means_[j]).astype(int)
         np.testing.assert_array_equal(ver.weights_[col].to_numpy(), expected)
     # agreement_ is the share of rows where the integer rule equals the estimator.
     bins = disc.bin_index(X[["x0", "x1"]].to_numpy())
@@ -322,7 +325,7 @@ def test_rare_category_outside_the_binning_split(proxy_data, seed):
     ver = FairnessVerifier(unaware_pipeline(), "sex", network="independent", max_bins=10,
                            max_multiplier=100, random_state=seed).fit(X, y)
     assert ver.weights_["job"]["rare"] == np.rint(
-        ver.multiplier_ * ver.rule_.coef["job=rare"]
+        ver.multiplier_ * ver.rule_.coef["job=rare"] / ver.decision_scale_
     )
 
 

@@ -440,12 +440,16 @@ def test_low_agreement_from_coarse_bins_warns_with_n_bins():
 
 def test_low_agreement_from_small_multiplier_warns_with_multiplier():
     X = boundary_data()
-    # weights 0.3 * bin mean round to 0 with multiplier 1: every decision is negative
+    # decision 0.3 x, scale 0.3 (root mean square, x ~ N(0, 1)): the normalised
+    # contribution of a bin is its mean, rounded to an integer with multiplier 1, so the
+    # rows with 0 < x < 0.5 (about 19%) are negative for the integer rule
     model = frozen_rule([0.0, 0.3], 0.0, ["a", "x"])
     with pytest.warns(LowAgreementWarning, match=r"multiplier_=1.*raise multiplier \(now 1\)"):
         ver = FairnessVerifier(model, "a", network="independent", n_bins=60,
                                multiplier=1).fit(X)
-    assert ver.agreement_ < 0.6
+    s = np.sqrt(np.mean((0.3 * X["x"]) ** 2))
+    assert ver.decision_scale_ == pytest.approx(s, rel=1e-12)
+    assert 0.7 < ver.agreement_ < 0.9
     with pytest.warns(LowAgreementWarning, match=r"raise max_multiplier \(now 1\)"):
         FairnessVerifier(model, "a", network="independent", n_bins=60,
                          max_multiplier=1).fit(X)
@@ -473,3 +477,26 @@ def test_fif_plot_says_which_reference(skewed_fit):
     assert "uniform within its observed range" in ax.get_xlabel()
     ax = plot_fairness_influence(ver, fif=ver.fairness_influence(reference="states"))
     assert "uniform over its states" in ax.get_xlabel()
+
+
+@pytest.mark.parametrize("factor", [1e-12, 1e-3, 1e6])
+def test_verifier_invariant_to_rescaling_the_decision_function(factor):
+    rng = np.random.default_rng(5)
+    n = 1500
+    a = rng.integers(0, 2, n)
+    X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0, n), "z": rng.normal(0, 1, n)})
+    y = (X["x"] + 0.5 * X["z"] + a + rng.normal(0, 1, n) > 1.0).astype(int)
+    lr = LogisticRegression().fit(X, y)
+    scaled = LogisticRegression().fit(X, y)
+    scaled.coef_, scaled.intercept_ = lr.coef_ * factor, lr.intercept_ * factor
+    params = dict(network="independent", max_bins=20, random_state=0)
+    ref = FairnessVerifier(FrozenEstimator(lr), "a", **params).fit(X, y)
+    ver = FairnessVerifier(FrozenEstimator(scaled), "a", **params).fit(X, y)
+    assert ver.decision_scale_ == pytest.approx(factor * ref.decision_scale_, rel=1e-9)
+    assert ver.multiplier_ == ref.multiplier_ and ver.threshold_ == ref.threshold_
+    for name in ref.variables_:
+        np.testing.assert_array_equal(ver.weights_[name], ref.weights_[name])
+    assert ver.agreement_ == ref.agreement_ >= MIN_AGREEMENT
+    for key, value in ref.metrics_.items():
+        assert ver.metrics_[key] == pytest.approx(value, abs=1e-12)
+    assert ref.metrics_["statistical_parity"] > 0.1

@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 
 from .._linear import linear_rule
 from .._validation import check_unambiguous
-from ..preprocessing import integer_threshold, quantize, select_multiplier
+from ..preprocessing import decision_scale, integer_threshold, quantize, select_multiplier
 from ..s3p import BayesNet, TableTooLargeError
 from ._influence import (
     edge_specific_network,
@@ -179,8 +179,14 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Bins of the binned numeric columns (None when there is none).
     n_bins_ : int or None
         Number of bins used (None with a user network).
+    decision_scale_ : float
+        Root mean square of the rule's decision function on ``X``
+        (:func:`~skfairverify.preprocessing.decision_scale`). The rule is divided by it
+        before its weights are quantized, so that the integer rule, hence every
+        verified number, does not change when the model's decision function is
+        multiplied by a positive constant.
     multiplier_ : int
-        The integer multiplier ``l``.
+        The integer multiplier ``l`` (of the rule divided by ``decision_scale_``).
     agreement_ : float
         Share of the rows of ``X`` where the integer rule agrees with the estimator.
         Below ``MIN_AGREEMENT`` (0.95) ``fit`` emits a
@@ -429,11 +435,12 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         codes = encoding.codes(frame)
         contrib = encoding.contributions(codes)
         return select_multiplier(
-            contrib, self.rule_.intercept, reference, max(multipliers), multipliers=multipliers
+            contrib, self._unit_rule.intercept, reference, max(multipliers),
+            multipliers=multipliers
         )
 
     def _choose_quantization(self, frame, sensitive):
-        rule = self.rule_
+        rule = self._unit_rule
         if self.multiplier == "auto":
             multipliers = _candidates(MULTIPLIER_GRID, self.max_multiplier)
         else:
@@ -472,7 +479,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     def _warn_low_agreement(self, encoding, frame, reference):
         """LowAgreementWarning naming the agreement, its likely cause and the fix."""
-        real = encoding.contributions(encoding.codes(frame)).sum(axis=1) + self.rule_.intercept
+        contrib = encoding.contributions(encoding.codes(frame))
+        real = contrib.sum(axis=1) + self._unit_rule.intercept
         unrounded = float(np.mean((real > 0) == reference))
         if unrounded < MIN_AGREEMENT:
             if isinstance(self.network, BayesNet):
@@ -544,7 +552,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         networks = self._learn_networks(encoding, codes, y_pos, sensitive)
         for k, l in enumerate(multipliers):
             weights = [quantize(v.contribution, l) for v in encoding.variables]
-            threshold = integer_threshold(int(quantize(self.rule_.intercept, l)))
+            threshold = integer_threshold(int(quantize(self._unit_rule.intercept, l)))
             try:
                 result = self._rates_and_metrics(
                     networks, weights, threshold, group_codes, support, sens_codes, y_pos,
@@ -650,6 +658,11 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             ) from exc
         self.rule_ = rule
         self.classes_ = np.asarray(rule.classes) if rule.classes is not None else np.array([0, 1])
+        # Quantize the rule divided by the scale of its decision function, so that the
+        # integer rule does not depend on a positive rescaling of the model.
+        self.decision_scale_ = decision_scale(rule.decision_function(frame))
+        self._unit_rule = rule.scaled(1.0 / self.decision_scale_)
+        rule = self._unit_rule
         y_pos = None if y is None else self._positive_labels(y, len(frame))
 
         auto_l = self.multiplier == "auto"
