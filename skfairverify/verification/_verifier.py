@@ -108,7 +108,9 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     the sensitive variables then influence the decision only through their own weights.
     A user :class:`~skfairverify.s3p.BayesNet` is taken as the distribution: its
     variables are named after the columns; the state names of a numeric column are the
-    values the states stand for, those of a categorical column its categories.
+    values the states stand for, those of a categorical column its categories, and
+    every value of ``X`` must be one of them (a ValueError names the others; a value
+    is never mapped to the nearest state).
 
     Parameters
     ----------
@@ -718,7 +720,9 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """Re-estimate the distribution on other data and verify the fitted rule on it.
 
         The rule, bins, multiplier and network strategy of ``fit`` are kept; only the
-        network is learned again from ``X`` (e.g. a test set).
+        network is learned again from ``X`` (e.g. a test set). A value of a discrete
+        numeric column (one state per value) that ``fit`` did not see gets its own
+        state, with its exact contribution.
 
         Parameters
         ----------
@@ -736,7 +740,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ------
         ValueError
             With a user-given network (there is nothing to re-estimate), on missing
-            columns, NaN, unseen categories or values, a sensitive column mixing values
+            columns, NaN, unseen categories, a sensitive column mixing values
             that print alike (``1`` and ``"1"``), a single sensitive group, or labels
             ``y`` that are missing, not binary or not among ``classes_``.
 
