@@ -488,6 +488,9 @@ def run_audit(
             "multiplier": int(verifier.multiplier_),
             "network_edges": edges,
             "fairness_influence": _records(fif),
+            "fairness_influence_units": "change of each group's verified selection rate "
+                                        "(probability) due to the feature's distribution "
+                                        "rather than a uniform one",
         }
         report.sections["comparison"] = _comparison_records(report)
         if figures:
@@ -518,6 +521,10 @@ def run_audit(
             "cflips": _jsonable(result["cflips"]),
             "ndccf": _jsonable(result["ndccf"]),
             "n_refused": _jsonable(result["n_refused"]),
+            "delta_definition": {"cflips": "unprivileged - privileged",
+                                 "ndccf": "privileged - unprivileged"},
+            "units": "CFlips@k and nDCCF@k are shares in [0, 1] (means over the refused "
+                     "test rows); CFlips 0 = fair, nDCCF 1 = fair",
             "sensitive_classifier": _classifier_summary(result.get("sensitive_classifier")),
             "warnings": [str(w.message) for w in caught],
         }
@@ -639,11 +646,14 @@ def group_comparison(report: AuditReport) -> pd.DataFrame:
              [empirical.get(k, {}).get("rows") for k in keys]]
     frame = pd.DataFrame(dict(enumerate(data)))
     frame.columns = pd.MultiIndex.from_tuples(columns)
-    frame.index = pd.MultiIndex.from_tuples(keys, names=sensitive)
+    frame.index = (pd.MultiIndex.from_tuples(keys, names=sensitive) if len(sensitive) > 1
+                   else pd.Index([k[0] for k in keys], name=sensitive[0]))
     if "verification" not in report.sections:
         frame = frame.drop(columns=[c for c in columns if c[1] in ("verified", "train")])
-    frame = frame.apply(pd.to_numeric, errors="coerce")
-    return frame.dropna(axis=1, how="all")
+    frame = frame.apply(pd.to_numeric, errors="coerce").dropna(axis=1, how="all")
+    counts = [c for c in frame.columns if c[0] == "rows"]
+    frame[counts] = frame[counts].fillna(0).astype(int)  # a group absent there has 0 rows
+    return frame
 
 
 def metric_comparison(report: AuditReport) -> pd.DataFrame:

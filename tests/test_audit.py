@@ -344,3 +344,28 @@ def test_relearned_network_failure_is_reported_not_fatal(tmp_path, monkeypatch):
     flat = " ".join(report.to_text().split())
     assert "(not available here: Variable 'proxy': the value(s) [9.0] are not states)" in flat
     assert _line(report.to_text(), "SP (max - min selection rate)").split()[-2] == "n/a"
+
+
+def test_group_absent_from_the_test_rows_has_no_empirical_rate():
+    """A verified group without test rows: empirical n/a and 0 test rows, never a rate."""
+    from skfairverify._audit import AuditReport, group_comparison
+
+    report = AuditReport(
+        dataset={"sensitive": ["s"]}, model={},
+        sections={
+            "empirical": {"groups": [{"s": "a", "selection_rate": 0.5,
+                                      "true_positive_rate": 0.75,
+                                      "false_positive_rate": 0.25, "rows": 3}]},
+            "verification": {"groups": [
+                {"s": "a", "positive_rate": 0.4, "true_positive_rate": 0.6,
+                 "false_positive_rate": 0.2, "support": 7},
+                {"s": "b", "positive_rate": 0.3, "true_positive_rate": 0.5,
+                 "false_positive_rate": 0.1, "support": 2}]},
+        },
+    )
+    frame = group_comparison(report)
+    assert frame.loc["b", ("rows", "test")] == 0
+    assert frame.loc["b", ("rows", "train")] == 2
+    assert np.isnan(frame.loc["b", ("selection rate P(Yhat=1)", "empirical")])
+    assert frame.loc["a", ("TPR P(Yhat=1 | Y=1)", "empirical")] == 0.75
+    assert frame.loc["b", ("FPR P(Yhat=1 | Y=0)", "verified")] == 0.1
