@@ -785,7 +785,10 @@ def _esl_first_text(e: dict) -> list[str]:
                  f"{_fmt(e['total_esl_units'])} ESL units)"),
            _table_text(e["table"])]
     t = e.get("test")
-    if t:
+    if not t:
+        out.append(_wrap(f"{len(e['table'])} groups: no single difference; the test of every "
+                         "pair, in both units, is group_esl(...).pairwise()"))
+    else:
         a, b = t["compared"]
         m = e["metric"].upper()
         out.append(_wrap(
