@@ -197,7 +197,8 @@ _METRICS = {
     "equalized_odds": ("equalized odds EO (larger of the TPR and FPR gaps, max - min; "
                        "0 = fair)", "equalized_odds_difference"),
     "path_specific_causal": ("path-specific causal fairness (max - min rate with the "
-                             "mediators as under the most favoured group; 0 = fair)", None),
+                             "mediators drawn from Z | A = most favoured group, FVGM; "
+                             "0 = fair)", None),
 }
 
 
@@ -490,7 +491,9 @@ def run_audit(
             "fairness_influence": _records(fif),
             "fairness_influence_units": "change of each group's verified selection rate "
                                         "(probability) due to the feature's distribution "
-                                        "rather than a uniform one",
+                                        "rather than one uniform within its observed range "
+                                        "(FVGM Appendix E; categorical: uniform over its "
+                                        "categories)",
         }
         report.sections["comparison"] = _comparison_records(report)
         if figures:
@@ -747,7 +750,9 @@ def _fif_text(v: dict) -> list[str]:
     order = num.abs().max(axis=1).sort_values(ascending=False).index[:5]
     return [_wrap("top fairness influence (FIF, verified): change of each group's verified "
                   "selection rate (probability) due to the feature's real distribution rather "
-                  "than a uniform one (most and least favoured groups when there are many):"),
+                  "than one uniform within its observed range (FVGM Appendix E; categorical: "
+                  "uniform over its categories; most and least favoured groups when there are "
+                  "many):"),
             fif.loc[order].to_string(index=False, float_format=lambda x: f"{x:+.4f}")]
 
 

@@ -72,6 +72,9 @@ def _on_cluster(client, func):
     return result
 
 
+# 5 bins keep the test fast; the rule's agreement is then below MIN_AGREEMENT, which is not
+# what this test is about (identical numbers on the cluster)
+@pytest.mark.filterwarnings("ignore::skfairverify.verification.LowAgreementWarning")
 def test_verifier_same_numbers(client, data):
     X, y = data
 

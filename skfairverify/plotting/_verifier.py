@@ -72,7 +72,8 @@ def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True):
                    label="four-fifths of the largest rate")
         ax.legend(loc="best")
     di = verifier.metrics_["disparate_impact"]
-    ax.set_title(f"Exact positive rates (disparate impact {di:.3f})")
+    ax.set_title(f"Verified positive rates, population under the learned network\n"
+                 f"(disparate impact {di:.3f})")
     return ax
 
 
