@@ -231,19 +231,25 @@ class _BaseGenerator(BaseEstimator):
         return int(k)
 
     def _finalize(self, Xq: pd.DataFrame, cfs: pd.DataFrame, pos: np.ndarray,
-                  dist: np.ndarray, k: int) -> CounterfactualSet:
-        """Rank (distance or prediction gap), keep the top k, index by (row, rank)."""
+                  dist: np.ndarray, k: int, tiebreak=None,
+                  search_key=None) -> CounterfactualSet:
+        """Rank (distance or prediction gap), keep the top k, index by (row, rank).
+
+        Ties of the ranking key are broken by ``tiebreak`` (default: generation order);
+        ``search_key`` replaces the distance as the key of ``ranking="distance"``.
+        """
         cfs = cfs.reset_index(drop=True)
         pos = np.asarray(pos, dtype=int)
         dist = np.asarray(dist, dtype=float)
+        tiebreak = np.arange(len(pos)) if tiebreak is None else np.asarray(tiebreak)
         if len(cfs):
             if self.ranking == "prediction":
                 fx = _expected_output(self.estimator_, Xq, self.desired_class_)
                 fc = _expected_output(self.estimator_, cfs, self.desired_class_)
                 key = np.abs(fx[pos] - fc)
             else:
-                key = dist
-            order = np.lexsort((np.arange(len(pos)), key, pos))
+                key = dist if search_key is None else np.asarray(search_key, dtype=float)
+            order = np.lexsort((tiebreak, key, pos))
             pos, dist, cfs = pos[order], dist[order], cfs.iloc[order].reset_index(drop=True)
             # rank within each query row
             starts = np.r_[0, np.flatnonzero(np.diff(pos)) + 1]
@@ -272,6 +278,7 @@ class _BaseGenerator(BaseEstimator):
 
 
 # --------------------------------------------------------------------------- kd-tree
+_TIE = 1e-9  # scale of the candidate-position offset that breaks distance ties
 class KDTreeCounterfactuals(_BaseGenerator):
     """Nearest accepted training rows as counterfactuals (batched nearest neighbours).
 
@@ -283,7 +290,12 @@ class KDTreeCounterfactuals(_BaseGenerator):
     in batches. Immutable columns (the sensitive feature in
     :class:`CounterfactualFairness`) keep the query's values, take no part in the
     distance, and every counterfactual is re-checked with the model; rows short of
-    ``k`` accepted ones are searched again with more neighbours.
+    ``k`` accepted ones are searched again with more neighbours. Candidates at equal
+    distance (or within ``1e-9``) are ranked by their position in ``candidates_``:
+    the index adds ``1e-9 * position / n_candidates`` to each candidate's distance
+    (removed from the reported distance), so the neighbour search has no ties and
+    its output never depends on how ties would be ordered (by the batch or the
+    number of threads).
 
     Parameters
     ----------
@@ -353,8 +365,10 @@ class KDTreeCounterfactuals(_BaseGenerator):
                 f"{self.desired_class_!r}; the kdtree generator has no candidate."
             )
         self.candidates_ = cand.reset_index(drop=True)
+        n = len(self.candidates_)
+        tie = _TIE * np.arange(n, dtype=float)[:, None] / n  # canonical order of ties
         self.nn_ = NearestNeighbors(metric="manhattan", n_jobs=self.n_jobs).fit(
-            self.proximity_.encode(self.candidates_)
+            np.hstack([self.proximity_.encode(self.candidates_), tie])
         )
         return self
 
@@ -385,8 +399,8 @@ class KDTreeCounterfactuals(_BaseGenerator):
         k = self._check_k(k)
         Xq = _check_frame(X, list(self.feature_names_in_))
         n_cand = len(self.candidates_)
-        enc = self.proximity_.encode(Xq)
-        frames, positions, dists = [], [], []
+        enc = np.hstack([self.proximity_.encode(Xq), np.zeros((len(Xq), 1))])
+        frames, positions, dists, cands = [], [], [], []
         pending = np.arange(len(Xq))
         n_nb = min(k, n_cand)
         while len(pending):
@@ -397,22 +411,24 @@ class KDTreeCounterfactuals(_BaseGenerator):
                 qpos = np.repeat(rows, n_nb)
                 frame = self._compose(Xq, qpos, idx.ravel())
                 dist = d.ravel()
+                ok = np.ones(len(qpos), dtype=bool)
                 if self.immutable_features_:
                     ok = self._accepted(frame)
                     n_ok = ok.reshape(len(rows), n_nb).sum(axis=1)
                     short = (n_ok < k) & (n_nb < n_cand)
                     if short.any():
                         next_pending.append(rows[short])
-                        keep_rows = np.repeat(~short, n_nb)
-                        ok &= keep_rows
-                    frame, qpos, dist = frame.loc[ok], qpos[ok], dist[ok]
-                frames.append(frame)
-                positions.append(qpos)
-                dists.append(dist)
+                        ok &= np.repeat(~short, n_nb)
+                frames.append(frame.loc[ok])
+                positions.append(qpos[ok])
+                dists.append(dist[ok])
+                cands.append(idx.ravel()[ok])
             pending = np.concatenate(next_pending) if next_pending else np.zeros(0, int)
             n_nb = min(2 * n_nb, n_cand)
         cfs = pd.concat(frames, ignore_index=True) if frames else Xq.iloc[:0]
-        return self._finalize(Xq, cfs, np.concatenate(positions), np.concatenate(dists), k)
+        key, cand = np.concatenate(dists), np.concatenate(cands)
+        return self._finalize(Xq, cfs, np.concatenate(positions), key - _TIE * cand / n_cand,
+                              k, tiebreak=cand, search_key=key)
 
 
 # --------------------------------------------------------------------------- linear
