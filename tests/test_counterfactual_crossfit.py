@@ -299,7 +299,6 @@ def test_scorers_finite_on_german_cv5():
         assert np.isfinite(scores).all() and (scores <= 0).all()
 
 
-@pytest.mark.slow
 def test_scorer_finite_on_german_cv5_default_classifier():
     X, y, model, _ = german()
     scores = cross_val_score(model, X, y, cv=5, error_score="raise",

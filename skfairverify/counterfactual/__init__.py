@@ -11,6 +11,7 @@ L1 distance on min-max scaled numeric columns plus 1 per changed categorical
 column (optionally re-ranked by the prediction gap, Section 6.4 of the paper).
 """
 
+from ._crossfit import CrossFittedSensitiveClassifier
 from ._dice import DiceCounterfactuals
 from ._fairness import CounterfactualFairness
 from ._generators import (
@@ -26,6 +27,7 @@ __all__ = [
     "GENERATORS",
     "CounterfactualFairness",
     "CounterfactualSet",
+    "CrossFittedSensitiveClassifier",
     "DiceCounterfactuals",
     "KDTreeCounterfactuals",
     "LinearCounterfactuals",

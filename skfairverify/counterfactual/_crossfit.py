@@ -77,7 +77,7 @@ class CrossFittedSensitiveClassifier:
     --------
     >>> import numpy as np, pandas as pd
     >>> from sklearn.neighbors import KNeighborsClassifier
-    >>> from skfairverify.counterfactual._crossfit import CrossFittedSensitiveClassifier
+    >>> from skfairverify.counterfactual import CrossFittedSensitiveClassifier
     >>> X = pd.DataFrame({"a": np.arange(8.0)})
     >>> s = np.array([0, 1] * 4)
     >>> clf = CrossFittedSensitiveClassifier(KNeighborsClassifier(1), 2, 0).fit(X, s)
