@@ -7,8 +7,8 @@
   which memorises its training rows and so exposes any leak.
 * Under a sensitive attribute independent of every feature, the classifier's
   predictions are coin flips: CFlips of a group is the other group's share of
-  predictions (Monte Carlo), and the counterfactuals' predicted group agrees with
-  their true group only by chance (a leak would make it 1).
+  predictions (Monte Carlo), never near 0, and the counterfactuals' predicted group
+  agrees with their true group only by chance (memorised: always).
 * Results do not depend on n_jobs; bad inputs raise errors naming the problem.
 """
 
@@ -123,6 +123,12 @@ def test_cflips_equals_manual_out_of_fold_computation():
     rep = res["sensitive_classifier"]
     assert rep["held_out"] is True
     assert rep["accuracy"] == pytest.approx(np.mean(oof == s_bin))
+    oof_p = np.empty(len(X))
+    for f in range(4):
+        oof_p[fold == f] = models[f].predict_proba(X.loc[fold == f, feats])[:, 1]
+    pos, neg = oof_p[s_bin == 1], oof_p[s_bin == 0]  # AUC by pair counting
+    auc = np.mean((pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :]))
+    assert rep["roc_auc"] == pytest.approx(auc)
     tab = rep["by_group"]
     tp = np.sum((oof == 1) & (s_bin == 1))
     assert tab.loc["privileged", "precision"] == pytest.approx(tp / np.sum(oof == 1))
@@ -161,6 +167,14 @@ def test_independent_attribute_gives_chance_flips():
     assert res["cflips"]["privileged"] == pytest.approx(1 - q, abs=0.06)
     assert res["cflips"]["unprivileged"] == pytest.approx(q, abs=0.06)
     assert res["cflips"]["privileged"] > 0.15  # not near 0
+    # the counterfactuals are training rows; their predicted group agrees with their
+    # true group at chance, q^2 + (1 - q)^2 = 0.58 (memorised: 1)
+    feats = ["proxy", "skill", "years"]
+    cs = audit._audit(Xt)["counterfactuals"].counterfactuals
+    truth = cs[feats].merge(X.drop_duplicates(feats), on=feats, how="left")["sex"]
+    assert truth.notna().all()
+    pred = np.where(audit.sensitive_classifier_.predict(cs[feats]) == 1, "M", "F")
+    assert np.mean(pred == truth.to_numpy()) == pytest.approx(q**2 + (1 - q)**2, abs=0.05)
 
 
 # --------------------------------------------------------------------------- n_jobs

@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.frozen import FrozenEstimator
+from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OrdinalEncoder
 from sklearn.utils.validation import check_is_fitted
@@ -340,6 +341,7 @@ class CounterfactualFairness(BaseEstimator):
             self.sensitive_classifier_ = clf
             held_out = False
             pred = self._sensitive_pred(X_ns)
+            score = self._sensitive_proba(X_ns) if hasattr(clf, "predict_proba") else pred
         else:
             self._s_label = 1
             base = (default_sensitive_classifier(X_ns, self.random_state) if clf is None
@@ -347,11 +349,13 @@ class CounterfactualFairness(BaseEstimator):
             self.sensitive_classifier_ = CrossFittedSensitiveClassifier(
                 base, self.cv, self.random_state).fit(X_ns, s_bin)
             held_out = True
-            pred = (self.sensitive_classifier_.oof_proba_ > 0.5).astype(int)
+            score = self.sensitive_classifier_.oof_proba_
+            pred = (score > 0.5).astype(int)
         self.sensitive_classifier_report_ = group_report(s_bin, pred)
         self._sensitive_summary = {
             "held_out": held_out,
             "accuracy": float(np.mean(pred == s_bin)),
+            "roc_auc": float(roc_auc_score(s_bin, score)),
             "by_group": self.sensitive_classifier_report_,
         }
 
@@ -450,9 +454,10 @@ class CounterfactualFairness(BaseEstimator):
             filter; ``"n_without_counterfactuals"``: rows of :math:`\\mathcal{X}^-`
             with no counterfactual; ``"empty_groups"``: groups with no usable row
             (their metrics are NaN, with a warning); ``"sensitive_classifier"``:
-            ``{"held_out": bool, "accuracy": float, "by_group": DataFrame}``, the
-            sensitive classifier's precision, recall, F1 and support per group,
-            out-of-fold on the training rows (``held_out=False`` for a frozen
+            ``{"held_out": bool, "accuracy": float, "roc_auc": float, "by_group":
+            DataFrame}``, the sensitive classifier's accuracy, ROC AUC (privileged
+            as positive) and precision, recall, F1 and support per group (the
+            paper's Table 2), out-of-fold on the training rows (``held_out=False`` for a frozen
             classifier, scored on the rows passed to ``fit``).
         """
         audit = self._audit(X)
