@@ -36,6 +36,10 @@ class DiceCounterfactuals(_BaseGenerator):
     seconds to minutes for ``kdtree``); prefer :class:`KDTreeCounterfactuals`
     except for parity with the paper. dice-ml's ``genetic`` method takes no seed,
     so its output is not reproducible; ``random`` is seeded from ``random_state``.
+    The ``kdtree`` method only returns training rows whose immutable columns equal the
+    query's: with a sensitive column held fixed, every counterfactual is a person of
+    the query's own group, which is why
+    :class:`~skfairverify.CounterfactualFairness` refuses it.
 
     Parameters
     ----------
