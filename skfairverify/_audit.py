@@ -341,6 +341,7 @@ def _classifier_summary(summary: dict | None) -> dict | None:
     by_group = summary.get("by_group")
     return {"held_out": bool(summary.get("held_out")),
             "accuracy": _jsonable(summary.get("accuracy")),
+            "roc_auc": _jsonable(summary.get("roc_auc")),
             "by_group": _records(by_group) if isinstance(by_group, pd.DataFrame) else None}
 
 
@@ -778,7 +779,8 @@ def _counterfactual_text(c: dict) -> list[str]:
         how = ("out-of-fold on the training rows (cross-fitted)" if clf["held_out"]
                else "on the rows passed to fit (a frozen classifier; not held out)")
         out += [_wrap(f"sensitive classifier (judges every counterfactual), scored {how}: "
-                      f"accuracy {_fmt(clf['accuracy'])}; per group (shares in [0, 1]):"),
+                      f"accuracy {_fmt(clf['accuracy'])}, ROC AUC {_fmt(clf.get('roc_auc'))}; "
+                      "per group (shares in [0, 1]):"),
                 _table_text(clf["by_group"])]
     return out + [_wrap(f"warning: {w}") for w in c["warnings"]]
 

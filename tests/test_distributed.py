@@ -143,8 +143,8 @@ def test_constrained_search_same_numbers(client, data):
 
 def test_counterfactual_chunks_same_numbers(client, data):
     X, y = data
-    X = pd.concat([X[["x1", "x2", "sex"]]] * 2, ignore_index=True)  # several chunks
-    y = np.concatenate([y, y])
+    X = pd.concat([X[["x1", "x2", "sex"]]] * 5, ignore_index=True)  # several chunks
+    y = np.concatenate([y] * 5)
     model = make_pipeline(make_column_transformer((StandardScaler(), ["x1", "x2"])),
                           LogisticRegression())
 
@@ -156,6 +156,6 @@ def test_counterfactual_chunks_same_numbers(client, data):
 
     res_1 = run(1)
     res_d = _on_cluster(client, run)
-    assert sum(res_1["n_refused"].values()) > 128  # more than one chunk of 64 rows
+    assert sum(res_1["n_refused"].values()) > 1024  # more than two chunks of 512 rows
     pd.testing.assert_frame_equal(res_1["per_k"], res_d["per_k"], check_exact=True)
     assert res_1["n_refused"] == res_d["n_refused"]
