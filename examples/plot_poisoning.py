@@ -9,7 +9,7 @@ under an acceptable threshold of 0.9.
 
 The attack here is a simple label-poisoning one (FVGM used the attack of Solans et
 al., 2020): the attacker adds copies of real rows of women from the training data
-with the unfavourable label ("bad credit"). The model is a logistic regression on
+with the unfavorable label ("bad credit"). The model is a logistic regression on
 German credit that never reads ``sex`` (its ``ColumnTransformer`` drops it), so the
 attack can only act through proxies of ``sex``; the verifier still sees it, because
 it computes the exact group positive rates over a Bayesian network learned from the

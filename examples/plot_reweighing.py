@@ -22,10 +22,10 @@ Both models are verified over a Bayesian network learned from the same
 
 Reading the table: reweighing raises DI and lowers SP and EO, as in FVGM's Table 1.
 PCF moves the other way here. PCF gives marital status (the mediator) the
-distribution it has for the favoured group, so what remains is the *direct* path
+distribution it has for the favored group, so what remains is the *direct* path
 through the ``sex`` coefficients. The original model uses ``sex`` little (small
 PCF: most of its gap flows through marital status), whereas the reweighed model
-offsets that mediated gap with ``sex`` coefficients in favour of women, which the
+offsets that mediated gap with ``sex`` coefficients in favor of women, which the
 direct path then shows. The script prints the difference of the two ``sex``
 coefficients of each model (:func:`skfairverify.linear_rule` reads them on the raw
 columns).

@@ -33,7 +33,7 @@ equal opportunity (``true_positive_rate_parity``), audited on held-out rows.
 
 Reading the table: the demographic-parity thresholds close the selection-rate gap
 (the raw gap and the ESL difference, twice it, are near 0 and the test does not
-reject equality) but open a TPR gap in favour of women; the equal-opportunity
+reject equality) but open a TPR gap in favor of women; the equal-opportunity
 thresholds close the TPR gap and leave a selection-rate gap. The CFlips/nDCCF
 gaps, which ask whom the refused must come to resemble to be accepted, move with the
 thresholds too, without following either group criterion: the criteria disagree,

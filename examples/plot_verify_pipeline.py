@@ -4,10 +4,10 @@ Verify a model and a pipeline that drops the sensitive column
 
 FVGM (Ghosh, Basu and Meel, AAAI 2022) verifies a *linear* classifier over a
 Bayesian network learned from the data: it computes the exact probability of a
-favourable decision for every sensitive group under that distribution, instead of
+favorable decision for every sensitive group under that distribution, instead of
 counting decisions on the rows at hand.
 
-This example trains two logistic regressions on German credit (the favourable
+This example trains two logistic regressions on German credit (the favorable
 outcome is "good credit", the sensitive feature is ``sex``):
 
 * ``aware``: reads every column, ``sex`` included;

@@ -87,7 +87,7 @@ def _load_csv(path: str, target: str, sensitive: Sequence[str], positive=None):
         if len(values) != 2:
             raise ValueError(
                 f"Target {target!r} has {len(values)} values; pass --positive VALUE to say "
-                "which one is the favourable outcome."
+                "which one is the favorable outcome."
             )
         positive = 1 if set(map(str, values)) == {"0", "1"} else values[-1]
     y = (labels.astype(str) == str(positive)).astype(int).rename("target")
@@ -197,13 +197,13 @@ _METRICS = {
     "equalized_odds": ("equalized odds EO (larger of the TPR and FPR gaps, max - min; "
                        "0 = fair)", "equalized_odds_difference"),
     "path_specific_causal": ("path-specific causal fairness (max - min rate with the "
-                             "mediators drawn from Z | A = most favoured group, FVGM; "
+                             "mediators drawn from Z | A = most favored group, FVGM; "
                              "0 = fair)", None),
 }
 
 
 def _binary_predictions(y_pred) -> np.ndarray:
-    """The model's decisions as 0/1 (1 = favourable), or an error naming the labels."""
+    """The model's decisions as 0/1 (1 = favorable), or an error naming the labels."""
     arr = np.asarray(y_pred)
     if arr.dtype == bool:
         return arr.astype(int)
@@ -215,7 +215,7 @@ def _binary_predictions(y_pred) -> np.ndarray:
     if not ok:
         raise ValueError(
             f"The model predicts the labels {sorted(map(str, values))[:5]}; the audit needs "
-            "0/1 decisions (1 = favourable), like the labels it was given."
+            "0/1 decisions (1 = favorable), like the labels it was given."
         )
     return arr.astype(float).astype(int)
 
@@ -249,7 +249,7 @@ def empirical_group_metrics(y_true, y_pred, sensitive: pd.DataFrame) -> dict:
     Parameters
     ----------
     y_true, y_pred : array-like of shape (n_samples,)
-        Labels and decisions, 0/1 (1 = favourable).
+        Labels and decisions, 0/1 (1 = favorable).
     sensitive : pandas.DataFrame
         Sensitive columns of the same rows.
 
@@ -367,7 +367,7 @@ def run_audit(
     X : pandas.DataFrame
         Features, sensitive columns included.
     y : array-like of shape (n_samples,)
-        Binary labels, 1 = favourable outcome.
+        Binary labels, 1 = favorable outcome.
     sensitive : list of str
         Sensitive columns of ``X``. The verifier uses all of them (compound groups); the
         counterfactual and ESL steps use the first one.
@@ -446,7 +446,7 @@ def run_audit(
             "name": dataset_name,
             "rows": int(len(X)),
             "features": int(X.shape[1]),
-            "favourable_rate": float(y.mean()),
+            "favorable_rate": float(y.mean()),
             "sensitive": sensitive,
             "train_rows": int(len(X_train)),
             "test_rows": int(len(X_test)),
@@ -752,7 +752,7 @@ def _fif_text(v: dict) -> list[str]:
     return [_wrap("top fairness influence (FIF, verified): change of each group's verified "
                   "selection rate (probability) due to the feature's real distribution rather "
                   "than one uniform within its observed range (FVGM Appendix E; categorical: "
-                  "uniform over its categories; most and least favoured groups when there are "
+                  "uniform over its categories; most and least favored groups when there are "
                   "many):"),
             fif.loc[order].to_string(index=False, float_format=lambda x: f"{x:+.4f}")]
 
@@ -825,7 +825,7 @@ def _render_text(report: AuditReport) -> str:
     d, m, s = report.dataset, report.model, report.sections
     out = [
         f"skfairverify audit: {d['name']} ({d['rows']} rows, {d['features']} columns, "
-        f"favourable rate {d['favourable_rate']:.3f}); sensitive: {', '.join(d['sensitive'])}",
+        f"favorable rate {d['favorable_rate']:.3f}); sensitive: {', '.join(d['sensitive'])}",
         f"model: {m['description']}; accuracy train {m['train_accuracy']:.4f}, "
         f"test {m['test_accuracy']:.4f} ({d['train_rows']} training / {d['test_rows']} test "
         "rows)",
@@ -905,7 +905,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="bundled dataset (default: german)")
     src.add_argument("--csv", metavar="FILE", help="a CSV file with a header row")
     audit.add_argument("--target", help="label column of the CSV")
-    audit.add_argument("--positive", help="favourable value of the CSV label")
+    audit.add_argument("--positive", help="favorable value of the CSV label")
     audit.add_argument("--sensitive", nargs="+", metavar="COL",
                        help="sensitive columns (default for bundled data: its usual ones)")
     audit.add_argument("--model", metavar="FILE",

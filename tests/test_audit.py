@@ -63,7 +63,7 @@ def test_csv_json_report_matches_direct_computation(tmp_path, capsys):
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert report["dataset"]["rows"] == len(frame)
-    assert report["dataset"]["favourable_rate"] == pytest.approx((frame.approved == "yes").mean())
+    assert report["dataset"]["favorable_rate"] == pytest.approx((frame.approved == "yes").mean())
 
     # Redo the audit's steps with the public API, independently of the report code.
     X = frame.drop(columns="approved").astype({"colour": "category", "sex": "category"})

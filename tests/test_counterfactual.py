@@ -48,7 +48,7 @@ def _one_thread():
 def planted(n=1200, seed=0):
     """Sex, a proxy of sex, a skill, a categorical and an integer column.
 
-    ``y_biased`` favours men (through sex itself, which the model cannot see but the
+    ``y_biased`` favors men (through sex itself, which the model cannot see but the
     proxy reveals); ``y_fair`` depends on skill only.
     """
     rng = np.random.default_rng(seed)

@@ -281,7 +281,7 @@ def test_pipeline_dropping_sensitive_column(proxy_data):
     assert "sex" in ver.rule_.dropped
     assert (ver.weights_["sex"] == 0).all()
     assert "race" not in ver.variables_  # neither read nor sensitive
-    # the learned network links sex to its proxy: men are favoured
+    # the learned network links sex to its proxy: men are favored
     assert ver.most_favored_group_ == {"sex": "M"}
     assert ver.metrics_["statistical_parity"] > 0.1
     # With independent variables a dropped sensitive feature cannot matter at all.

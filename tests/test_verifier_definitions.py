@@ -22,7 +22,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 
 from skfairverify import FairnessVerifier
-from skfairverify._validation import check_sensitive
+from skfairverify.utils._validation import check_sensitive
 from skfairverify.s3p import BayesNet
 from skfairverify.verification import MIN_AGREEMENT, LowAgreementWarning
 

@@ -83,7 +83,7 @@ class CounterfactualFairness(BaseEstimator):
         ``fit`` after :func:`~sklearn.base.clone`. A pipeline that drops the
         sensitive column realises *unawareness*. A
         :class:`~sklearn.frozen.FrozenEstimator` is used as is. Binary; the
-        favourable decision is ``classes_[-1]`` (1 for 0/1 labels).
+        favorable decision is ``classes_[-1]`` (1 for 0/1 labels).
     sensitive_feature : str
         Column of ``X`` with the sensitive attribute. With two values the attribute
         is used as is; with more, ``privileged`` names the privileged value and all
@@ -117,7 +117,7 @@ class CounterfactualFairness(BaseEstimator):
         stratified by group.
     privileged : label, default=None
         Privileged value of the sensitive attribute. ``None``: the group with the
-        higher rate of favourable decisions of the fitted model on the training data
+        higher rate of favorable decisions of the fitted model on the training data
         (required when the attribute has more than two values).
     random_state : int, RandomState instance or None, default=None
         Seed of the default sensitive classifier and of randomised generators.
@@ -144,8 +144,8 @@ class CounterfactualFairness(BaseEstimator):
         The privileged value.
     groups_ : numpy.ndarray
         The values of the sensitive attribute seen in ``fit``.
-    favourable_ : label
-        The favourable class of the model.
+    favorable_ : label
+        The favorable class of the model.
     feature_names_in_ : numpy.ndarray
         Columns of ``X``.
     n_features_in_ : int
@@ -286,7 +286,7 @@ class CounterfactualFairness(BaseEstimator):
                 f"{None if classes is None else list(classes)}."
             )
         self.estimator_ = est
-        self.favourable_ = classes[-1]
+        self.favorable_ = classes[-1]
         self.groups_ = np.asarray(groups, dtype=object)
 
         if self.privileged is None:
@@ -297,7 +297,7 @@ class CounterfactualFairness(BaseEstimator):
                 )
             from fairlearn.metrics import MetricFrame, selection_rate
 
-            accepted = (np.asarray(est.predict(X)) == self.favourable_).astype(int)
+            accepted = (np.asarray(est.predict(X)) == self.favorable_).astype(int)
             rates = MetricFrame(metrics=selection_rate, y_true=accepted, y_pred=accepted,
                                 sensitive_features=s.astype(object)).by_group
             self.privileged_ = rates.idxmax()
@@ -411,7 +411,7 @@ class CounterfactualFairness(BaseEstimator):
                 f"{list(self.groups_)}); they cannot be assigned to a group."
             )
         s_bin = (values == self.privileged_).astype(int)
-        refused = np.asarray(self.estimator_.predict(X)) != self.favourable_
+        refused = np.asarray(self.estimator_.predict(X)) != self.favorable_
         X_ns = X.drop(columns=[sf])
         recognised = self._sensitive_pred(X_ns) == s_bin
         keep = refused & recognised

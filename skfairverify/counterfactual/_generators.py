@@ -303,7 +303,7 @@ class KDTreeCounterfactuals(_BaseGenerator):
         Columns that counterfactuals never change.
     desired_class : label, default=None
         Class the counterfactuals must get; ``None`` means ``estimator.classes_[-1]``
-        (1 for 0/1 labels, the favourable class of the bundled datasets).
+        (1 for 0/1 labels, the favorable class of the bundled datasets).
     ranking : {"distance", "prediction"}, default="distance"
         ``"prediction"`` re-ranks the k nearest by ``|E[f(x)] - E[f(c)]|``.
     batch_size : int, default=2048

@@ -109,7 +109,7 @@ def load_adult(
         data : DataFrame of shape (n_rows, 15) or ndarray
             The 14 original features plus ``split``.
         target : Series of shape (n_rows,) or ndarray
-            ``income_gt_50k``: 1 if income is ``>50K`` (favourable), else 0.
+            ``income_gt_50k``: 1 if income is ``>50K`` (favorable), else 0.
         sensitive : list of str
             ``["sex", "race"]`` (privileged groups ``Male`` and ``White``).
         frame : DataFrame of shape (n_rows, 17) or None

@@ -57,7 +57,7 @@ def load_compas(
     """Load ProPublica's COMPAS two-year recidivism data (7,214 defendants).
 
     A de-identified extract of ProPublica's ``compas-scores-two-years.csv``
-    (Broward County, Florida, 2013-2014). The target is favourable when the
+    (Broward County, Florida, 2013-2014). The target is favorable when the
     person did **not** reoffend within two years (``two_year_recid == 0``).
 
     ``data`` holds the defendant's record at screening time: ``sex``, ``age``,
@@ -97,7 +97,7 @@ def load_compas(
         data : DataFrame of shape (n_rows, 9) or ndarray
             The defendant's record (see above).
         target : Series of shape (n_rows,) or ndarray
-            ``no_recid``: 1 if ``two_year_recid == 0`` (favourable), else 0.
+            ``no_recid``: 1 if ``two_year_recid == 0`` (favorable), else 0.
         sensitive : list of str
             ``["race", "sex"]``.
         frame : DataFrame of shape (n_rows, 20) or None

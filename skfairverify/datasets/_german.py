@@ -156,7 +156,7 @@ def load_german(*, as_frame: bool = True, return_X_y: bool = False) -> Bunch | t
             The 19 original features other than ``personal_status``, plus
             ``sex`` and ``age_group``.
         target : Series of shape (1000,) or ndarray
-            ``good_credit``: 1 for good credit risk (class 1, favourable), 0 for
+            ``good_credit``: 1 for good credit risk (class 1, favorable), 0 for
             bad (class 2).
         sensitive : list of str
             ``["sex", "age_group"]`` (privileged groups ``Male`` and ``old``).

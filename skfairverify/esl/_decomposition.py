@@ -144,7 +144,7 @@ def esl_decomposition(
     X : pandas.DataFrame of shape (n_samples, n_columns)
         Training data (or all data, split when ``X_test`` is None).
     y : array-like of shape (n_samples,)
-        0/1 labels (1 = favourable).
+        0/1 labels (1 = favorable).
     X_test, y_test : DataFrame and array-like, default=None
         Rows on which every coalition model is evaluated. When None, ``X``/``y`` are split
         with ``test_size``/``random_state``, stratified by label and group.
@@ -197,7 +197,7 @@ def esl_decomposition(
         among the features (for two groups and ``b_1 = 1`` the first-stage difference is
         twice the raw metric gap with the default baseline 0.5). With two groups the
         difference is first group minus second (sorted labels); with more, the most
-        minus the least favoured group at the first stage (of that member).
+        minus the least favored group at the first stage (of that member).
         ``result.attrs`` holds ``first_stage`` (per member: the groups' first-stage
         values of the full model, ``total``, the same ``esl_*``/``z``/``p_value`` test
         columns, and ``metric_difference``, ``metric_std_error``, ``metric_ci_low``,

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from .._validation import check_sensitive
+from ..utils._validation import check_sensitive
 from ._values import _check_n_players, _coefficient_matrix, _resolve_coefficients
 from ._variance import _DENOMINATOR_ROWS, _check_metric, _Problem
 
@@ -86,7 +86,7 @@ def _binary_vector(values, name: str) -> np.ndarray:
     bad = ~np.isin(num, (0.0, 1.0))
     if bad.any():
         raise ValueError(
-            f"{name} must contain only 0 and 1 (1 = favourable), got values "
+            f"{name} must contain only 0 and 1 (1 = favorable), got values "
             f"{np.unique(arr[bad])[:5].tolist()}."
         )
     return num.astype(np.int8)
@@ -468,7 +468,7 @@ def group_esl(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        True labels, 0/1 (1 = favourable).
+        True labels, 0/1 (1 = favorable).
     y_pred : array-like of shape (n_samples,)
         Predicted labels, 0/1.
     sensitive : array-like, pandas.Series or pandas.DataFrame

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.metadata_routing import MetadataRequest, _routing_enabled
 
-from .._validation import check_sensitive
+from ..utils._validation import check_sensitive
 
 __all__ = ["FairnessScorer"]
 

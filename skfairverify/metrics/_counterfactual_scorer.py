@@ -65,7 +65,7 @@ class CounterfactualScorer(FairnessScorer):
     the raw sensitive values from the non-sensitive columns) it is used as is.
 
     The privileged group is ``privileged``, or, for a two-valued attribute, the group
-    with the higher rate of favourable decisions on the fold. For an attribute with
+    with the higher rate of favorable decisions on the fold. For an attribute with
     more than two values ``privileged`` is required (the gap is then that value
     against all the others together).
 
@@ -116,8 +116,8 @@ class CounterfactualScorer(FairnessScorer):
                 "privileged=<value> to the scorer (that value is then compared with all "
                 "the others together)."
             )
-        favourable = model.classes_[-1]
-        accepted = pd.Series(np.asarray(model.predict(Xa)) == favourable)
+        favorable = model.classes_[-1]
+        accepted = pd.Series(np.asarray(model.predict(Xa)) == favorable)
         return accepted.groupby(s_values).mean().idxmax()
 
     def _score(self, estimator, X, y, sensitive: pd.DataFrame) -> float:
@@ -204,7 +204,7 @@ def make_cflips_scorer(sensitive_feature: str | None = None, *, k: int = 10,
         :class:`~sklearn.frozen.FrozenEstimator` (predicting the raw sensitive values
         from the non-sensitive columns) is used as is.
     privileged : label, default=None
-        Privileged value; ``None``: the group with the higher favourable rate on the
+        Privileged value; ``None``: the group with the higher favorable rate on the
         fold (two-valued attribute only; required with more values).
     cv : int, default=5
         Parts of the cross-fitting of the sensitive classifier within a fold.

@@ -1061,7 +1061,7 @@ def best_assignment(
     Returns ``max_a`` (or ``min_a``) of ``Pr[score >= threshold | X_choice = a,
     evidence]`` over the assignments ``a`` of ``choice_vars`` with positive
     probability, and the optimising assignment. With the sensitive features as
-    choice variables this is FVGM's most (least) favoured group.
+    choice variables this is FVGM's most (least) favored group.
 
     Parameters
     ----------

@@ -3,7 +3,7 @@
 * :func:`group_rates`: exact ``Pr[Yhat = 1 | A = a]`` for a list of compound groups
   in one pass of the engine (the sensitive variables stay in its table);
 * :func:`fvgm_mediated_network`: the network in which the mediators follow their
-  distribution given the most favoured group, ``Z | A = a_max`` (FVGM's path-specific
+  distribution given the most favored group, ``Z | A = a_max`` (FVGM's path-specific
   causal fairness); :func:`edge_specific_network`: the variant in which only the edges
   from the sensitive variables into the mediators carry ``a_max``;
 * :func:`conditional_joint`: exact ``Pr[targets | evidence]`` by variable elimination;

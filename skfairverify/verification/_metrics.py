@@ -8,7 +8,7 @@ over the compound sensitive groups:
 * statistical parity ``SP = max_a Pr[Yhat = 1 | a] - min_a Pr[Yhat = 1 | a]`` (0 is fair);
 * equalized odds: the larger of the SP gaps computed on ``Y = 1`` and on ``Y = 0``;
 * path-specific causal fairness: the SP gap when the mediators ``Z`` are drawn from
-  ``Z | A = a_max``, the most favoured group (see ``_influence.fvgm_mediated_network``).
+  ``Z | A = a_max``, the most favored group (see ``_influence.fvgm_mediated_network``).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def rate_gap(rates) -> float:
 
 
 def favored_indices(rates) -> tuple[int, int]:
-    """Indices of the most and the least favoured groups (first one on ties).
+    """Indices of the most and the least favored groups (first one on ties).
 
     Parameters
     ----------

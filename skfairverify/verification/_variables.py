@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-from .._validation import check_unambiguous
+from ..utils._validation import check_unambiguous
 from ..preprocessing import BinningDiscretizer
 
 __all__ = ["Variable", "Encoding", "MAX_SENSITIVE_VALUES"]

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
 from .._linear import linear_rule
-from .._validation import check_unambiguous
+from ..utils._validation import check_unambiguous
 from ..preprocessing import decision_scale, integer_threshold, quantize, select_multiplier
 from ..s3p import BayesNet, TableTooLargeError
 from ._influence import (
@@ -140,7 +140,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Columns read by the model that mediate the effect of the sensitive features;
         when given, ``metrics_["path_specific_causal"]`` is computed: the gap of the
         group positive rates when the mediators follow their distribution under the
-        most favoured group ``a_max`` (see ``pcf_definition``).
+        most favored group ``a_max`` (see ``pcf_definition``).
     pcf_definition : {"fvgm", "edge_specific"}, default="fvgm"
         How the mediators follow ``a_max`` for path-specific causal fairness.
         ``"fvgm"`` (FVGM Section 2, item 4; Appendix B.1.2): the mediators ``Z`` are
