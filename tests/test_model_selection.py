@@ -1,4 +1,4 @@
-"""fairness_constrained_refit in real searches, and the scorer base class routes."""
+"""FairnessConstrainedRefit in real searches, and the scorer base class routes."""
 
 import warnings
 
@@ -14,15 +14,16 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skfairverify import FairnessConstraintWarning, fairness_constrained_refit
-from skfairverify.metrics import FairnessScorer
+from skfairverify.metrics._base import _FairnessScorer
 
 
-class NegParityGap(FairnessScorer):
+class NegParityGap(_FairnessScorer):
     """-|selection rate gap| computed with fairlearn (an independent implementation)."""
 
-    def _score(self, estimator, X, y, sensitive):
+    def _score(self, estimator, X, y, sensitive, sample_weight):
         y_pred = estimator.predict(X)
-        return -demographic_parity_difference(y, y_pred, sensitive_features=sensitive.iloc[:, 0])
+        return -demographic_parity_difference(y, y_pred, sensitive_features=sensitive.iloc[:, 0],
+                                              sample_weight=sample_weight)
 
 
 def _data(n=600, seed=0):
@@ -128,7 +129,7 @@ def test_unknown_scorer_name():
         refit({"mean_test_acc": np.array([0.5]), "mean_test_sp": np.array([0.0])})
 
 
-# ---------------------------------------------------------------- FairnessScorer routes
+# ---------------------------------------------------------------- scorer base routes
 
 
 def test_scorer_routes_agree_in_grid_search():
@@ -148,14 +149,15 @@ def test_scorer_bad_inputs():
     model = LogisticRegression().fit(X[["proxy", "other"]], y)
 
     class Drop(NegParityGap):
-        def _score(self, estimator, X, y, sensitive):
-            return super()._score(estimator, self._drop_sensitive(X), y, sensitive)
+        def _score(self, estimator, X, y, sensitive, sample_weight):
+            X = X.drop(columns=[c for c in ("sex", "race") if c in X.columns])
+            return super()._score(estimator, X, y, sensitive, sample_weight)
 
     with pytest.raises(ValueError, match="not found in X"):
         Drop("race")(model, X, y)
     with pytest.raises(ValueError, match="single group"):
         Drop("sex")(model, X.assign(sex="F"), y)
-    with pytest.raises(ValueError, match="missing values"):
+    with pytest.raises(ValueError, match="NaN"):
         Drop("sex")(model, X.assign(sex=X["sex"].where(X.index > 0)), y)
     with pytest.raises(ValueError, match="no sensitive features"):
         Drop()(model, X, y)
@@ -187,10 +189,10 @@ class NanWhenC(NegParityGap):
         super().__init__(sensitive_features)
         self.nan_for = nan_for
 
-    def _score(self, estimator, X, y, sensitive):
+    def _score(self, estimator, X, y, sensitive, sample_weight):
         if estimator[-1].C in self.nan_for:
             return np.nan
-        return super()._score(estimator, X, y, sensitive)
+        return super()._score(estimator, X, y, sensitive, sample_weight)
 
 
 def _nan_search(nan_for, bound):
