@@ -19,7 +19,11 @@ from .metrics import (
     make_ndccf_scorer,
     make_verifier_scorer,
 )
-from .model_selection import FairnessConstraintWarning, fairness_constrained_refit
+from .model_selection import (
+    FairnessConstrainedRefit,
+    FairnessConstraintWarning,
+    fairness_constrained_refit,
+)
 from .preprocessing import BinningDiscretizer, IntegerWeightScaler
 from .verification import FairnessVerifier
 
@@ -28,6 +32,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "BinningDiscretizer",
     "CounterfactualFairness",
+    "FairnessConstrainedRefit",
     "FairnessConstraintWarning",
     "FairnessVerifier",
     "GroupESLResult",

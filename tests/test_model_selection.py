@@ -1,7 +1,9 @@
 """FairnessConstrainedRefit in real searches, and the scorer base class routes."""
 
+import pickle
 import warnings
 
+import joblib
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,7 +15,11 @@ from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from skfairverify import FairnessConstraintWarning, fairness_constrained_refit
+from skfairverify import (
+    FairnessConstrainedRefit,
+    FairnessConstraintWarning,
+    fairness_constrained_refit,
+)
 from skfairverify.metrics._base import _FairnessScorer
 
 
@@ -112,15 +118,62 @@ def test_nan_candidates_never_qualify():
     [
         (("acc", "sp"), ValueError, "needs a threshold"),
         (("acc", {"sp": -0.1}, -0.1), ValueError, "not both"),
-        (("acc", ["sp"], 0.1), TypeError, "constraint must be"),
-        (("acc", "sp", float("nan")), ValueError, "finite"),
-        ((3, "sp", 0.1), TypeError, "score must be"),
+        (("acc", ["sp"], 0.1), TypeError, "'constraint' parameter"),
+        (("acc", "sp", float("nan")), ValueError, "'threshold' parameter"),
+        (("acc", "sp", float("inf")), ValueError, "'threshold' parameter"),
+        (("acc", "sp", True), ValueError, "finite number"),
+        (("acc", {"sp": float("nan")}), ValueError, "finite number"),
+        (("acc", {"sp": "0.1"}), ValueError, "finite number"),
+        (("acc", {1: 0.1}), TypeError, "names must be strings"),
+        ((3, "sp", 0.1), TypeError, "'score' parameter"),
         (("acc", {}), ValueError, "At least one"),
     ],
 )
-def test_bad_arguments(args, exc, match):
+@pytest.mark.parametrize("make", [fairness_constrained_refit, FairnessConstrainedRefit])
+def test_bad_arguments(make, args, exc, match):
     with pytest.raises(exc, match=match):
-        fairness_constrained_refit(*args)
+        make(*args)
+
+
+def test_bad_arguments_name_the_caller():
+    with pytest.raises(TypeError, match="'score' parameter of fairness_constrained_refit"):
+        fairness_constrained_refit(3, "sp", 0.1)
+    with pytest.raises(TypeError, match="'score' parameter of FairnessConstrainedRefit"):
+        FairnessConstrainedRefit(3, "sp", 0.1)
+
+
+def test_repr_and_attributes():
+    refit = fairness_constrained_refit("accuracy", "sp", -0.1)
+    assert isinstance(refit, FairnessConstrainedRefit)
+    assert repr(refit) == (
+        "FairnessConstrainedRefit(score='accuracy', constraint='sp', threshold=-0.1)")
+    several = FairnessConstrainedRefit("accuracy", {"sp": -0.1, "di": 0.8})
+    assert repr(several) == (
+        "FairnessConstrainedRefit(score='accuracy', constraint={'sp': -0.1, 'di': 0.8})")
+    assert several.constraints == {"sp": -0.1, "di": 0.8}
+    assert refit.constraints == {"sp": -0.1}
+    # the repr rebuilds an equivalent object
+    rebuilt = eval(repr(several), {"FairnessConstrainedRefit": FairnessConstrainedRefit})
+    assert rebuilt.constraints == several.constraints and rebuilt.score == several.score
+
+
+@pytest.mark.parametrize("dump", ["pickle", "joblib"])
+def test_fitted_search_round_trips(dump, tmp_path):
+    X, y = _data()
+    free = _search(refit="acc").fit(X, y).cv_results_["mean_test_sp"]
+    bound = float(np.sort(free)[len(free) // 2])
+    search = _search(refit=FairnessConstrainedRefit("acc", {"sp": bound})).fit(X, y)
+    if dump == "pickle":
+        loaded = pickle.loads(pickle.dumps(search))
+    else:
+        joblib.dump(search, tmp_path / "search.joblib")
+        loaded = joblib.load(tmp_path / "search.joblib")
+    assert loaded.best_index_ == search.best_index_
+    assert loaded.cv_results_["mean_test_sp"][loaded.best_index_] >= bound
+    assert repr(loaded.refit) == repr(search.refit)
+    # the loaded callable chooses the same candidate again, and the model predicts the same
+    assert loaded.refit(loaded.cv_results_) == search.best_index_
+    np.testing.assert_array_equal(loaded.predict(X), search.predict(X))
 
 
 def test_unknown_scorer_name():
