@@ -33,10 +33,10 @@ import numpy as np
 from skfairverify.s3p import (
     BayesNet,
     TableTooLargeError,
+    plan,
     positive_probability,
     positive_probability_table,
 )
-from skfairverify.s3p._engine import _plan
 
 Z95 = 1.959963984540054
 
@@ -154,14 +154,14 @@ def make_network(kind, n, k, rng):
     return BayesNet(cards, parents, cpts)
 
 
-def plan(weights, threshold, net, max_table_size=50_000_000):
+def chosen_plan(weights, threshold, net, max_table_size=50_000_000):
     """Engine chosen by ``method="auto"`` and its largest table (entries)."""
     try:
-        _, engine, _, peak, _ = _plan(weights, threshold, net, {}, [], max_table_size, None)
+        chosen = plan(weights, threshold, net, max_table_size=max_table_size)
     except TableTooLargeError:
-        _, _, _, peak, _ = _plan(weights, threshold, net, {}, [], 10**30, None, "frontier")
-        return "refused", peak
-    return engine, peak
+        refused = plan(weights, threshold, net, max_table_size=10**30, method="frontier")
+        return "refused", refused.peak_entries
+    return chosen.engine, chosen.peak_entries
 
 
 def section_c(configs, rng):
@@ -180,7 +180,7 @@ def section_c(configs, rng):
             weights = [rng.integers(-100, 101, size=k) for _ in range(n)]
             t = int(round(sum(float(w.mean()) for w in weights)))  # mid-range threshold
             ind = BayesNet.independent([np.full(k, 1.0 / k)] * n)
-            engine, peak = plan(weights, t, net)
+            engine, peak = chosen_plan(weights, t, net)
             run = functools.partial(positive_probability, weights, t, net)
             try:
                 t_net, prob = best_time(run, 1)

@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 
 from skfairverify.s3p import (
     BayesNet,
+    Plan,
     TableTooLargeError,
     best_assignment,
+    plan,
     positive_probability,
     positive_probability_table,
 )
@@ -324,20 +326,19 @@ def test_chain_matches_forward_recursion():
         assert positive_probability(weights, threshold, net) == pytest.approx(expected, abs=1e-10)
 
 
-def test_order_search_on_larger_network(monkeypatch):
+def test_order_search_on_larger_network():
     """12 variables, large weights: the random order search runs; still exact."""
-    from skfairverify.s3p import _engine
-
-    calls = []
-    original = _engine._random_order
-    monkeypatch.setattr(_engine, "_random_order", lambda *a: calls.append(1) or original(*a))
     rng = np.random.default_rng(13)  # a plan of ~1e6 entries: worth searching
     net = random_network(rng, 12, max_card=3, min_card=3)
     weights = random_weights(rng, net, -100, 100)
     for t in [-50, 0, 80]:
         expected = brute_force(weights, t, net, {0: 1})
         assert positive_probability(weights, t, net, {0: 1}) == pytest.approx(expected, abs=1e-10)
-    assert calls, "the order search was not exercised"
+    # 3 distinct heuristic orders on this network (greedy, greedy by recency, natural;
+    # their evidence-first variants coincide): the others come from the random search
+    assert plan(weights, 0, net, {0: 1}).n_orders > 3, "the order search was not exercised"
+    # a cheap plan is not searched: at most the 8 heuristic orders are simulated
+    assert plan(weights[:3], 0, BayesNet.independent([[0.2, 0.3, 0.5]] * 3)).n_orders <= 8
 
 
 def test_tree_with_wide_frontier_uses_elimination():
@@ -427,18 +428,9 @@ def test_sample_shapes_and_bad_input():
 
 
 @pytest.mark.parametrize("n_free, sensitive_scale, joint_expected", [(0, 40, False), (40, 1, True)])
-def test_group_table_joint_or_split(monkeypatch, n_free, sensitive_scale, joint_expected):
+def test_group_table_joint_or_split(n_free, sensitive_scale, joint_expected):
     """The table is computed jointly when work is shared, per group otherwise;
     both agree with one call per group."""
-    from skfairverify.s3p import _engine
-
-    kept_sizes = []
-    original = _engine._run
-    monkeypatch.setattr(
-        _engine,
-        "_run",
-        lambda problem, *a, **k: kept_sizes.append(len(problem.keep)) or original(problem, *a, **k),
-    )
     rng = np.random.default_rng(12)
     n_linked = 25
     cards = [2, 3] + [6] * (n_linked + n_free)
@@ -456,7 +448,9 @@ def test_group_table_joint_or_split(monkeypatch, n_free, sensitive_scale, joint_
     weights[0] = np.array([0, 25]) * sensitive_scale
     weights[1] = np.array([0, -20, 15]) * sensitive_scale
     table, marginal = positive_probability_table(weights, 0, net, [0, 1], return_marginal=True)
-    assert (2 in kept_sizes) == joint_expected
+    chosen = plan(weights, 0, net, evidence_vars=[0, 1])
+    assert (chosen.engine != "per-group") == joint_expected
+    assert bool(chosen.groups) != joint_expected
     for a in range(2):
         for b in range(3):
             single = positive_probability(weights, 0, net, {0: a, 1: b}, method="frontier")
@@ -837,3 +831,75 @@ def test_from_pgmpy_missing_cpd():
 
     with pytest.raises(ValueError, match="no CPD"):
         BayesNet.from_pgmpy(DiscreteBayesianNetwork([("A", "B")]))
+
+
+# ------------------------------------------------------------------ the public plan
+
+
+def test_plan_is_what_runs_and_peak_is_the_largest_allocation():
+    """The plan's peak is the memory the run needs: the frontier run allocates an array
+    of peak_entries float64 (tracemalloc peak >= peak_bytes), and at most about three
+    such arrays at once; a max_table_size one entry smaller is refused."""
+    import tracemalloc
+
+    rng = np.random.default_rng(21)
+    net = random_network(rng, 9, max_card=4, max_parents=2)
+    weights = random_weights(rng, net, -5000, 5000)
+    chosen = plan(weights, 0, net, method="frontier")
+    assert chosen.engine == "frontier" and sorted(chosen.order) == list(range(9))
+    assert chosen.peak_bytes == 8 * chosen.peak_entries > 1_000_000
+    tracemalloc.start()
+    try:
+        value = positive_probability(
+            weights, 0, net, order=chosen.order, max_table_size=chosen.peak_entries
+        )
+        _, traced_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert chosen.peak_bytes <= traced_peak <= 3 * chosen.peak_bytes + 2_000_000
+    assert value == pytest.approx(brute_force(weights, 0, net), abs=1e-10)
+    with pytest.raises(TableTooLargeError, match=f"{chosen.peak_entries:,} entries"):
+        plan(weights, 0, net, order=chosen.order, max_table_size=chosen.peak_entries - 1)
+
+
+def test_plan_repr_and_frame():
+    weights, threshold, net = example6()
+    chosen = plan(weights, threshold, net)
+    assert isinstance(chosen, Plan)
+    assert repr(chosen).startswith(f"Plan(engine={chosen.engine!r}, order=")
+    assert f"peak={chosen.peak_entries:,} entries ({chosen.peak_bytes:,} bytes)" in repr(chosen)
+    frame = chosen.to_frame()
+    assert frame.index.tolist() == ["all"]
+    assert frame.loc["all", "peak_bytes"] == chosen.peak_bytes
+    ve = plan(weights, threshold, net, method="elimination")
+    assert ve.engine == "elimination" and ve.n_orders == 0
+    with pytest.raises(ValueError, match="order applies to method='frontier'"):
+        plan(weights, threshold, net, order=[0, 1, 2, 3], method="elimination")
+
+
+def test_plan_per_group_frame_and_groups_agree_with_single_plans():
+    """A per-group plan holds, for each assignment, the plan of that evidence alone."""
+    rng = np.random.default_rng(13)
+    n = 20
+    cards = [4, 4] + [8] * n
+    parents = [(), ()] + [(0, 1) if j == 0 else (j + 1,) for j in range(n)]
+    cpts = [
+        rng.dirichlet(np.ones(c), size=tuple(cards[q] for q in pa)) for c, pa in zip(cards, parents)
+    ]
+    net = BayesNet(cards, parents, cpts)
+    weights = [rng.integers(-100, 101, size=c) for c in cards]
+    weights[0], weights[1] = weights[0] * 30, weights[1] * 30
+    chosen = plan(weights, 0, net, evidence_vars=[0, 1], max_table_size=300_000)
+    assert chosen.engine == "per-group" and chosen.order is None
+    assert sorted(chosen.groups) == [(a, b) for a in range(4) for b in range(4)]
+    assert chosen.peak_entries == max(g.peak_entries for g in chosen.groups.values())
+    for (a, b), group in chosen.groups.items():
+        single = plan(weights, 0, net, {0: a, 1: b}, max_table_size=300_000)
+        assert (group.engine, group.order, group.peak_entries) == (
+            single.engine,
+            single.order,
+            single.peak_entries,
+        )
+    frame = chosen.to_frame()
+    assert len(frame) == 16 and frame.index[0] == (0, 0)
+    assert "per-group" in repr(chosen) and "groups=16" in repr(chosen)

@@ -4,22 +4,22 @@
 multi-state variables distributed by a Bayesian network (FVGM's S3P, rebuilt
 as a frontier-table dynamic programme with pruning, plus a score-convolving
 variable elimination for networks whose frontier is wide; the cheaper plan is
-chosen automatically). Pure numpy; pgmpy is only imported by
-:meth:`BayesNet.from_pgmpy` and :meth:`BayesNet.to_pgmpy`.
+chosen automatically and can be inspected with :func:`plan`). Pure numpy;
+pgmpy is only imported by :meth:`BayesNet.from_pgmpy` and
+:meth:`BayesNet.to_pgmpy`.
 """
 
-from ._engine import (
-    TableTooLargeError,
-    best_assignment,
-    positive_probability,
-    positive_probability_table,
-)
+from ._api import best_assignment, plan, positive_probability, positive_probability_table
+from ._errors import TableTooLargeError
 from ._network import BayesNet
+from ._plan import Plan
 
 __all__ = [
     "BayesNet",
+    "Plan",
     "TableTooLargeError",
     "best_assignment",
+    "plan",
     "positive_probability",
     "positive_probability_table",
 ]

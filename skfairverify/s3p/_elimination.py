@@ -9,7 +9,7 @@ the moral graph (min-weight heuristic), so trees and polytrees cost like their
 treewidth instead of the (logarithmic, but exponential in the states) width of
 a parents-first frontier. There is no threshold pruning: the score axes cover
 the full reachable range, which makes this engine slower than the frontier
-engine on chains and independent variables; :mod:`._engine` picks the cheaper
+engine on chains and independent variables; :mod:`._plan` picks the cheaper
 plan.
 """
 

@@ -228,7 +228,7 @@ class BayesNet:
 
     # ------------------------------------------------------------------ public
     def children(self, i: int) -> tuple[int, ...]:
-        """Indices of the children of variable ``i``.
+        """Return the indices of the children of variable ``i``.
 
         Parameters
         ----------
@@ -251,7 +251,7 @@ class BayesNet:
         return self._children[i]
 
     def topological_order(self) -> list[int]:
-        """A topological order of the variables (parents first, smallest index first).
+        """Return a topological order (parents first, smallest index first).
 
         Returns
         -------
@@ -318,7 +318,7 @@ class BayesNet:
     def replace_cpt(
         self, i: int, cpt: np.ndarray, parents: Sequence[int] | None = None
     ) -> BayesNet:
-        """New network where variable ``i`` has another CPT (and possibly parents).
+        """Return a new network where variable ``i`` has another CPT (and possibly parents).
 
         Used, for instance, to give a feature a uniform distribution
         (fairness influence) or to fix a mediator's distribution to the one of
