@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ._audit import main as _audit_main
+from .audit import main as _audit_main
 
 
 def main(argv: list[str] | None = None) -> int:

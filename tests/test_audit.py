@@ -15,7 +15,7 @@ from sklearn.model_selection import train_test_split
 
 from skfairverify import FairnessVerifier, group_esl
 from skfairverify.__main__ import main
-from skfairverify._audit import empirical_group_metrics, run_audit
+from skfairverify.audit import empirical_group_metrics, run_audit
 
 
 def _csv_data(tmp_path, n=600, seed=0):
@@ -58,7 +58,7 @@ def _check_empirical(report, y_true, y_pred, sensitive):
 def test_csv_json_report_matches_direct_computation(tmp_path, capsys):
     frame, path = _csv_data(tmp_path)
     code = main(["audit", "--csv", str(path), "--target", "approved", "--positive", "yes",
-                 "--sensitive", "sex", "--steps", "verify", "esl", "--json",
+                 "--sensitive-features", "sex", "--steps", "verify", "esl", "--json",
                  "--esl-features", "2"])
     assert code == 0
     report = json.loads(capsys.readouterr().out)
@@ -72,7 +72,7 @@ def test_csv_json_report_matches_direct_computation(tmp_path, capsys):
     from sklearn.compose import make_column_transformer
     from sklearn.pipeline import make_pipeline
 
-    from skfairverify._audit import default_model
+    from skfairverify.audit import default_model
 
     select = make_column_transformer(("passthrough", ["proxy", "other", "colour"]),
                                      verbose_feature_names_out=False)
@@ -142,7 +142,7 @@ def test_saved_model_is_used(tmp_path, capsys):
     model_path = tmp_path / "model.joblib"
     joblib.dump(model, model_path)
     code = main(["audit", "--csv", str(path), "--target", "approved", "--positive", "yes",
-                 "--sensitive", "sex", "--steps", "esl", "--esl-features", "2",
+                 "--sensitive-features", "sex", "--steps", "esl", "--esl-features", "2",
                  "--model", str(model_path), "--json"])
     assert code == 0
     report = json.loads(capsys.readouterr().out)
@@ -152,7 +152,7 @@ def test_saved_model_is_used(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, match",
     [
-        (["audit", "--csv", "x.csv"], "--csv needs --target and --sensitive"),
+        (["audit", "--csv", "x.csv"], "--csv needs --target and --sensitive-features"),
         (["audit", "--dataset", "nope"], "invalid choice"),
         (["audit", "--steps", "bogus"], "invalid choice"),
     ],
@@ -167,15 +167,38 @@ def test_command_line_errors(argv, match, capsys):
 def test_bad_inputs_are_named(tmp_path):
     frame, path = _csv_data(tmp_path)
     with pytest.raises(ValueError, match="'race'"):
-        main(["audit", "--csv", str(path), "--target", "approved", "--sensitive", "race"])
+        main(["audit", "--csv", str(path), "--target", "approved",
+              "--sensitive-features", "race"])
     frame.assign(approved=np.arange(len(frame)) % 3).to_csv(path, index=False)
     with pytest.raises(ValueError, match="--positive"):
-        main(["audit", "--csv", str(path), "--target", "approved", "--sensitive", "sex"])
+        main(["audit", "--csv", str(path), "--target", "approved",
+              "--sensitive-features", "sex"])
     X = frame.drop(columns="approved")
     with pytest.raises(ValueError, match="Unknown audit step"):
         run_audit(X, frame.approved, ["sex"], steps=["verify", "plot"])
     with pytest.raises(TypeError, match="DataFrame"):
         run_audit(X.to_numpy(), frame.approved, ["sex"])
+    with pytest.raises(ValueError, match="'race' is not a column of X"):
+        run_audit(X, frame.approved, "race")
+    with pytest.raises(ValueError, match=r"named \['sex'\], columns of X already"):
+        run_audit(X, frame.approved, X["sex"])
+
+
+def test_sensitive_features_as_name_list_or_values_give_one_report(tmp_path):
+    """A column name, a list of names and the values themselves are the same audit."""
+    frame, _ = _csv_data(tmp_path, n=300)
+    X = frame.drop(columns="approved").astype({"colour": "category", "sex": "category"})
+    y = frame.approved == "yes"
+    reports = [run_audit(X, y, s, steps=[], verbose=0).to_dict()
+               for s in ("sex", ["sex"])]
+    reports.append(run_audit(X.drop(columns="sex"), y, X["sex"], steps=[],
+                             verbose=0).to_dict())
+    for report in reports:
+        report.pop("timings_seconds")
+        assert report["dataset"]["sensitive_features"] == ["sex"]
+    # the values join X as its last column: same rows, same model, same numbers
+    assert reports[0]["empirical"] == reports[1]["empirical"] == reports[2]["empirical"]
+    assert reports[0]["model"] == reports[2]["model"]
 
 
 
@@ -187,7 +210,7 @@ def _independent_split_and_model(frame):
     from sklearn.compose import make_column_transformer
     from sklearn.pipeline import make_pipeline
 
-    from skfairverify._audit import default_model
+    from skfairverify.audit import default_model
 
     X = frame.drop(columns="approved").astype({"colour": "category", "sex": "category"})
     y = (frame.approved == "yes").astype(int)
@@ -348,10 +371,10 @@ def test_relearned_network_failure_is_reported_not_fatal(tmp_path, monkeypatch):
 
 def test_group_absent_from_the_test_rows_has_no_empirical_rate():
     """A verified group without test rows: empirical n/a and 0 test rows, never a rate."""
-    from skfairverify._audit import AuditReport, group_comparison
+    from skfairverify.audit import AuditReport, group_comparison
 
     report = AuditReport(
-        dataset={"sensitive": ["s"]}, model={},
+        dataset={"sensitive_features": ["s"]}, model={},
         sections={
             "empirical": {"groups": [{"s": "a", "selection_rate": 0.5,
                                       "true_positive_rate": 0.75,

@@ -1,0 +1,58 @@
+"""Labels, units and JSON helpers shared by the audit's steps and renderers."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+# The three kinds of group numbers the audit prints, each labelled for what it is.
+SOURCES = {
+    "verified": "population under the learned Bayesian network (FVGM)",
+    "verified, test-row network": "the verifier's network re-learned on the test rows "
+                                  "(still model-based, not an observed rate)",
+    "empirical": "test rows, fairlearn MetricFrame",
+}
+VERIFIED_LABEL, RELEARNED_LABEL, EMPIRICAL_LABEL = (f"{k}: {v}" for k, v in SOURCES.items())
+
+# Metric key -> (description with its unit, fairlearn function giving the empirical value)
+METRICS = {
+    "disparate_impact": ("disparate impact DI (min / max selection rate; ratio, 1 = fair)",
+                         "demographic_parity_ratio"),
+    "statistical_parity": ("statistical parity SP (max - min selection rate; 0 = fair)",
+                           "demographic_parity_difference"),
+    "equalized_odds": ("equalized odds EO (larger of the TPR and FPR gaps, max - min; "
+                       "0 = fair)", "equalized_odds_difference"),
+    "path_specific_causal": ("path-specific causal fairness (max - min rate with the "
+                             "mediators drawn from Z | A = most favored group, FVGM; "
+                             "0 = fair)", None),
+}
+
+RATE_NAMES = {
+    "selection_rate": "selection rate P(Yhat=1)",
+    "true_positive_rate": "TPR P(Yhat=1 | Y=1)",
+    "false_positive_rate": "FPR P(Yhat=1 | Y=0)",
+}
+SHORT_METRICS = {
+    "disparate_impact": "DI (min / max selection rate)",
+    "statistical_parity": "SP (max - min selection rate)",
+    "equalized_odds": "EO (max of TPR gap, FPR gap)",
+    "path_specific_causal": "path-specific causal (max - min)",
+}
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """Rows of a DataFrame as JSON-ready dicts (a named index becomes columns)."""
+    out = frame.copy()
+    if isinstance(out.columns, pd.MultiIndex):
+        out.columns = [" / ".join(str(p) for p in col if str(p)) for col in out.columns]
+    if any(name is not None for name in out.index.names):
+        out = out.reset_index()
+    out = out.astype(object).where(out.notna(), None)
+    return json.loads(out.to_json(orient="records", default_handler=str))
+
+
+def jsonable(obj):
+    """``obj`` with numpy scalars as Python numbers and anything else unknown as text."""
+    return json.loads(json.dumps(obj, default=lambda o: o.item() if hasattr(o, "item")
+                                 else str(o)))

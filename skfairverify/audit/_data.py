@@ -1,0 +1,130 @@
+"""The audit's data and model: bundled or CSV data, the default model, column handling."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.compose import make_column_selector, make_column_transformer
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+DATASETS = ("adult", "german", "compas")
+
+
+def default_model() -> object:
+    """The audit's linear model: scaled numbers and one-hot categories, then LR.
+
+    Columns are selected by dtype, so the same pipeline fits any subset of columns
+    (the second ESL stage refits it on feature coalitions).
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        An unfitted pipeline.
+
+    Examples
+    --------
+    >>> from skfairverify.audit import default_model
+    >>> type(default_model()[-1]).__name__
+    'LogisticRegression'
+    """
+    return make_pipeline(
+        make_column_transformer(
+            (StandardScaler(), make_column_selector(dtype_include="number")),
+            (
+                OneHotEncoder(handle_unknown="ignore"),
+                make_column_selector(dtype_exclude="number"),
+            ),
+        ),
+        LogisticRegression(max_iter=2000),
+    )
+
+
+def load_bundled(name: str) -> tuple[pd.DataFrame, pd.Series, list[str]]:
+    """Features, labels and usual sensitive columns of a bundled dataset."""
+    from ..datasets import load_adult, load_compas, load_german
+
+    if name == "adult":
+        bunch = load_adult(dropna=True)
+        X = bunch.data.drop(columns=["split", "fnlwgt"])
+    elif name == "german":
+        bunch = load_german()
+        X = bunch.data
+    elif name == "compas":
+        bunch = load_compas(propublica_filter=True)
+        X = bunch.data
+    else:
+        raise ValueError(f"Unknown dataset {name!r}; choose one of {list(DATASETS)}.")
+    y = pd.Series(np.asarray(bunch.target), index=X.index, name="target")
+    return X, y, list(bunch.sensitive)
+
+
+def _binary_target(labels: pd.Series, target: str, positive) -> pd.Series:
+    """0/1 labels, 1 where the label is ``positive`` (guessed when there are two values)."""
+    if positive is None:
+        values = sorted(pd.unique(labels), key=str)
+        if len(values) != 2:
+            raise ValueError(
+                f"Target {target!r} has {len(values)} values; pass --positive VALUE to say "
+                "which one is the favorable outcome."
+            )
+        positive = 1 if set(map(str, values)) == {"0", "1"} else values[-1]
+    return (labels.astype(str) == str(positive)).astype(int).rename("target")
+
+
+def load_csv(path: str, target: str, sensitive_features: Sequence[str], positive=None):
+    """Features, 0/1 labels and sensitive columns of a CSV file (rows with NaN dropped)."""
+    frame = pd.read_csv(path)
+    missing = [c for c in [target, *sensitive_features] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"Column(s) {missing} not found in {path}; columns: {list(frame)}.")
+    frame = frame.dropna()
+    y = _binary_target(frame.pop(target), target, positive)
+    for col in frame.columns:
+        if frame[col].dtype == object or col in sensitive_features:
+            frame[col] = frame[col].astype("category")
+    return frame, y, list(sensitive_features)
+
+
+def top_features(model, X: pd.DataFrame, candidates: list[str], n: int) -> list[str]:
+    """The ``n`` raw columns whose contribution to the decision varies most on ``X``."""
+    from .._linear import linear_rule
+
+    rule = linear_rule(model)
+    spread = {}
+    for col in candidates:
+        if col in rule.numeric_features:
+            spread[col] = abs(rule.coef[col]) * float(X[col].astype(float).std())
+        elif col in rule.categorical_features:
+            coefs = rule.category_coef(col)
+            contrib = X[col].astype(object).map(dict(zip(coefs.index, coefs.to_numpy())))
+            spread[col] = float(pd.to_numeric(contrib, errors="coerce").fillna(0.0).std())
+    ranked = sorted(spread, key=lambda c: -spread[c])
+    return ranked[:n]
+
+
+def taking_all_columns(model, X: pd.DataFrame):
+    """Let a fitted model that reads a subset of the columns take the whole of ``X``."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None or list(names) == list(X.columns):
+        return model
+    missing = [c for c in names if c not in X.columns]
+    if missing:
+        raise ValueError(f"The model was fitted on column(s) {missing} that the data lacks.")
+    select = make_column_transformer(
+        ("passthrough", list(names)), remainder="drop", verbose_feature_names_out=False
+    ).set_output(transform="pandas")
+    return make_pipeline(select.fit(X), FrozenEstimator(model))
+
+
+def unaware_model(X_train: pd.DataFrame, y_train, sensitive_features: list[str]):
+    """The default model fitted on the non-sensitive columns (fairness under unawareness)."""
+    features = [c for c in X_train.columns if c not in sensitive_features]
+    select = make_column_transformer(
+        ("passthrough", features), remainder="drop", verbose_feature_names_out=False
+    ).set_output(transform="pandas")
+    return make_pipeline(select, default_model()).fit(X_train, y_train)

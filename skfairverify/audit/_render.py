@@ -1,0 +1,245 @@
+"""The report as plain text and as a self-contained HTML page."""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from ._common import SOURCES
+from ._tables import group_comparison, metric_comparison
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._report import AuditReport
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _table_text(rows: list[dict]) -> str:
+    if not rows:
+        return "  (none)"
+    return pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.4f}")
+
+
+def _frame_text(frame: pd.DataFrame, fmt: str = "{:.4f}") -> str:
+    return frame.to_string(float_format=lambda x: fmt.format(x), na_rep="n/a")
+
+
+def _wrap(text: str) -> str:
+    """A prose line of the text report, wrapped at 100 characters."""
+    return textwrap.fill(text, 100, subsequent_indent="    ", break_on_hyphens=False)
+
+
+def _parents_text(edges: list) -> str:
+    parents: dict[str, list[str]] = {}
+    for parent, child in edges:
+        parents.setdefault(child, []).append(parent)
+    if not parents:
+        return "(none: independent variables)"
+    return "; ".join(f"{child} <- {', '.join(ps)}" for child, ps in parents.items())
+
+
+def _legend(report: AuditReport) -> list[tuple[str, str]]:
+    """(column name, what its numbers are) for the verified-vs-empirical tables."""
+    d, v = report.dataset, report.sections.get("verification")
+    out = []
+    if v:
+        out += [("verified", SOURCES["verified"] + ": exact rates of the model's "
+                 f"integer rule (agreement with the model {v['agreement']:.4f}; "
+                 f"{v['n_bins']} bins, multiplier {v['multiplier']}) when the features follow "
+                 f"the network learned on the {d['train_rows']} training rows"),
+                ("verified, test-row network", SOURCES["verified, test-row network"]
+                 + "; on the same rows as the empirical column, so their gap is the "
+                 "modelling error of the network and the integer rule"
+                 + (f" (not available here: {v['network_relearned_on_test_rows_error']})"
+                    if v.get("network_relearned_on_test_rows_error") else ""))]
+    out.append(("empirical", SOURCES["empirical"] + ": the model's own "
+                f"decisions on the {d['test_rows']} test rows"))
+    return out
+
+
+def _fairness_text(report: AuditReport) -> list[str]:
+    """Verified vs empirical group rates and metrics, with what each number is."""
+    v = report.sections.get("verification")
+    out = ["", "== Group fairness: verified (FVGM) vs empirical =="]
+    out += [_wrap(f"{name}: {text}") for name, text in _legend(report)]
+    if v:
+        out.append(_wrap("network (parents of each variable): "
+                         + _parents_text(v["network_edges"])))
+    out += [_wrap("Rates per group, probabilities in [0, 1] (n/a: no such group, or no row of "
+                  "that label, and then left out of the gap):"),
+            _frame_text(group_comparison(report)),
+            _wrap("Metrics over the groups (DI is a ratio, 1 = fair; SP and EO are "
+                  "differences of probabilities, max - min over the groups, 0 = fair; "
+                  "empirical DI, SP, EO are fairlearn's demographic_parity_ratio, "
+                  "demographic_parity_difference, equalized_odds_difference):"),
+            _frame_text(metric_comparison(report))]
+    if v:
+        out += _fif_text(v)
+    return out
+
+
+def _fif_text(v: dict) -> list[str]:
+    fif = pd.DataFrame(v["fairness_influence"])
+    groups = [" / ".join(str(x) for x in g.values())
+              for g in (v["most_favored_group"], v["least_favored_group"])]
+    if fif.shape[1] > 5 and all(g in fif.columns for g in groups):
+        fif = fif[["feature", *groups]]  # many groups: the two extremes
+    if fif.empty:
+        return []
+    num = fif.select_dtypes("number")
+    order = num.abs().max(axis=1).sort_values(ascending=False).index[:5]
+    return [_wrap("top fairness influence (FIF, verified): change of each group's verified "
+                  "selection rate (probability) due to the feature's real distribution rather "
+                  "than one uniform within its observed range (FVGM Appendix E; categorical: "
+                  "uniform over its categories; most and least favored groups when there are "
+                  "many):"),
+            fif.loc[order].to_string(index=False, float_format=lambda x: f"{x:+.4f}")]
+
+
+def _classifier_text(clf: dict | None) -> list[str]:
+    if not (clf and clf.get("by_group")):
+        return []
+    how = ("out-of-fold on the training rows (cross-fitted)" if clf["held_out"]
+           else "on the rows passed to fit (a frozen classifier; not held out)")
+    return [_wrap(f"sensitive classifier (judges every counterfactual), scored {how}: "
+                  f"accuracy {_fmt(clf['accuracy'])}, ROC AUC {_fmt(clf.get('roc_auc'))}; "
+                  "per group (shares in [0, 1]):"),
+            _table_text(clf["by_group"])]
+
+
+def _counterfactual_text(c: dict) -> list[str]:
+    groups = ""
+    if c.get("privileged") is not None:
+        groups = (f" (privileged = {c['privileged']}, unprivileged = "
+                  f"{', '.join(c['unprivileged'])})")
+    out = ["", f"== Counterfactual fairness ({', '.join(c['sensitive_features'])}, "
+               f"k={c['k']}) ==",
+           _wrap(f"Means over the refused test rows{groups} of CFlips@k (share of a row's k "
+                 "counterfactuals that the sensitive classifier puts in another group; 0 = "
+                 "fair) and nDCCF@k (rank-discounted share of those it keeps in the row's "
+                 "group; 1 = fair); both in [0, 1]:")]
+    for name, delta in (("cflips", "unprivileged - privileged"),
+                        ("ndccf", "privileged - unprivileged")):
+        vals = c[name]
+        out.append(f"{name}: privileged {_fmt(vals['privileged'])}, unprivileged "
+                   f"{_fmt(vals['unprivileged'])}, delta ({delta}) {_fmt(vals['delta'])}")
+    out.append("refused rows used: " + ", ".join(f"{k} {v}" for k, v in
+                                                 c["n_refused"].items()))
+    out += _classifier_text(c.get("sensitive_classifier"))
+    return out + [_wrap(f"warning: {w}") for w in c["warnings"]]
+
+
+def _esl_test_text(e: dict) -> str:
+    t = e.get("test")
+    if not t:
+        return _wrap(f"{len(e['table'])} groups: no single difference; the test of every "
+                     "pair, in both units, is group_esl(...).pairwise()")
+    a, b = t["compared"]
+    m = e["metric"].upper()
+    return _wrap(
+        f"{m} difference {a} - {b}: {t['metric_difference']:+.4f} (raw {m} gap; ESL units: "
+        f"{t['esl_difference']:+.4f} = metric / baseline {e.get('baseline', 0.5):g}), "
+        f"std. error {t['metric_std_error']:.4f} raw ({t['esl_std_error']:.4f} ESL), "
+        f"z {t['z']:+.3f}, p-value {t['p_value']:.4f}, {e['confidence']:.0%} CI raw "
+        f"[{t['metric_ci'][0]:+.4f}, {t['metric_ci'][1]:+.4f}]"
+    )
+
+
+def _esl_first_text(e: dict) -> list[str]:
+    return ["", f"== ESL values, first stage ({', '.join(e['sensitive_features'])}, "
+                f"metric {e['metric']}) ==",
+            _wrap(f"units: {e['units']}; share = esl_value / total (total "
+                  f"{_fmt(e['total_esl_units'])} ESL units)"),
+            _table_text(e["table"]),
+            _esl_test_text(e)]
+
+
+def _esl_second_text(e: dict) -> list[str]:
+    pairs = {tuple(p) for p in e.get("compared", {}).values()}
+    if len(pairs) == 1:
+        a, b = pairs.pop()
+        direction = f"{a} - {b}"
+    else:
+        direction = ", ".join(f"{k}: {p[0]} - {p[1]}" for k, p in e.get("compared", {}).items())
+    return ["", f"== ESL values, second stage (features {', '.join(e['features'])}) ==",
+            _wrap(f"units: {e['units']}; esl_difference, esl_std_error, esl_ci_* are the "
+                  f"difference of the contributions, {direction}, in the same ESL units"),
+            _table_text(e["table"])]
+
+
+_SECTION_TEXT = {
+    "counterfactual": _counterfactual_text,
+    "esl_first_stage": _esl_first_text,
+    "esl_second_stage": _esl_second_text,
+}
+
+
+def render_text(report: AuditReport) -> str:
+    """The report as readable plain text."""
+    d, m, s = report.dataset, report.model, report.sections
+    out = [
+        f"skfairverify audit: {d['name']} ({d['rows']} rows, {d['features']} columns, "
+        f"favorable rate {d['favorable_rate']:.3f}); sensitive features: "
+        f"{', '.join(d['sensitive_features'])}",
+        f"model: {m['description']}; accuracy train {m['train_accuracy']:.4f}, "
+        f"test {m['test_accuracy']:.4f} ({d['train_rows']} training / {d['test_rows']} test "
+        "rows)",
+    ]
+    out += _fairness_text(report)
+    for key, render in _SECTION_TEXT.items():
+        if key in s:
+            out += render(s[key])
+    out += ["", "timings (s): " + ", ".join(f"{k} {v}" for k, v in report.timings.items())]
+    return "\n".join(out)
+
+
+_CSS = ("body{font-family:sans-serif;margin:1.5em;max-width:75em}"
+        "pre{font-size:0.85em;overflow-x:auto}"
+        "table{border-collapse:collapse;margin:0.5em 0 1em;font-size:0.9em}"
+        "th,td{border:1px solid #bbb;padding:0.2em 0.6em;text-align:right}"
+        "caption{text-align:left;font-weight:bold;padding:0.3em 0}"
+        "dl{font-size:0.9em}dt{font-weight:bold}dd{margin:0 0 0.4em 1.5em}")
+
+
+def _html_table(frame: pd.DataFrame, caption: str) -> str:
+    table = frame.to_html(float_format=lambda x: f"{x:.4f}", na_rep="n/a", border=0)
+    head, rest = table.split(">", 1)
+    return f"{head}><caption>{html.escape(caption)}</caption>{rest}"
+
+
+def _fairness_html(report: AuditReport) -> list[str]:
+    legend = _legend(report)
+    return [
+        "<h2>Group fairness: verified vs empirical</h2>",
+        "<dl>" + "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(t)}</dd>"
+                         for k, t in legend) + "</dl>",
+        _html_table(group_comparison(report),
+                    "Rates per group (probabilities in [0, 1]; n/a: no such group or no row "
+                    "of that label)"),
+        _html_table(metric_comparison(report),
+                    "Metrics over the groups (DI: ratio, 1 = fair; SP, EO: max - min "
+                    "difference of probabilities, 0 = fair; empirical = fairlearn's "
+                    "demographic_parity_ratio, demographic_parity_difference, "
+                    "equalized_odds_difference)"),
+    ]
+
+
+def render_html(report: AuditReport) -> str:
+    """The report as a self-contained HTML page with the figures embedded."""
+    body = [f"<h1>skfairverify audit: {html.escape(report.dataset['name'])}</h1>",
+            *_fairness_html(report),
+            "<h2>Full text report</h2>",
+            f"<pre>{html.escape(render_text(report))}</pre>"]
+    for title, png in report.figures.items():
+        body.append(f"<h2>{html.escape(title)}</h2>"
+                    f'<img alt="{html.escape(title)}" src="data:image/png;base64,{png}">')
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>skfairverify audit"
+            f"</title><style>{_CSS}</style></head><body>" + "\n".join(body)
+            + "</body></html>\n")

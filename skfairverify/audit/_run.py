@@ -1,0 +1,384 @@
+"""The audit's steps: split and model, verification, counterfactuals, ESL values."""
+
+from __future__ import annotations
+
+import base64
+import io
+import sys
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.frozen import FrozenEstimator
+from sklearn.model_selection import train_test_split
+
+from ..utils._validation import check_sensitive_features
+from ._common import RELEARNED_LABEL, VERIFIED_LABEL, jsonable, records
+from ._data import default_model, taking_all_columns, top_features, unaware_model
+from ._empirical import empirical_group_metrics
+from ._report import AuditReport
+from ._tables import comparison_records
+
+STEPS = ("verify", "counterfactual", "esl")
+
+FIF_UNITS = ("change of each group's verified selection rate (probability) due to the "
+             "feature's distribution rather than one uniform within its observed range "
+             "(FVGM Appendix E; categorical: uniform over its categories)")
+
+
+@dataclass
+class _Audit:
+    """What every step reads: the split, the model and its test decisions, the options."""
+
+    X_train: pd.DataFrame
+    X_test: pd.DataFrame
+    y_train: pd.Series
+    y_test: pd.Series
+    model: object
+    y_pred: np.ndarray
+    sensitive_features: list[str]
+    random_state: int | None
+    verbose: int
+    figures: bool
+    report: AuditReport
+
+    @property
+    def frozen(self) -> FrozenEstimator:
+        """The model, read as it is by every analysis."""
+        return FrozenEstimator(self.model)
+
+    def say(self, msg: str) -> None:
+        _say(self.verbose, msg)
+
+    def figure(self, title: str, axes) -> None:
+        """Keep the figure holding ``axes`` (one Axes or an array of them) as a PNG."""
+        import matplotlib.pyplot as plt
+
+        fig = np.ravel(axes)[0].figure
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+        plt.close(fig)
+        self.report.figures[title] = base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _say(verbose: int, msg: str) -> None:
+    if verbose:
+        print(f"[audit] {msg}", file=sys.stderr, flush=True)
+
+
+def _check_inputs(X, y, sensitive_features, steps) -> tuple[pd.DataFrame, pd.Series, list]:
+    """``X`` with the sensitive columns (values given are added), labels, their names."""
+    unknown = [s for s in steps if s not in STEPS]
+    if unknown:
+        raise ValueError(f"Unknown audit step(s) {unknown}; choose among {list(STEPS)}.")
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError("run_audit needs X as a pandas DataFrame.")
+    resolved = check_sensitive_features(sensitive_features, X)
+    names = resolved.names
+    if names is None:  # values: they join X as columns
+        clash = [c for c in resolved.frame.columns if c in X.columns]
+        if clash:
+            raise ValueError(f"sensitive_features values are named {clash}, columns of X "
+                             "already; rename them or pass the column names.")
+        X = pd.concat([X, resolved.frame], axis=1)
+        names = list(resolved.frame.columns)
+    return X, pd.Series(np.asarray(y), index=X.index, name="target"), list(names)
+
+
+def _fit_model(model, X_train, y_train, X, sensitive_features, verbose) -> tuple[object, str]:
+    """The model to audit and its description."""
+    if model is not None:
+        return taking_all_columns(model, X), f"user model {type(model).__name__}"
+    n = X.shape[1] - len(sensitive_features)
+    _say(verbose, f"training a logistic regression on {n} non-sensitive columns")
+    return (unaware_model(X_train, y_train, sensitive_features),
+            "LogisticRegression on the non-sensitive columns (unaware)")
+
+
+def _relearned_on_test_rows(verifier, X_test, y_test) -> tuple[dict | None, str | None]:
+    """The verifier's metrics with its network re-learned on the test rows, or the reason.
+
+    ``verify`` refuses test rows it cannot encode (e.g. a value of a many-valued numeric
+    column that the training rows never showed); the audit then reports the reason in
+    place of these model-based numbers instead of failing.
+    """
+    try:
+        return jsonable(verifier.verify(X_test, y_test)), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def _network_edges(net) -> list[tuple[str, str]]:
+    return [(net.names[p], net.names[i])
+            for i in range(len(net.parents)) for p in net.parents[i]]
+
+
+def _verification_section(verifier, fif, X_test, y_test) -> dict:
+    test_metrics, test_error = _relearned_on_test_rows(verifier, X_test, y_test)
+    return {
+        "label": VERIFIED_LABEL,
+        "groups": records(verifier.groups_),
+        "metrics": jsonable(verifier.metrics_),
+        "metrics_network_relearned_on_test_rows": test_metrics,
+        "label_metrics_network_relearned_on_test_rows": RELEARNED_LABEL,
+        "network_relearned_on_test_rows_error": test_error,
+        "most_favored_group": jsonable(verifier.most_favored_group_),
+        "least_favored_group": jsonable(verifier.least_favored_group_),
+        "agreement": float(verifier.agreement_),
+        "n_bins": verifier.n_bins_,
+        "multiplier": int(verifier.multiplier_),
+        "network_edges": _network_edges(verifier.network_),
+        "fairness_influence": records(fif),
+        "fairness_influence_units": FIF_UNITS,
+    }
+
+
+def _verify_step(audit: _Audit, timings: dict) -> None:
+    from ..verification import FairnessVerifier
+
+    audit.say("verifying: learning the Bayesian network and computing exact group rates")
+    t0 = time.perf_counter()
+    verifier = FairnessVerifier(audit.frozen, audit.sensitive_features,
+                                random_state=audit.random_state,
+                                verbose=audit.verbose).fit(audit.X_train, audit.y_train)
+    timings["verify"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    fif = verifier.fairness_influence()
+    timings["fairness_influence"] = time.perf_counter() - t0
+    sections = audit.report.sections
+    sections["verification"] = _verification_section(verifier, fif, audit.X_test,
+                                                     audit.y_test)
+    sections["comparison"] = comparison_records(audit.report)
+    if audit.figures:
+        from ..plotting import plot_fairness_influence, plot_group_rates
+
+        audit.figure("Verified group positive rates", plot_group_rates(verifier))
+        audit.figure("Fairness influence of the features",
+                     plot_fairness_influence(verifier, fif=fif))
+
+
+def _classifier_summary(summary: dict | None) -> dict | None:
+    """The sensitive classifier's precision / recall per group, JSON-ready."""
+    if not summary:
+        return None
+    by_group = summary.get("by_group")
+    return {"held_out": bool(summary.get("held_out")),
+            "accuracy": jsonable(summary.get("accuracy")),
+            "roc_auc": jsonable(summary.get("roc_auc")),
+            "by_group": records(by_group) if isinstance(by_group, pd.DataFrame) else None}
+
+
+def _counterfactual_section(cf, result, attribute: str, k: int, caught: list) -> dict:
+    return {
+        "sensitive_features": [attribute],
+        "k": k,
+        "privileged": jsonable(cf.privileged_),
+        "unprivileged": [str(g) for g in cf.groups_ if g != cf.privileged_],
+        "cflips": jsonable(result["cflips"]),
+        "ndccf": jsonable(result["ndccf"]),
+        "n_refused": jsonable(result["n_refused"]),
+        "delta_definition": {"cflips": "unprivileged - privileged",
+                             "ndccf": "privileged - unprivileged"},
+        "units": "CFlips@k and nDCCF@k are shares in [0, 1] (means over the refused "
+                 "test rows); CFlips 0 = fair, nDCCF 1 = fair",
+        "sensitive_classifier": _classifier_summary(result.get("sensitive_classifier")),
+        "warnings": [str(w.message) for w in caught],
+    }
+
+
+def _counterfactual_step(audit: _Audit, timings: dict, k: int) -> None:
+    from ..counterfactual import CounterfactualFairness
+
+    attribute = audit.sensitive_features[0]
+    audit.say(f"counterfactuals: CFlips/nDCCF for {attribute!r} (k={k})")
+    t0 = time.perf_counter()
+    cf = CounterfactualFairness(audit.frozen, attribute, k=k,
+                                random_state=audit.random_state,
+                                verbose=audit.verbose).fit(audit.X_train, audit.y_train)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = cf.evaluate(audit.X_test)
+    timings["counterfactual"] = time.perf_counter() - t0
+    audit.report.sections["counterfactual"] = _counterfactual_section(cf, result, attribute,
+                                                                       k, caught)
+    if audit.figures:
+        from ..plotting import plot_cflips_at_k
+
+        audit.figure("CFlips@k per group", plot_cflips_at_k(result))
+
+
+def _first_stage_test(first) -> dict | None:
+    """The two-group test of a GroupESLResult, every difference named with its unit."""
+    if first.compared is None:
+        return None
+    return {
+        "compared": [str(g) for g in first.compared],
+        "direction": f"{first.compared[0]} - {first.compared[1]}",
+        "metric_difference": first.metric_difference,
+        "metric_std_error": first.metric_std_error,
+        "metric_ci": list(first.metric_ci),
+        "esl_difference": first.esl_difference,
+        "esl_std_error": first.esl_std_error,
+        "esl_ci": list(first.esl_ci),
+        "z": first.z,
+        "p_value": first.p_value,
+    }
+
+
+def _esl_sections(first, second, attribute: str, chosen: list[str]) -> dict:
+    frame = first.to_frame()
+    return {
+        "esl_first_stage": {
+            "sensitive_features": [attribute],
+            "metric": "tpr",
+            "baseline": first.baseline,
+            "confidence": first.confidence,
+            "units": frame.attrs.get("units"),
+            "total_esl_units": first.total,
+            "table": records(frame),
+            "test": jsonable(_first_stage_test(first)),
+        },
+        "esl_second_stage": {
+            "features": chosen,
+            "baseline": first.baseline,
+            "units": f"ESL units = tpr / baseline ({first.baseline:g}): contributions "
+                     "of the features to each group's first-stage ESL value",
+            "compared": {str(k): [str(g) for g in v]
+                         for k, v in (second.attrs.get("compared") or {}).items()},
+            "table": records(second),
+        },
+    }
+
+
+def _esl_step(audit: _Audit, timings: dict, n_features: int) -> None:
+    from ..esl import esl_decomposition, group_esl
+
+    attribute = audit.sensitive_features[0]
+    audit.say(f"ESL values: first stage (groups of {attribute!r}) and second stage "
+              "(features)")
+    t0 = time.perf_counter()
+    first = group_esl(audit.y_test, audit.y_pred, audit.X_test[attribute], metric="tpr")
+    candidates = [c for c in audit.X_train.columns if c not in audit.sensitive_features]
+    chosen = top_features(audit.model, audit.X_train, candidates, n_features)
+    second = esl_decomposition(
+        default_model(), audit.X_train, audit.y_train, X_test=audit.X_test,
+        y_test=audit.y_test, sensitive_feature=attribute, features=chosen, metric="tpr",
+        random_state=audit.random_state, verbose=audit.verbose,
+    )
+    timings["esl"] = time.perf_counter() - t0
+    audit.report.sections.update(_esl_sections(first, second, attribute, chosen))
+    if audit.figures:
+        from ..plotting import plot_esl_contributions, plot_group_shares
+
+        audit.figure("First-stage ESL shares", plot_group_shares(first))
+        audit.figure("Second-stage contributions", plot_esl_contributions(second))
+
+
+def run_audit(
+    X: pd.DataFrame,
+    y,
+    sensitive_features,
+    *,
+    model=None,
+    dataset_name: str = "data",
+    steps: Sequence[str] = STEPS,
+    test_size: float = 0.3,
+    k: int = 10,
+    n_esl_features: int = 4,
+    figures: bool = False,
+    random_state: int | None = 0,
+    verbose: int = 1,
+) -> AuditReport:
+    """Audit a linear model for fairness on one dataset.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        Features, sensitive columns included (or given as values).
+    y : array-like of shape (n_samples,)
+        Binary labels, 1 = favorable outcome.
+    sensitive_features : str, list of str, array-like, Series or DataFrame
+        A sensitive column of ``X``, a list of them, or the values themselves (one row
+        per row of ``X``; they join ``X`` as columns under their names). The verifier
+        uses all of them (compound groups); the counterfactual and ESL steps use the
+        first one.
+    model : estimator, default=None
+        A fitted model (read as it is, through ``FrozenEstimator``) taking ``X``; by
+        default a logistic regression that does not read the sensitive columns
+        (fairness under unawareness) is trained on the training part.
+    dataset_name : str, default="data"
+        Name shown in the report.
+    steps : sequence of {"verify", "counterfactual", "esl"}, default=all
+        Which analyses to run.
+    test_size : float, default=0.3
+        Share of rows held out for testing (stratified by label).
+    k : int, default=10
+        Counterfactuals per refused row.
+    n_esl_features : int, default=4
+        Number of features in the second ESL stage (those whose contribution varies
+        most); the Shapley member fits ``2 ** n_esl_features`` models.
+    figures : bool, default=False
+        Draw the figures (needs matplotlib) for the HTML report.
+    random_state : int or None, default=0
+        Seed of the split and of every randomised step.
+    verbose : int, default=1
+        Progress messages on standard error and progress bars when > 0.
+
+    Returns
+    -------
+    AuditReport
+        Every section, labelled; ``to_text()``, ``to_html()``, ``to_dict()``.
+
+    See Also
+    --------
+    AuditReport : the report and its renderings.
+
+    Examples
+    --------
+    >>> from skfairverify.audit import run_audit
+    >>> from skfairverify.datasets import load_german
+    >>> data = load_german()
+    >>> report = run_audit(data.data, data.target, "sex", steps=["esl"],
+    ...                    verbose=0)  # doctest: +SKIP
+    >>> report.sections["esl_first_stage"]["metric"]  # doctest: +SKIP
+    'tpr'
+    """
+    X, y, sensitive_features = _check_inputs(X, y, sensitive_features, steps)
+    timings: dict[str, float] = {}
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=test_size, stratify=y, random_state=random_state
+    )
+    t0 = time.perf_counter()
+    model, description = _fit_model(model, X_train, y_train, X, sensitive_features, verbose)
+    timings["model"] = time.perf_counter() - t0
+    report = AuditReport(
+        dataset={
+            "name": dataset_name,
+            "rows": int(len(X)),
+            "features": int(X.shape[1]),
+            "favorable_rate": float(y.mean()),
+            "sensitive_features": sensitive_features,
+            "train_rows": int(len(X_train)),
+            "test_rows": int(len(X_test)),
+        },
+        model={
+            "description": description,
+            "train_accuracy": float(model.score(X_train, y_train)),
+            "test_accuracy": float(model.score(X_test, y_test)),
+        },
+    )
+    audit = _Audit(X_train, X_test, y_train, y_test, model, model.predict(X_test),
+                   sensitive_features, random_state, verbose, figures, report)
+    report.sections["empirical"] = empirical_group_metrics(
+        y_test, audit.y_pred, X_test[sensitive_features])
+    if "verify" in steps:
+        _verify_step(audit, timings)
+    if "counterfactual" in steps:
+        _counterfactual_step(audit, timings, k)
+    if "esl" in steps:
+        _esl_step(audit, timings, n_esl_features)
+    report.timings = {k_: round(v, 3) for k_, v in timings.items()}
+    return report
