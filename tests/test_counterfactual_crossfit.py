@@ -109,7 +109,7 @@ def test_cflips_equals_manual_out_of_fold_computation():
         rows[p].append(v)
     ref = flips_loop(q.sex.to_numpy(), rows)
     for name, g in (("privileged", "M"), ("unprivileged", "F")):
-        assert res["cflips"][name] == pytest.approx(np.nanmean(ref[q.sex.to_numpy() == g]),
+        assert res.cflips[name] == pytest.approx(np.nanmean(ref[q.sex.to_numpy() == g]),
                                                     abs=1e-12)
     # every counterfactual is a training row; a leaky 1-NN would call each one by its
     # own true group, the cross-fitted one only by its nearest row of another fold
@@ -120,7 +120,7 @@ def test_cflips_equals_manual_out_of_fold_computation():
     oof = np.empty(len(X), dtype=int)
     for f in range(4):
         oof[fold == f] = models[f].predict(X.loc[fold == f, feats])
-    rep = res["sensitive_classifier"]
+    rep = res.sensitive_classifier
     assert rep["held_out"] is True
     assert rep["accuracy"] == pytest.approx(np.mean(oof == s_bin))
     oof_p = np.empty(len(X))
@@ -164,13 +164,13 @@ def test_independent_attribute_gives_chance_flips():
     assert q == pytest.approx(0.7, abs=0.03)
     # CFlips(M) = P(pred F) = 1 - q, CFlips(F) = P(pred M) = q; SE < 0.02 (>= 300 rows
     # of each group, 5 correlated counterfactuals each)
-    assert res["cflips"]["privileged"] == pytest.approx(1 - q, abs=0.06)
-    assert res["cflips"]["unprivileged"] == pytest.approx(q, abs=0.06)
-    assert res["cflips"]["privileged"] > 0.15  # not near 0
+    assert res.cflips["privileged"] == pytest.approx(1 - q, abs=0.06)
+    assert res.cflips["unprivileged"] == pytest.approx(q, abs=0.06)
+    assert res.cflips["privileged"] > 0.15  # not near 0
     # the counterfactuals are training rows; their predicted group agrees with their
     # true group at chance, q^2 + (1 - q)^2 = 0.58 (memorised: 1)
     feats = ["proxy", "skill", "years"]
-    cs = audit._audit(Xt)["counterfactuals"].counterfactuals
+    cs = res.counterfactuals.counterfactuals
     truth = cs[feats].merge(X.drop_duplicates(feats), on=feats, how="left")["sex"]
     assert truth.notna().all()
     pred = np.where(audit.sensitive_classifier_.predict(cs[feats]) == 1, "M", "F")
@@ -213,8 +213,8 @@ def test_results_do_not_depend_on_n_jobs(generator):
                                        generator=generator, sensitive_classifier=NN1,
                                        random_state=0, n_jobs=n_jobs).fit(X, y)
         res[n_jobs] = audit.evaluate(Xt)
-    assert sum(res[1]["n_refused"].values()) > 512
-    pd.testing.assert_frame_equal(res[1]["per_k"], res[2]["per_k"], check_exact=True)
+    assert sum(res[1].n_refused.values()) > 512
+    pd.testing.assert_frame_equal(res[1].per_k, res[2].per_k, check_exact=True)
 
 
 # --------------------------------------------------------------------------- errors
@@ -245,7 +245,7 @@ def test_frozen_classifier_must_predict_sensitive_values():
     good = FrozenEstimator(LogisticRegression().fit(ns, X.sex))
     audit = CounterfactualFairness(model_on(["proxy"]), "sex", k=2,
                                    sensitive_classifier=good).fit(X, y)
-    rep = audit.evaluate(X)["sensitive_classifier"]
+    rep = audit.evaluate(X).sensitive_classifier
     assert rep["held_out"] is False
     assert rep["accuracy"] == pytest.approx(np.mean(good.predict(ns) == X.sex))
 
@@ -256,9 +256,9 @@ def test_no_refused_row_gives_nan_and_warning():
                                    privileged="M", sensitive_classifier=NN1).fit(X, y)
     with pytest.warns(UserWarning, match="No refused row with a counterfactual"):
         res = audit.evaluate(X)
-    assert res["empty_groups"] == ["privileged", "unprivileged"]
-    assert np.isnan(res["cflips"]["delta"]) and np.isnan(res["ndccf"]["delta"])
-    assert res["n_refused"] == {"privileged": 0, "unprivileged": 0}
+    assert res.empty_groups == ["privileged", "unprivileged"]
+    assert np.isnan(res.cflips["delta"]) and np.isnan(res.ndccf["delta"])
+    assert res.n_refused == {"privileged": 0, "unprivileged": 0}
 
 
 def test_scorer_multigroup_requires_privileged():
@@ -268,14 +268,14 @@ def test_scorer_multigroup_requires_privileged():
     model = model_on(["proxy", "skill"]).fit(X3, y)
     clf = make_pipeline(StandardScaler(), LogisticRegression())
     with pytest.raises(ValueError, match=r"3 values.*privileged="):
-        make_cflips_scorer("sex", k=3, sensitive_classifier=clf)(model, X3, y)
-    score = make_cflips_scorer("sex", k=3, sensitive_classifier=clf, privileged="M",
-                               random_state=0)(model, X3, y)
+        make_cflips_scorer(sensitive_features="sex", k=3, sensitive_classifier=clf)(model, X3, y)
+    score = make_cflips_scorer(sensitive_features="sex", k=3, sensitive_classifier=clf,
+                               privileged="M", random_state=0)(model, X3, y)
     assert np.isfinite(score) and score < 0
     # the gap with privileged="M" is M against F and N together
     X2 = X3.assign(sex=np.where(X3.sex == "M", "M", "other"))
-    same = make_cflips_scorer("sex", k=3, sensitive_classifier=clf, privileged="M",
-                              random_state=0)(model, X2, y)
+    same = make_cflips_scorer(sensitive_features="sex", k=3, sensitive_classifier=clf,
+                              privileged="M", random_state=0)(model, X2, y)
     assert same == score
 
 
@@ -283,7 +283,8 @@ def test_scorer_on_empty_fold_raises_clearly():
     X, y = numeric_data(300, 14)
     accept_all = DummyClassifier(strategy="constant", constant=1).fit(X, y)
     with pytest.raises(ValueError, match="gap undefined on this fold"):
-        make_cflips_scorer("sex", k=2, sensitive_classifier=NN1)(accept_all, X, y)
+        scorer = make_cflips_scorer(sensitive_features="sex", k=2, sensitive_classifier=NN1)
+        scorer(accept_all, X, y)
 
 
 def german():
@@ -308,15 +309,16 @@ def test_scorers_finite_on_german_cv5():
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no "scoring failed" warning either
             scores = cross_val_score(model, X, y, cv=5, error_score="raise",
-                                     scoring=make("sex", k=5, sensitive_classifier=clf,
-                                                  random_state=0))
+                                     scoring=make(sensitive_features="sex", k=5,
+                                                  sensitive_classifier=clf, random_state=0))
         assert np.isfinite(scores).all() and (scores <= 0).all()
 
 
 def test_scorer_finite_on_german_cv5_default_classifier():
     X, y, model, _ = german()
     scores = cross_val_score(model, X, y, cv=5, error_score="raise",
-                             scoring=make_cflips_scorer("sex", k=5, random_state=0))
+                             scoring=make_cflips_scorer(sensitive_features="sex", k=5,
+                                                        random_state=0))
     assert np.isfinite(scores).all()
 
 
@@ -337,7 +339,7 @@ def test_german_leak_free_gap_matches_disjoint_rows_fit():
                                   privileged="Male", random_state=0).fit(X_fit, y_fit)
     a, b = cross.evaluate(X_test), held.evaluate(X_test)
     # two honest classifiers of similar skill: same sign and size of the gap
-    assert a["cflips"]["delta"] == pytest.approx(b["cflips"]["delta"], abs=0.2)
+    assert a.cflips["delta"] == pytest.approx(b.cflips["delta"], abs=0.2)
 
 
 def test_kdtree_ties_ranked_by_candidate_whatever_the_batch():

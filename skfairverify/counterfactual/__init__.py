@@ -5,27 +5,31 @@ nDCCF): for rows a model refuses, generate ranked counterfactuals that it accept
 predict their sensitive group, and compare how often (CFlips) and how high in the
 ranking (nDCCF) the group flips, per group.
 
-Generators share one interface, ``fit(X, estimator)`` and
+Generators share one interface (:class:`BaseGenerator`), ``fit(X, estimator)`` and
 ``generate(X_query, k) -> CounterfactualSet``; counterfactuals are ranked by the
 L1 distance on min-max scaled numeric columns plus 1 per changed categorical
 column (optionally re-ranked by the prediction gap, Section 6.4 of the paper).
+One module per generator (``_kdtree``, ``_linear``, ``_dice``) on a shared base
+(``_base``); ``_registry`` maps the names to the classes.
 """
 
+from ._base import BaseGenerator, CounterfactualSet
+from ._column_subset import ColumnSubsetClassifier
 from ._crossfit import CrossFittedSensitiveClassifier
 from ._dice import DiceCounterfactuals
 from ._fairness import CounterfactualFairness
-from ._generators import (
-    GENERATORS,
-    CounterfactualSet,
-    KDTreeCounterfactuals,
-    LinearCounterfactuals,
-    make_generator,
-)
+from ._kdtree import KDTreeCounterfactuals
+from ._linear import LinearCounterfactuals
 from ._metrics import counterfactual_flips, ndccf
+from ._registry import GENERATORS, make_generator
+from ._results import CounterfactualResult
 
 __all__ = [
     "GENERATORS",
+    "BaseGenerator",
+    "ColumnSubsetClassifier",
     "CounterfactualFairness",
+    "CounterfactualResult",
     "CounterfactualSet",
     "CrossFittedSensitiveClassifier",
     "DiceCounterfactuals",

@@ -15,14 +15,12 @@ import numpy as np
 import pandas as pd
 
 from .._optional import import_optional
-from ._generators import CounterfactualSet, _BaseGenerator, _check_frame
+from ..utils._compat import StrOptions
+from ._base import BaseGenerator, CounterfactualSet
 
 __all__ = ["DiceCounterfactuals"]
 
-_METHODS = ("genetic", "random", "kdtree")
-
-
-class DiceCounterfactuals(_BaseGenerator):
+class DiceCounterfactuals(BaseGenerator):
     """Counterfactuals from dice-ml (``genetic``, ``random`` or ``kdtree`` method).
 
     The model is handed to ``dice_ml.Model(backend="sklearn")`` as is (it receives
@@ -61,6 +59,17 @@ class DiceCounterfactuals(_BaseGenerator):
     DiceCounterfactuals(method='random', random_state=0)
     """
 
+    # dice-ml costs tens of milliseconds to seconds per row: small chunks keep the
+    # progress bar and the joblib workers busy
+    query_chunk_size = 4
+    _fitted_attribute = "explainer_"
+    _parameter_constraints: dict = {
+        **BaseGenerator._parameter_constraints,
+        "method": [StrOptions({"genetic", "random", "kdtree"})],
+        "random_state": ["random_state"],
+        "dice_kwargs": [dict, None],
+    }
+
     def __init__(self, method="genetic", *, immutable_features=None, desired_class=None,
                  ranking="distance", random_state=None, dice_kwargs=None):
         self.method = method
@@ -83,10 +92,8 @@ class DiceCounterfactuals(_BaseGenerator):
         -------
         self
         """
-        if self.method not in _METHODS:
-            raise ValueError(f"method must be one of {list(_METHODS)}; got {self.method!r}.")
-        dice_ml = import_optional("dice_ml", "the dice counterfactual generators")
         X = self._fit_common(X, estimator)
+        dice_ml = import_optional("dice_ml", "the dice counterfactual generators")
         outcome = "__skfv_outcome__"
         frame = X.copy()
         for c in frame.columns:
@@ -102,26 +109,11 @@ class DiceCounterfactuals(_BaseGenerator):
             self.explainer_ = dice_ml.Dice(data, model, method=self.method)
         return self
 
-    def generate(self, X: pd.DataFrame, k: int) -> CounterfactualSet:
+    def _generate(self, Xq: pd.DataFrame, k: int) -> CounterfactualSet:
         """Ask dice-ml for ``k`` counterfactuals of every query row (one call per row).
 
-        Parameters
-        ----------
-        X : DataFrame
-            Query rows with the columns of ``fit``.
-        k : int
-            ``total_CFs`` of dice-ml.
-
-        Returns
-        -------
-        CounterfactualSet
-            Rows for which dice-ml finds nothing (or fails) have no entry.
+        Rows for which dice-ml finds nothing (or fails) have no entry.
         """
-        from sklearn.utils.validation import check_is_fitted
-
-        check_is_fitted(self, "explainer_")
-        k = self._check_k(k)
-        Xq = _check_frame(X, list(self.feature_names_in_))
         kwargs = dict(self.dice_kwargs or {})
         if self.method == "random" and self.random_state is not None:
             kwargs.setdefault("random_seed", int(self.random_state))
@@ -135,20 +127,10 @@ class DiceCounterfactuals(_BaseGenerator):
             np.random.seed(int(self.random_state))  # noqa: NPY002
         try:
             for i in range(len(query)):
-                try:
-                    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
-                            contextlib.redirect_stderr(io.StringIO()):
-                        warnings.simplefilter("ignore")
-                        res = self.explainer_.generate_counterfactuals(
-                            query.iloc[[i]], total_CFs=k, desired_class=_dice_class(self),
-                            features_to_vary=self.features_, verbose=False, **kwargs)
-                except Exception:  # dice-ml raises when it finds nothing  # noqa: BLE001
-                    continue
-                cf = res.cf_examples_list[0].final_cfs_df
-                if cf is None or not len(cf):
-                    continue
-                frames.append(cf[list(Xq.columns)])
-                positions.append(np.full(len(cf), i))
+                cf = self._ask(query.iloc[[i]], k, kwargs)
+                if cf is not None and len(cf):
+                    frames.append(cf[list(Xq.columns)])
+                    positions.append(np.full(len(cf), i))
         finally:
             if self.random_state is not None:
                 np.random.set_state(state)  # noqa: NPY002
@@ -160,6 +142,19 @@ class DiceCounterfactuals(_BaseGenerator):
         cfs, pos = cfs.loc[ok].reset_index(drop=True), pos[ok]
         dist = self.proximity_.distance(Xq.iloc[pos].reset_index(drop=True), cfs)
         return self._finalize(Xq, cfs, pos, dist, k)
+
+    def _ask(self, row: pd.DataFrame, k: int, kwargs: dict):
+        """dice-ml's counterfactuals of one row, or None when it finds none (or fails)."""
+        try:
+            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                warnings.simplefilter("ignore")
+                res = self.explainer_.generate_counterfactuals(
+                    row, total_CFs=k, desired_class=_dice_class(self),
+                    features_to_vary=self.features_, verbose=False, **kwargs)
+        except Exception:  # dice-ml raises when it finds nothing  # noqa: BLE001
+            return None
+        return res.cf_examples_list[0].final_cfs_df
 
 
 def _is_text(series: pd.Series) -> bool:

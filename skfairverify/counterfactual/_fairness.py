@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
+from pandas.api.types import is_scalar
 from scipy import stats
 from sklearn.base import BaseEstimator, clone
 from sklearn.compose import ColumnTransformer
@@ -19,11 +21,17 @@ from sklearn.preprocessing import OrdinalEncoder
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from ._crossfit import CrossFittedSensitiveClassifier, group_report
-from ._generators import GENERATORS, CounterfactualSet, _is_categorical, make_generator
+from ..utils._compat import HasMethods, Interval
+from ..utils._validation import check_sample_weight
+from ._base import K_CONSTRAINT, CounterfactualSet, check_frame, is_categorical
+from ._crossfit import CrossFittedSensitiveClassifier, fit_weighted, group_report
 from ._metrics import _curves, _flip_matrix
+from ._registry import GENERATOR_CONSTRAINT, check_audit_generator, make_generator
+from ._results import CounterfactualResult
 
 __all__ = ["CounterfactualFairness"]
+
+_NAMES = {1: "privileged", 0: "unprivileged"}
 
 
 def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline:
@@ -33,7 +41,7 @@ def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline
     handled natively by :class:`~sklearn.ensemble.HistGradientBoostingClassifier`;
     numeric columns pass through.
     """
-    cat = [c for c in X.columns if _is_categorical(X[c])]
+    cat = [c for c in X.columns if is_categorical(X[c])]
     num = [c for c in X.columns if c not in cat]
     encoder = ColumnTransformer(
         [
@@ -48,6 +56,18 @@ def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline
         categorical_features=mask if cat else None, random_state=random_state
     )
     return Pipeline([("encode", encoder), ("classify", hgb)])
+
+
+@dataclass
+class _Audit:
+    """The rows of X^- of one call, their groups, weights and counterfactuals."""
+
+    X: pd.DataFrame              # the audited rows (refused, group recognised)
+    group: np.ndarray            # 1 = privileged, 0 = unprivileged
+    weight: np.ndarray           # their weights (ones when unweighted)
+    counterfactuals: CounterfactualSet
+    s_cf: np.ndarray             # predicted group (0/1) of each counterfactual, (n, k)
+    refused_all: dict            # {1: weight, 0: weight} of the refused rows per group
 
 
 class CounterfactualFairness(BaseEstimator):
@@ -84,10 +104,14 @@ class CounterfactualFairness(BaseEstimator):
         sensitive column realises *unawareness*. A
         :class:`~sklearn.frozen.FrozenEstimator` is used as is. Binary; the
         favorable decision is ``classes_[-1]`` (1 for 0/1 labels).
-    sensitive_feature : str
-        Column of ``X`` with the sensitive attribute. With two values the attribute
-        is used as is; with more, ``privileged`` names the privileged value and all
-        other values form the unprivileged group.
+    sensitive_features : str or list of one str
+        The column of ``X`` with the sensitive attribute: **one** column name (a list
+        holding one name is accepted; several columns are refused: to audit an
+        intersection, add a column that combines them). Values (an array or Series)
+        are refused too: the generator must find the attribute in ``X`` to keep it
+        fixed. With two values the attribute is used as is; with more,
+        ``privileged`` names the privileged value and all other values form the
+        unprivileged group.
     generator : str or generator object, default="kdtree"
         ``"kdtree"`` (:class:`KDTreeCounterfactuals`), ``"linear"``
         (:class:`LinearCounterfactuals`, linear models only), ``"dice-genetic"``,
@@ -111,14 +135,14 @@ class CounterfactualFairness(BaseEstimator):
         is and must predict the raw sensitive values; then no cross-fitting takes
         place and *the user* must make sure it was not fitted on the rows passed to
         ``fit`` (the kd-tree counterfactuals), or CFlips is biased towards 0.
-    cv : int, default=5
-        Number of cross-fitting folds of the sensitive-feature classifier (>= 2).
-        Folds are drawn over distinct rows (copies of a row share a fold),
-        stratified by group.
     privileged : label, default=None
         Privileged value of the sensitive attribute. ``None``: the group with the
         higher rate of favorable decisions of the fitted model on the training data
         (required when the attribute has more than two values).
+    cv : int, default=5
+        Number of cross-fitting folds of the sensitive-feature classifier (>= 2).
+        Folds are drawn over distinct rows (copies of a row share a fold),
+        stratified by group.
     random_state : int, RandomState instance or None, default=None
         Seed of the default sensitive classifier and of randomised generators.
     n_jobs : int, default=None
@@ -130,6 +154,8 @@ class CounterfactualFairness(BaseEstimator):
     ----------
     estimator_ : classifier
         The fitted decision model.
+    sensitive_features_ : list of str
+        The sensitive column, as a list of one name.
     sensitive_classifier_ : classifier
         The cross-fitted sensitive-feature classifier
         (``estimators_``: the fold models; ``predict`` / ``predict_proba`` of a
@@ -137,15 +163,20 @@ class CounterfactualFairness(BaseEstimator):
     sensitive_classifier_report_ : pandas.DataFrame
         Precision, recall, F1 and support of the sensitive classifier per group
         (index ``"privileged"``, ``"unprivileged"``), out-of-fold on the training
-        rows (on the training rows as given for a frozen classifier).
+        rows (on the training rows as given for a frozen classifier); unweighted.
     generator_ : generator object
         The fitted counterfactual generator.
     privileged_ : label
         The privileged value.
+    selection_rates_ : pandas.Series
+        Rate of favorable decisions of each group on the training rows (weighted by
+        ``sample_weight``), when ``privileged`` is chosen from them.
     groups_ : numpy.ndarray
         The values of the sensitive attribute seen in ``fit``.
     favorable_ : label
         The favorable class of the model.
+    sample_weight_ : numpy.ndarray or None
+        The weights passed to ``fit``.
     feature_names_in_ : numpy.ndarray
         Columns of ``X``.
     n_features_in_ : int
@@ -153,14 +184,15 @@ class CounterfactualFairness(BaseEstimator):
     See Also
     --------
     counterfactual_flips, ndccf : the per-row metrics.
+    CounterfactualResult : what :meth:`evaluate` returns.
     skfairverify.metrics.make_cflips_scorer : the audit as a GridSearchCV scorer.
 
     Notes
     -----
-    Group metrics are means over the rows of :math:`\\mathcal{X}^-` of the group
-    that have at least one counterfactual (rows without any are counted in
+    Group metrics are (weighted) means over the rows of :math:`\\mathcal{X}^-` of
+    the group that have at least one counterfactual (rows without any are counted in
     ``n_without_counterfactuals``). A group with no such row gets ``NaN`` values,
-    is listed under ``"empty_groups"`` and a warning is issued: the gap is then
+    is listed under ``empty_groups`` and a warning is issued: the gap is then
     undefined, never 0.
 
     Examples
@@ -180,15 +212,30 @@ class CounterfactualFairness(BaseEstimator):
     ...                       LogisticRegression())  # never reads "sex", but the proxy
     >>> audit = CounterfactualFairness(model, "sex", k=5, random_state=0).fit(X, y)
     >>> res = audit.evaluate(X)
-    >>> audit.privileged_, res["cflips"]["delta"] > 0.3
+    >>> audit.privileged_, res.cflips["delta"] > 0.3
     ('M', True)
+    >>> list(res.to_frame().columns)
+    ['cflips', 'ndccf', 'n_refused', 'n_refused_all', 'n_without_counterfactuals']
     """
 
-    def __init__(self, estimator, sensitive_feature, *, generator="kdtree", k=10,
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "sensitive_features": "no_validation",  # one column name: _sensitive_column
+        "generator": GENERATOR_CONSTRAINT,
+        "k": [K_CONSTRAINT],
+        "sensitive_classifier": [HasMethods(["fit", "predict"]), None],
+        "privileged": "no_validation",
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, estimator, sensitive_features, *, generator="kdtree", k=10,
                  sensitive_classifier=None, privileged=None, cv=5, random_state=None,
                  n_jobs=None, verbose=0):
         self.estimator = estimator
-        self.sensitive_feature = sensitive_feature
+        self.sensitive_features = sensitive_features
         self.generator = generator
         self.k = k
         self.sensitive_classifier = sensitive_classifier
@@ -199,144 +246,135 @@ class CounterfactualFairness(BaseEstimator):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ validation
-    def _check_X(self, X, *, fitting: bool) -> pd.DataFrame:
+    def _sensitive_column(self):
+        """The one sensitive column named by ``sensitive_features``."""
+        sf = self.sensitive_features
+        if isinstance(sf, (pd.Series, pd.DataFrame, np.ndarray)) or (
+            not is_scalar(sf) and not isinstance(sf, (list, tuple, pd.Index))
+        ):
+            raise TypeError(
+                "CounterfactualFairness needs sensitive_features as the name of a column "
+                f"of X (the generator keeps that column fixed); got {type(sf).__name__}."
+            )
+        if is_scalar(sf):
+            return sf
+        names = list(sf)
+        if len(names) != 1 or not is_scalar(names[0]):
+            raise ValueError(
+                "CounterfactualFairness audits one sensitive attribute: pass one column "
+                f"name; got {names}. To audit an intersection, add a column that combines "
+                "them, e.g. X['sex_race'] = X['sex'].astype(str) + '_' + X['race']."
+            )
+        return names[0]
+
+    def _check_X(self, X, column, *, fitting: bool) -> pd.DataFrame:
         if not isinstance(X, pd.DataFrame):
             raise TypeError(
                 "CounterfactualFairness needs X as a pandas DataFrame holding the "
-                f"sensitive column {self.sensitive_feature!r}; got {type(X).__name__}."
+                f"sensitive column {column!r}; got {type(X).__name__}."
             )
-        if self.sensitive_feature not in X.columns:
+        if column not in X.columns:
             raise ValueError(
-                f"Sensitive column {self.sensitive_feature!r} not found in X; available "
+                f"Sensitive column {column!r} not found in X; available "
                 f"columns: {list(X.columns)}."
             )
-        if not fitting:
-            missing = [c for c in self.feature_names_in_ if c not in X.columns]
-            if missing:
-                raise ValueError(f"X lacks the columns {missing} seen in fit.")
-            X = X[list(self.feature_names_in_)]
-        nan_cols = [c for c in X.columns if X[c].isna().any()]
-        if nan_cols:
-            raise ValueError(f"X contains missing values (NaN) in the columns {nan_cols}.")
+        X = check_frame(X, None if fitting else list(self.feature_names_in_))
         if len(X) == 0:
             raise ValueError("X is empty.")
         return X
 
-    def _check_params(self):
-        if isinstance(self.k, bool) or not isinstance(self.k, Integral):
-            raise TypeError(f"k must be a positive integer; got {self.k!r}.")
-        if self.k < 1:
-            raise ValueError(f"k must be >= 1; got k={self.k}.")
-        if isinstance(self.generator, str) and self.generator not in GENERATORS:
-            raise ValueError(
-                f"Unknown generator {self.generator!r}; valid names are {list(GENERATORS)}."
-            )
-        if not isinstance(self.sensitive_feature, str):
-            raise TypeError(
-                f"sensitive_feature must be a column name; got {self.sensitive_feature!r}."
-            )
-        if isinstance(self.cv, bool) or not isinstance(self.cv, Integral) or self.cv < 2:
-            raise ValueError(f"cv must be an integer >= 2; got {self.cv!r}.")
-        gen = self.generator
-        if gen == "dice-kdtree" or (type(gen).__name__ == "DiceCounterfactuals"
-                                    and getattr(gen, "method", None) == "kdtree"):
-            raise ValueError(
-                "generator='dice-kdtree' cannot audit counterfactual fairness: dice-ml's "
-                "kdtree method only returns training rows whose immutable columns equal "
-                "the query's, so with the sensitive column held fixed every "
-                "counterfactual is a person of the query's own group and CFlips would "
-                "measure the sensitive classifier's errors, not the model. Use "
-                "generator='kdtree' (the same nearest accepted training rows, the "
-                "sensitive value carried over from the query)."
-            )
-
     # ------------------------------------------------------------------ fit
-    def fit(self, X: pd.DataFrame, y) -> CounterfactualFairness:
+    def fit(self, X: pd.DataFrame, y=None, *, sample_weight=None) -> CounterfactualFairness:
         """Fit the decision model, the sensitive-feature classifier and the generator.
 
         Parameters
         ----------
         X : DataFrame of shape (n_samples, n_features)
             Training data, sensitive column included.
-        y : array-like of shape (n_samples,)
-            Target of the decision model.
+        y : array-like of shape (n_samples,), default=None
+            Target of the decision model (ignored for a frozen estimator).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the training rows. They are passed to the fit of the decision
+            model and of the sensitive-feature classifier (to each fold model; for a
+            pipeline, to its final step) when it accepts ``sample_weight`` (a warning
+            says when one does not), and weight the favorable rates that choose the
+            privileged group. They do not change the generator's reference rows (a
+            row of weight 0 can still be a kd-tree counterfactual) nor the
+            sensitive classifier's report. Stored as ``sample_weight_``. To weight
+            the audited rows, pass weights to :meth:`evaluate`.
 
         Returns
         -------
         self
         """
-        self._check_params()
-        X = self._check_X(X, fitting=True)
-        sf = self.sensitive_feature
-        s = X[sf]
-        groups = pd.unique(s)
+        self._validate_params()
+        check_audit_generator(self.generator)
+        column = self._sensitive_column()
+        X = self._check_X(X, column, fitting=True)
+        weights = check_sample_weight(sample_weight, len(X))
+        groups = pd.unique(X[column])
         if len(groups) < 2:
             raise ValueError(
-                f"Sensitive feature {sf!r} has a single group ({groups[0]!r}); the audit "
-                "compares two."
+                f"Sensitive feature {column!r} has a single group ({groups[0]!r}); the "
+                "audit compares two."
             )
+        self.sensitive_features_ = [column]
+        self.groups_ = np.asarray(groups, dtype=object)
+        self.sample_weight_ = weights
+        self.estimator_ = self._fit_estimator(X, y, weights)
+        self.privileged_ = self._choose_privileged(X, column, weights)
+        s_bin = (X[column].to_numpy(dtype=object) == self.privileged_).astype(int)
+        self._fit_sensitive_classifier(X.drop(columns=[column]), s_bin, weights)
+        gen = make_generator(self.generator, random_state=self.random_state)
+        if hasattr(gen, "get_params") and "immutable_features" in gen.get_params(deep=False):
+            own = gen.get_params(deep=False)["immutable_features"] or []
+            gen.set_params(immutable_features=list(dict.fromkeys([*own, column])))
+        self.generator_ = gen.fit(X, self.estimator_)
+        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _fit_estimator(self, X, y, weights):
         if isinstance(self.estimator, FrozenEstimator):
             est = self.estimator
         else:
-            est = clone(self.estimator).fit(X, y)
+            est = fit_weighted(clone(self.estimator), X, y, weights,
+                               what="the decision model")
         classes = getattr(est, "classes_", None)
         if classes is None or len(classes) != 2:
             raise ValueError(
                 "The estimator must be a binary classifier; got classes "
                 f"{None if classes is None else list(classes)}."
             )
-        self.estimator_ = est
         self.favorable_ = classes[-1]
-        self.groups_ = np.asarray(groups, dtype=object)
+        return est
 
-        if self.privileged is None:
-            if len(groups) > 2:
-                raise ValueError(
-                    f"Sensitive feature {sf!r} has {len(groups)} values {list(groups)}; pass "
-                    "privileged=<value> to binarise it (that value against all others)."
-                )
-            from fairlearn.metrics import MetricFrame, selection_rate
-
-            accepted = (np.asarray(est.predict(X)) == self.favorable_).astype(int)
-            rates = MetricFrame(metrics=selection_rate, y_true=accepted, y_pred=accepted,
-                                sensitive_features=s.astype(object)).by_group
-            self.privileged_ = rates.idxmax()
-            self.selection_rates_ = rates
-        else:
+    def _choose_privileged(self, X, column, weights):
+        groups = list(self.groups_)
+        if self.privileged is not None:
             if self.privileged not in set(groups):
                 raise ValueError(
-                    f"privileged={self.privileged!r} is not a value of {sf!r}: {list(groups)}."
+                    f"privileged={self.privileged!r} is not a value of {column!r}: {groups}."
                 )
-            self.privileged_ = self.privileged
+            return self.privileged
+        if len(groups) > 2:
+            raise ValueError(
+                f"Sensitive feature {column!r} has {len(groups)} values {groups}; pass "
+                "privileged=<value> to binarise it (that value against all others)."
+            )
+        w = np.ones(len(X)) if weights is None else weights
+        accepted = (np.asarray(self.estimator_.predict(X)) == self.favorable_) * w
+        s = X[column].astype(object).to_numpy()
+        totals = pd.Series(w).groupby(s).sum()
+        self.selection_rates_ = (pd.Series(accepted).groupby(s).sum() / totals).rename(
+            "selection_rate").rename_axis(column)
+        return self.selection_rates_.idxmax()
 
-        s_bin = (s.to_numpy(dtype=object) == self.privileged_).astype(int)
-        X_ns = X.drop(columns=[sf])
-        self._fit_sensitive_classifier(X_ns, s_bin)
-
-        gen = make_generator(self.generator, random_state=self.random_state)
-        if hasattr(gen, "get_params") and "immutable_features" in gen.get_params(deep=False):
-            own = gen.get_params(deep=False)["immutable_features"] or []
-            gen.set_params(immutable_features=list(dict.fromkeys([*own, sf])))
-        self.generator_ = gen.fit(X, est)
-        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-        self.n_features_in_ = X.shape[1]
-        return self
-
-    def _fit_sensitive_classifier(self, X_ns: pd.DataFrame, s_bin: np.ndarray) -> None:
+    def _fit_sensitive_classifier(self, X_ns: pd.DataFrame, s_bin: np.ndarray,
+                                  weights) -> None:
         clf = self.sensitive_classifier
         if isinstance(clf, FrozenEstimator):
-            labels = [v.item() if isinstance(v, np.generic) else v
-                      for v in getattr(clf, "classes_", [])]
-            known = set(self.groups_)
-            unknown = [v for v in labels if v not in known]
-            if unknown or self.privileged_ not in labels:
-                raise ValueError(
-                    "The frozen sensitive_classifier must predict the raw values of "
-                    f"{self.sensitive_feature!r} {list(self.groups_)}; its classes_ are "
-                    f"{labels} (not sensitive values: {unknown}"
-                    + ("" if self.privileged_ in labels else
-                       f"; the privileged value {self.privileged_!r} is missing") + ")."
-                )
+            self._check_frozen_classifier(clf)
             self._s_label = self.privileged_
             self.sensitive_classifier_ = clf
             held_out = False
@@ -347,7 +385,7 @@ class CounterfactualFairness(BaseEstimator):
             base = (default_sensitive_classifier(X_ns, self.random_state) if clf is None
                     else clf)
             self.sensitive_classifier_ = CrossFittedSensitiveClassifier(
-                base, self.cv, self.random_state).fit(X_ns, s_bin)
+                base, self.cv, self.random_state).fit(X_ns, s_bin, sample_weight=weights)
             held_out = True
             score = self.sensitive_classifier_.oof_proba_
             pred = (score > 0.5).astype(int)
@@ -358,6 +396,20 @@ class CounterfactualFairness(BaseEstimator):
             "roc_auc": float(roc_auc_score(s_bin, score)),
             "by_group": self.sensitive_classifier_report_,
         }
+
+    def _check_frozen_classifier(self, clf) -> None:
+        labels = [v.item() if isinstance(v, np.generic) else v
+                  for v in getattr(clf, "classes_", [])]
+        known = set(self.groups_)
+        unknown = [v for v in labels if v not in known]
+        if unknown or self.privileged_ not in labels:
+            raise ValueError(
+                "The frozen sensitive_classifier must predict the raw values of "
+                f"{self.sensitive_features_[0]!r} {list(self.groups_)}; its classes_ are "
+                f"{labels} (not sensitive values: {unknown}"
+                + ("" if self.privileged_ in labels else
+                   f"; the privileged value {self.privileged_!r} is missing") + ")."
+            )
 
     # ------------------------------------------------------------------ audit
     def _sensitive_proba(self, X_ns: pd.DataFrame) -> np.ndarray:
@@ -371,146 +423,117 @@ class CounterfactualFairness(BaseEstimator):
     def _generate(self, Xq: pd.DataFrame) -> CounterfactualSet:
         n = len(Xq)
         if n == 0:
-            index = pd.MultiIndex.from_arrays([Xq.index[:0], np.zeros(0, dtype=int)],
-                                              names=["row", "rank"])
-            empty = Xq.iloc[:0].copy()
-            empty.index = index
-            return CounterfactualSet(empty, pd.Series([], index=index, dtype=float,
-                                                      name="distance"), np.zeros(0, int), 0)
+            return CounterfactualSet.empty(Xq)
         # The chunks never depend on n_jobs: a model's decisions on a batch may depend on
         # the batch (e.g. a ColumnTransformer switches between sparse and dense output
         # with the batch's density) and a seeded generator draws per call.
-        size = 4 if type(self.generator_).__name__ == "DiceCounterfactuals" else 512
+        size = int(getattr(self.generator_, "query_chunk_size", 512))
         starts = list(range(0, n, size))
         jobs = (delayed(self.generator_.generate)(Xq.iloc[i:i + size], self.k) for i in starts)
         results = Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)
-        sets = []
+        parts = []
         with tqdm(total=n, disable=not self.verbose, desc="counterfactuals",
                   unit="row") as bar:
             for i, res in zip(starts, results):
-                sets.append((i, res))
+                parts.append((i, res))
                 bar.update(res.n_queries)
-        frames = [r.counterfactuals for _, r in sets]
-        pos = np.concatenate([r.query_positions + i for i, r in sets])
-        dist = np.concatenate([r.distances.to_numpy() for _, r in sets])
-        cfs = pd.concat(frames)
-        return CounterfactualSet(cfs, pd.Series(dist, index=cfs.index, name="distance"),
-                                 pos, n)
+        return CounterfactualSet.concat(parts, n)
 
-    def _audit(self, X: pd.DataFrame) -> dict:
-        """Rows of X^-, their groups, their counterfactuals and predicted groups."""
-        check_is_fitted(self, "generator_")
-        X = self._check_X(X, fitting=False)
-        sf = self.sensitive_feature
-        values = X[sf].to_numpy(dtype=object)
+    def _check_groups(self, values: np.ndarray, column) -> None:
         known = pd.Index(self.groups_)
         unseen = pd.unique(values[known.get_indexer(values) < 0])
         if len(unseen):
             raise ValueError(
-                f"X[{sf!r}] holds values {list(unseen)} not seen in fit (seen: "
+                f"X[{column!r}] holds values {list(unseen)} not seen in fit (seen: "
                 f"{list(self.groups_)}); they cannot be assigned to a group."
             )
+
+    def _audit_rows(self, X: pd.DataFrame, sample_weight=None) -> _Audit:
+        """Rows of X^-, their groups, their counterfactuals and predicted groups."""
+        check_is_fitted(self, "generator_")
+        column = self.sensitive_features_[0]
+        X = self._check_X(X, column, fitting=False)
+        weights = check_sample_weight(sample_weight, len(X))
+        weights = np.ones(len(X)) if weights is None else weights
+        values = X[column].to_numpy(dtype=object)
+        self._check_groups(values, column)
         s_bin = (values == self.privileged_).astype(int)
         refused = np.asarray(self.estimator_.predict(X)) != self.favorable_
-        X_ns = X.drop(columns=[sf])
-        recognised = self._sensitive_pred(X_ns) == s_bin
+        recognised = self._sensitive_pred(X.drop(columns=[column])) == s_bin
         keep = refused & recognised
-        Xq = X.loc[keep]
-        cs = self._generate(Xq)
+        cs = self._generate(X.loc[keep])
+        s_cf_pred = np.zeros(0, dtype=int)
         if len(cs.counterfactuals):
             s_cf_pred = self._sensitive_pred(
-                cs.counterfactuals.drop(columns=[sf]).reset_index(drop=True))
-        else:
-            s_cf_pred = np.zeros(0, dtype=int)
-        return {
-            "X": Xq,
-            "group": s_bin[keep],
-            "counterfactuals": cs,
-            "s_cf": cs.to_matrix(s_cf_pred, self.k),
-            "n_refused_all": {1: int((refused & (s_bin == 1)).sum()),
-                              0: int((refused & (s_bin == 0)).sum())},
-        }
+                cs.counterfactuals.drop(columns=[column]).reset_index(drop=True))
+        return _Audit(
+            X=X.loc[keep], group=s_bin[keep], weight=weights[keep], counterfactuals=cs,
+            s_cf=cs.to_matrix(s_cf_pred, self.k),
+            refused_all={g: weights[refused & (s_bin == g)].sum() for g in (1, 0)},
+        )
 
     # ------------------------------------------------------------------ evaluate
-    def evaluate(self, X: pd.DataFrame) -> dict:
+    def evaluate(self, X: pd.DataFrame, *, sample_weight=None) -> CounterfactualResult:
         """CFlips and nDCCF per group on the refused, correctly recognised rows of X.
 
         Parameters
         ----------
         X : DataFrame
             Rows to audit (e.g. a test set), sensitive column included.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows of ``X``: the group values are weighted means over
+            the audited rows of each group (a row of weight 2 counts as two copies
+            of the row), and the row counts of the result become sums of weights.
 
         Returns
         -------
-        dict
-            ``"cflips"`` and ``"ndccf"``: dicts with ``"privileged"``,
-            ``"unprivileged"`` (group means at ``k``) and ``"delta"``
-            (unprivileged - privileged for CFlips, privileged - unprivileged for
-            nDCCF: positive means the unprivileged are pushed to look privileged);
-            ``"per_k"``: DataFrame indexed by ``k = 1..K`` with both metrics per
-            group and both deltas; ``"n_refused"``: rows of each group in
-            :math:`\\mathcal{X}^-` (refused and recognised by the sensitive
-            classifier); ``"n_refused_all"``: refused rows of each group before that
-            filter; ``"n_without_counterfactuals"``: rows of :math:`\\mathcal{X}^-`
-            with no counterfactual; ``"empty_groups"``: groups with no usable row
-            (their metrics are NaN, with a warning); ``"sensitive_classifier"``:
-            ``{"held_out": bool, "accuracy": float, "roc_auc": float, "by_group":
-            DataFrame}``, the sensitive classifier's accuracy, ROC AUC (privileged
-            as positive) and precision, recall, F1 and support per group (the
-            paper's Table 2), out-of-fold on the training rows (``held_out=False`` for a frozen
-            classifier, scored on the rows passed to ``fit``).
+        CounterfactualResult
+            ``cflips`` and ``ndccf`` (``"privileged"``, ``"unprivileged"``,
+            ``"delta"``), ``per_k`` (both metrics per group for ``k = 1..K``),
+            ``n_refused``, ``sensitive_classifier`` (its held-out accuracy, ROC AUC
+            and per-group report), ``privileged``, ``k``; ``to_frame()`` gives one
+            row per group.
         """
-        audit = self._audit(X)
-        out = self._summarise(audit["group"], audit["s_cf"], audit["n_refused_all"])
-        out["sensitive_classifier"] = dict(self._sensitive_summary)
-        return out
+        audit = self._audit_rows(X, sample_weight)
+        with_weights = sample_weight is not None
+        return self._summarise(audit, with_weights)
 
-    def _summarise(self, group: np.ndarray, s_cf: np.ndarray, n_refused_all: dict) -> dict:
+    def _summarise(self, audit: _Audit, with_weights: bool) -> CounterfactualResult:
         K = self.k
-        flips, n_av = _flip_matrix(group.astype(object), s_cf)
+        flips, n_av = _flip_matrix(audit.group.astype(object), audit.s_cf)
         cflips, nd = _curves(flips, n_av, K)
-        names = {1: "privileged", 0: "unprivileged"}
-        curves = {}
-        n_refused, n_without, empty = {}, {}, []
-        for g, name in names.items():
-            rows = (group == g) & (n_av > 0)
-            n_refused[name] = int((group == g).sum())
-            n_without[name] = int(((group == g) & (n_av == 0)).sum())
-            if rows.any():
-                curves[("cflips", name)] = cflips[rows].mean(axis=0)
-                curves[("ndccf", name)] = nd[rows].mean(axis=0)
+        count = (lambda v: float(v)) if with_weights else (lambda v: int(round(v)))
+        curves, n_refused, n_without, empty = {}, {}, {}, []
+        for g, name in _NAMES.items():
+            members = audit.group == g
+            rows = members & (n_av > 0)
+            w = audit.weight[rows]
+            n_refused[name] = count(audit.weight[members].sum())
+            n_without[name] = count(audit.weight[members & (n_av == 0)].sum())
+            if w.sum() > 0:
+                curves[f"cflips_{name}"] = _mean(cflips[rows], w, with_weights)
+                curves[f"ndccf_{name}"] = _mean(nd[rows], w, with_weights)
             else:
                 empty.append(name)
-                curves[("cflips", name)] = np.full(K, np.nan)
-                curves[("ndccf", name)] = np.full(K, np.nan)
+                curves[f"cflips_{name}"] = curves[f"ndccf_{name}"] = np.full(K, np.nan)
         if empty:
             warnings.warn(
                 f"No refused row with a counterfactual in the {' and '.join(empty)} group(s) "
                 f"(n_refused={n_refused}); their CFlips/nDCCF and the deltas are NaN.",
                 UserWarning, stacklevel=3,
             )
-        per_k = pd.DataFrame({
-            "cflips_privileged": curves[("cflips", "privileged")],
-            "cflips_unprivileged": curves[("cflips", "unprivileged")],
-            "ndccf_privileged": curves[("ndccf", "privileged")],
-            "ndccf_unprivileged": curves[("ndccf", "unprivileged")],
-        }, index=pd.RangeIndex(1, K + 1, name="k"))
-        per_k["delta_cflips"] = per_k["cflips_unprivileged"] - per_k["cflips_privileged"]
-        per_k["delta_ndccf"] = per_k["ndccf_privileged"] - per_k["ndccf_unprivileged"]
-        last = per_k.iloc[-1]
-        return {
-            "cflips": {"privileged": float(last["cflips_privileged"]),
-                       "unprivileged": float(last["cflips_unprivileged"]),
-                       "delta": float(last["delta_cflips"])},
-            "ndccf": {"privileged": float(last["ndccf_privileged"]),
-                      "unprivileged": float(last["ndccf_unprivileged"]),
-                      "delta": float(last["delta_ndccf"])},
-            "per_k": per_k,
-            "n_refused": n_refused,
-            "n_refused_all": {names[g]: v for g, v in n_refused_all.items()},
-            "n_without_counterfactuals": n_without,
-            "empty_groups": empty,
-        }
+        order = ["cflips_privileged", "cflips_unprivileged", "ndccf_privileged",
+                 "ndccf_unprivileged"]
+        per_k = pd.DataFrame({c: curves[c] for c in order},
+                             index=pd.RangeIndex(1, K + 1, name="k"))
+        return CounterfactualResult.from_per_k(
+            per_k, n_refused=n_refused,
+            sensitive_classifier=dict(self._sensitive_summary),
+            privileged=self.privileged_, k=K,
+            n_refused_all={_NAMES[g]: count(v) for g, v in audit.refused_all.items()},
+            n_without_counterfactuals=n_without, empty_groups=empty,
+            counterfactuals=audit.counterfactuals,
+        )
 
     # ------------------------------------------------------------------ proxies
     def proxy_correlations(self, X: pd.DataFrame) -> pd.DataFrame:
@@ -539,31 +562,43 @@ class CounterfactualFairness(BaseEstimator):
         ValueError
             If no counterfactual can be generated for X.
         """
-        audit = self._audit(X)
-        cs = audit["counterfactuals"]
+        audit = self._audit_rows(X)
+        cs = audit.counterfactuals
         if len(cs.counterfactuals) < 3:
             raise ValueError(
                 "Too few counterfactuals for X (refused rows recognised by the sensitive "
-                f"classifier: {len(audit['X'])}) to correlate perturbations."
+                f"classifier: {len(audit.X)}) to correlate perturbations."
             )
-        sf = self.sensitive_feature
-        base = audit["X"].drop(columns=[sf]).iloc[cs.query_positions].reset_index(drop=True)
-        cf = cs.counterfactuals.drop(columns=[sf]).reset_index(drop=True)
+        column = self.sensitive_features_[0]
+        base = audit.X.drop(columns=[column]).iloc[cs.query_positions].reset_index(drop=True)
+        cf = cs.counterfactuals.drop(columns=[column]).reset_index(drop=True)
         delta = self._sensitive_proba(cf) - self._sensitive_proba(base)
-        eps = {}
-        for c in base.columns:
-            if _is_categorical(base[c]):
-                old = base[c].astype(object).to_numpy()
-                new = cf[c].astype(object).to_numpy()
-                for v in pd.unique(np.concatenate([old, new])):
-                    eps[f"{c}={v}"] = (new == v).astype(float) - (old == v).astype(float)
-            else:
-                eps[c] = cf[c].to_numpy(dtype=float) - base[c].to_numpy(dtype=float)
         rows = []
-        for name, e in eps.items():
+        for name, e in _perturbations(base, cf).items():
             if np.ptp(e) == 0 or np.ptp(delta) == 0:
                 continue
             r, p = stats.pearsonr(e, delta)
             rows.append((name, float(r), float(p), int(np.count_nonzero(e))))
         out = pd.DataFrame(rows, columns=["feature", "correlation", "p_value", "n_changed"])
         return out.sort_values("correlation", ascending=False, ignore_index=True)
+
+
+def _mean(values: np.ndarray, weights: np.ndarray, with_weights: bool) -> np.ndarray:
+    """Column means of the rows (weighted when weights were given)."""
+    if with_weights:
+        return np.average(values, axis=0, weights=weights)
+    return values.mean(axis=0)
+
+
+def _perturbations(base: pd.DataFrame, cf: pd.DataFrame) -> dict:
+    """``eps = c - x`` per numeric column, +1/-1 per category ``"col=value"``."""
+    eps = {}
+    for c in base.columns:
+        if is_categorical(base[c]):
+            old = base[c].astype(object).to_numpy()
+            new = cf[c].astype(object).to_numpy()
+            for v in pd.unique(np.concatenate([old, new])):
+                eps[f"{c}={v}"] = (new == v).astype(float) - (old == v).astype(float)
+        else:
+            eps[c] = cf[c].to_numpy(dtype=float) - base[c].to_numpy(dtype=float)
+    return eps

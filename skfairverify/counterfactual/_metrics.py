@@ -18,22 +18,20 @@ takes its position.
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 import pandas as pd
 
+from ..utils._compat import validate_params
+from ._base import K_CONSTRAINT
+
 __all__ = ["counterfactual_flips", "ndccf"]
 
+_CONSTRAINTS = {"s_orig": ["array-like"], "s_cf": ["array-like"], "k": [K_CONSTRAINT, None]}
 
-def _check_k(k, n_columns: int) -> int:
-    if k is None:
-        return max(int(n_columns), 1)
-    if isinstance(k, bool) or not isinstance(k, Integral):
-        raise TypeError(f"k must be a positive integer or None; got {k!r}.")
-    if k < 1:
-        raise ValueError(f"k must be >= 1; got k={k}.")
-    return int(k)
+
+def _resolve_k(k, n_columns: int) -> int:
+    """``k``, or every column when ``k`` is None (``k`` is checked by the constraints)."""
+    return max(int(n_columns), 1) if k is None else int(k)
 
 
 def _flip_matrix(s_orig, s_cf) -> tuple[np.ndarray, np.ndarray]:
@@ -102,6 +100,7 @@ def _curves(flips: np.ndarray, n_available: np.ndarray, k_max: int):
     return cflips, nd
 
 
+@validate_params(_CONSTRAINTS, prefer_skip_nested_validation=True)
 def counterfactual_flips(s_orig, s_cf, k: int | None = None) -> np.ndarray:
     """Counterfactual Flips (CFlips@k) of every row.
 
@@ -151,11 +150,12 @@ def counterfactual_flips(s_orig, s_cf, k: int | None = None) -> np.ndarray:
     array([1., 0.])
     """
     flips, n_av = _flip_matrix(s_orig, s_cf)
-    k = _check_k(k, flips.shape[1])
+    k = _resolve_k(k, flips.shape[1])
     cflips, _ = _curves(flips, n_av, k)
     return cflips[:, k - 1]
 
 
+@validate_params(_CONSTRAINTS, prefer_skip_nested_validation=True)
 def ndccf(s_orig, s_cf, k: int | None = None) -> np.ndarray:
     """Normalized Discounted Cumulative Counterfactual Fairness (nDCCF@k) of every row.
 
@@ -198,6 +198,6 @@ def ndccf(s_orig, s_cf, k: int | None = None) -> np.ndarray:
     array([0.3869, 0.6131])
     """
     flips, n_av = _flip_matrix(s_orig, s_cf)
-    k = _check_k(k, flips.shape[1])
+    k = _resolve_k(k, flips.shape[1])
     _, nd = _curves(flips, n_av, k)
     return nd[:, k - 1]

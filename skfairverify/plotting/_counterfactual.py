@@ -57,15 +57,17 @@ def plot_proxy_correlations(correlations: pd.DataFrame, *, top: int | None = 20,
     return ax
 
 
-def plot_cflips_at_k(result: dict, *, metric: str = "cflips", ax=None):
+def plot_cflips_at_k(result, *, metric: str = "cflips", ax=None):
     """CFlips@k (or nDCCF@k) curves per group from :meth:`CounterfactualFairness.evaluate`.
 
     Parameters
     ----------
-    result : dict
-        Output of ``evaluate`` (uses ``result["per_k"]``).
+    result : CounterfactualResult
+        Output of ``evaluate`` (uses ``result.per_k``).
     metric : {"cflips", "ndccf"}, default="cflips"
+        Which curves to draw.
     ax : matplotlib Axes, default=None
+        Axes to draw on; a new figure when ``None``.
 
     Returns
     -------
@@ -74,15 +76,24 @@ def plot_cflips_at_k(result: dict, *, metric: str = "cflips", ax=None):
     Examples
     --------
     >>> import pandas as pd
+    >>> from skfairverify.counterfactual import CounterfactualResult
     >>> from skfairverify.plotting import plot_cflips_at_k
-    >>> per_k = pd.DataFrame({"cflips_privileged": [.1, .1], "cflips_unprivileged": [.6, .5]},
+    >>> per_k = pd.DataFrame({"cflips_privileged": [.1, .1], "cflips_unprivileged": [.6, .5],
+    ...                       "ndccf_privileged": [1., .9], "ndccf_unprivileged": [.4, .5]},
     ...                      index=pd.Index([1, 2], name="k"))
-    >>> ax = plot_cflips_at_k({"per_k": per_k})  # doctest: +SKIP
+    >>> result = CounterfactualResult.from_per_k(
+    ...     per_k, n_refused={"privileged": 8, "unprivileged": 9}, privileged="M")
+    >>> ax = plot_cflips_at_k(result)  # doctest: +SKIP
     """
     plt = import_optional("matplotlib.pyplot", "plotting")
     if metric not in ("cflips", "ndccf"):
         raise ValueError(f"metric must be 'cflips' or 'ndccf'; got {metric!r}.")
-    per_k = result["per_k"]
+    per_k = getattr(result, "per_k", None)
+    if not isinstance(per_k, pd.DataFrame):
+        raise TypeError(
+            "result must be the CounterfactualResult of CounterfactualFairness.evaluate "
+            f"(with a per_k table); got {type(result).__name__}."
+        )
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 3.5))
     label = "CFlips@k" if metric == "cflips" else "nDCCF@k"
