@@ -25,7 +25,8 @@ class ColumnSubsetClassifier:
         The columns of ``X`` the model reads.
     as_array : bool, default=False
         Hand the model ``X[columns].to_numpy()`` instead of a DataFrame (for a model
-        fitted on an array).
+        fitted on an array). :class:`LinearCounterfactuals` reads such a model's rule
+        on the array's column names ``x0, x1, ...``: name ``columns`` so.
 
     Attributes
     ----------
