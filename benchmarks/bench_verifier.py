@@ -224,7 +224,8 @@ def part4():
         row["agreement"] = ver.agreement_
         rows.append(row)
     print(pd.DataFrame(rows).round(4).to_string(index=False))
-    fif = {ref: ver.fairness_influence(["credit_amount", "duration", "age"], reference=ref)
+    fif = {ref: ver.fairness_influence(["credit_amount", "duration", "age"],
+                                       reference=ref).table
            for ref in ("support", "states")}
     table = pd.concat(fif, axis=1, names=["reference", "sex"])
     print("\nFIF_a(feature) = Pr[Yhat = 1 | sex = a] - the same with the feature uniform "

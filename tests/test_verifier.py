@@ -341,7 +341,7 @@ def test_declared_category_absent_from_fit_rows_can_be_verified_later(proxy_data
                            max_multiplier=100, random_state=0).fit(X.iloc[:1000], y[:1000])
     assert "rare" in ver.weights_["job"].index
     assert ver.weights_["job"]["rare"] == 0  # the rule has no coefficient for it
-    other = ver.verify(test)
+    other = ver.verify(test).metrics
     assert 0 <= other["statistical_parity"] <= 1
 
 
@@ -415,7 +415,7 @@ def test_path_specific_causal_fairness(x_depends_on_a):
 def test_fairness_influence_brute_force():
     ver = FairnessVerifier(EXAMPLE4_RULE, "P", network=example_network((0.3, 0.6)))
     ver.fit(pqrs_frame())
-    fif = ver.fairness_influence()
+    fif = ver.fairness_influence().table
     assert fif.index.tolist() == ["Q", "R", "S"]
     assert fif.columns.tolist() == [0, 1]
     weights = verifier_weights(ver)
@@ -429,7 +429,7 @@ def test_fairness_influence_brute_force():
             assert fif.loc[name, p] == pytest.approx(expected, abs=1e-12)
     # R is already uniform: no influence
     assert np.allclose(fif.loc["R"], 0.0, atol=1e-12)
-    both = ver.fairness_influence([["Q", "S"], "R"])
+    both = ver.fairness_influence([["Q", "S"], "R"]).table
     assert both.index.tolist() == ["Q + S", "R"]
     with pytest.raises(ValueError, match="sensitive"):
         ver.fairness_influence(["P"])
@@ -448,8 +448,8 @@ def test_verify_on_other_data_and_n_jobs(proxy_data):
                            network="independent")
     with joblib.parallel_config(backend="threading"):  # processes would re-import pgmpy
         ver.fit(X.iloc[:1000], y[:1000])
-        same = ver.verify(X.iloc[:1000], y[:1000])
-        other = ver.verify(X.iloc[1000:])
+        same = ver.verify(X.iloc[:1000], y[:1000]).metrics
+        other = ver.verify(X.iloc[1000:]).metrics
     seq = clone(ver).set_params(n_jobs=None).fit(X.iloc[:1000], y[:1000])
     assert ver.metrics_ == pytest.approx(seq.metrics_)
     assert same == pytest.approx(ver.metrics_)
@@ -457,7 +457,7 @@ def test_verify_on_other_data_and_n_jobs(proxy_data):
     assert abs(other["statistical_parity"] - ver.metrics_["statistical_parity"]) < 0.05
     learned = FairnessVerifier(unaware_pipeline(), "sex", n_bins=5, multiplier=100,
                                random_state=0).fit(X.iloc[:1000], y[:1000])
-    again = learned.verify(X.iloc[1000:], y[1000:])
+    again = learned.verify(X.iloc[1000:], y[1000:]).metrics
     assert set(again) == {"disparate_impact", "statistical_parity", "equalized_odds"}
     assert abs(again["statistical_parity"] - learned.metrics_["statistical_parity"]) < 0.15
     bad = X.iloc[1000:].copy()
@@ -558,23 +558,25 @@ def test_scorer_values_and_sign():
     fitted = model.fit(X, y)
     params = dict(n_bins=5, network="independent")
     ver = FairnessVerifier(FrozenEstimator(fitted), "sex", **params).fit(X, y)
-    sp = make_verifier_scorer("statistical_parity", "sex", **params)(fitted, X, y)
-    di = make_verifier_scorer("disparate_impact", "sex", **params)(fitted, X, y)
-    eo = make_verifier_scorer("equalized_odds", "sex", **params)(fitted, X, y)
+    sp, di, eo = (
+        make_verifier_scorer(metric=m, sensitive_features="sex", **params)(fitted, X, y)
+        for m in ("statistical_parity", "disparate_impact", "equalized_odds")
+    )
     assert sp == pytest.approx(-ver.metrics_["statistical_parity"])
     assert di == pytest.approx(ver.metrics_["disparate_impact"])
     assert eo == pytest.approx(-ver.metrics_["equalized_odds"])
     with pytest.raises(ValueError, match="metric must be"):
-        make_verifier_scorer("accuracy", "sex")
+        make_verifier_scorer(metric="accuracy", sensitive_features="sex")
     with pytest.raises(ValueError, match="mediators"):
-        make_verifier_scorer("path_specific_causal", "sex")
+        make_verifier_scorer(metric="path_specific_causal", sensitive_features="sex")
     with pytest.raises(TypeError, match="Unknown FairnessVerifier parameter"):
-        make_verifier_scorer("statistical_parity", "sex", bins=3)
+        make_verifier_scorer(metric="statistical_parity", sensitive_features="sex", bins=3)
 
 
 def test_scorer_in_grid_search_by_name():
     X, y, model = _scorer_data()
-    scorer = make_verifier_scorer("statistical_parity", "sex", n_bins=5, random_state=0)
+    scorer = make_verifier_scorer(metric="statistical_parity", sensitive_features="sex",
+                                  n_bins=5, random_state=0)
     search = GridSearchCV(model, {"logisticregression__C": [0.01, 1.0]},
                           scoring={"sp": scorer, "acc": "accuracy"}, refit="acc", cv=2)
     search.fit(X, y)
@@ -588,7 +590,7 @@ def test_scorer_in_grid_search_with_metadata_routing():
     Xn = X.drop(columns="sex")
     model = make_pipeline(StandardScaler(), LogisticRegression())
     with sklearn.config_context(enable_metadata_routing=True):
-        scorer = make_verifier_scorer("disparate_impact", n_bins=5, network="independent")
+        scorer = make_verifier_scorer(metric="disparate_impact", n_bins=5, network="independent")
         scorer.set_score_request(sensitive_features=True)
         search = GridSearchCV(model, {"logisticregression__C": [0.01, 1.0]}, scoring=scorer,
                               cv=2)

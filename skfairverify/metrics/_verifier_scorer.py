@@ -5,14 +5,34 @@ from __future__ import annotations
 import pandas as pd
 from sklearn.frozen import FrozenEstimator
 
-from ._base import FairnessScorer
+from ._base import _FairnessScorer
 
 __all__ = ["make_verifier_scorer"]
 
 _METRICS = ("disparate_impact", "statistical_parity", "equalized_odds", "path_specific_causal")
 
 
-class _VerifierScorer(FairnessScorer):
+def _with_sensitive_columns(X, sensitive: pd.DataFrame, by_name: bool):
+    """``X`` as a DataFrame holding the sensitive columns, and their names in it.
+
+    Columns named at creation are already in ``X``; metadata values are added as
+    columns (under ``<name>__sensitive`` when ``X`` has a column of that name).
+    """
+    if not isinstance(X, pd.DataFrame):
+        X = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+    data = X.copy()
+    names = []
+    for col in sensitive.columns:
+        name = str(col)
+        if name in data.columns and not by_name:
+            name = f"{name}__sensitive"  # metadata route with a name clash
+        if name not in data.columns:
+            data[name] = sensitive[col].to_numpy()
+        names.append(name)
+    return data, names
+
+
+class _VerifierScorer(_FairnessScorer):
     """Scores a fitted linear classifier by a metric of :class:`FairnessVerifier`."""
 
     def __init__(self, metric, sensitive_features=None, verifier_params=None):
@@ -20,40 +40,24 @@ class _VerifierScorer(FairnessScorer):
         self.metric = metric
         self.verifier_params = dict(verifier_params or {})
 
-    def _score(self, estimator, X, y, sensitive: pd.DataFrame) -> float:
+    def _score(self, estimator, X, y, sensitive: pd.DataFrame, sample_weight=None) -> float:
         from ..verification import FairnessVerifier
 
         if self.metric == "equalized_odds" and y is None:
             raise ValueError("The equalized_odds verifier scorer needs y.")
-        if self.metric == "path_specific_causal" and not self.verifier_params.get("mediators"):
-            raise ValueError(
-                "The path_specific_causal verifier scorer needs mediators=[...] among its "
-                "verifier parameters."
-            )
-        if not isinstance(X, pd.DataFrame):
-            X = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
-        data = X.copy()
-        names = []
-        for col in sensitive.columns:
-            name = str(col)
-            if name not in data.columns:
-                data[name] = sensitive[col].to_numpy()
-            elif self._sensitive_names is None:
-                # metadata route with a name clash: keep the metadata values apart
-                name = f"{name}__sensitive"
-                data[name] = sensitive[col].to_numpy()
-            names.append(name)
+        data, names = _with_sensitive_columns(X, sensitive,
+                                              by_name=self.sensitive_features is not None)
         verifier = FairnessVerifier(FrozenEstimator(estimator), names, **self.verifier_params)
         # Labels only matter for equalized odds; without them the verifier learns one
         # network instead of three (all rows, Y = 1, Y = 0).
-        verifier.fit(data, y if self.metric == "equalized_odds" else None)
+        verifier.fit(data, y if self.metric == "equalized_odds" else None,
+                     sample_weight=sample_weight)
         value = verifier.metrics_[self.metric]
         return value if self.metric == "disparate_impact" else -value
 
 
-def make_verifier_scorer(
-    metric: str = "statistical_parity", sensitive_features=None, **verifier_params
-) -> FairnessScorer:
+def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity",
+                         **verifier_params):
     """Scorer that verifies each candidate exactly on the validation fold.
 
     The candidate (a fitted linear classifier) is wrapped in
@@ -61,25 +65,28 @@ def make_verifier_scorer(
     :class:`~skfairverify.FairnessVerifier` fitted on the validation rows, so the
     Bayesian network is learned on them. Greater is better: the scorer returns the
     disparate impact ratio, or minus the gap for the other metrics (like
-    scikit-learn's ``neg_*`` scorers).
+    scikit-learn's ``neg_*`` scorers). Sample weights (passed by a search, or by
+    metadata routing with ``set_score_request(sample_weight=True)``) go to the
+    verifier's ``fit``: every count of the verification is weighted.
 
     Parameters
     ----------
+    sensitive_features : str or list of str, default=None
+        Columns of ``X`` with the sensitive attributes. Leave None to receive their
+        values as metadata (``scorer.set_score_request(sensitive_features=True)`` with
+        metadata routing enabled); they are then added to the fold's rows as columns.
     metric : {"statistical_parity", "disparate_impact", "equalized_odds", \
 "path_specific_causal"}, default="statistical_parity"
         The verified metric. ``"path_specific_causal"`` needs ``mediators=...``.
-    sensitive_features : str or list of str, default=None
-        Columns of ``X`` with the sensitive attributes. Leave None to receive them as
-        metadata (``scorer.set_score_request(sensitive_features=True)`` with metadata
-        routing enabled).
     **verifier_params
         Further parameters of :class:`~skfairverify.FairnessVerifier` (``n_bins``,
         ``network``, ``mediators``, ``random_state``, ...).
 
     Returns
     -------
-    FairnessScorer
-        A callable ``scorer(estimator, X, y)``.
+    callable
+        A scorer ``scorer(estimator, X, y, *, sensitive_features=None,
+        sample_weight=None)`` with ``set_score_request``.
 
     Examples
     --------
@@ -91,8 +98,8 @@ def make_verifier_scorer(
     >>> a = rng.integers(0, 2, 600)
     >>> X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0)})
     >>> y = (X["x"] + rng.normal(0, 1, 600) > 0.5).astype(int)
-    >>> scorer = make_verifier_scorer("disparate_impact", "a", network="independent",
-    ...                               n_bins=10)
+    >>> scorer = make_verifier_scorer(sensitive_features="a", metric="disparate_impact",
+    ...                               network="independent", n_bins=10)
     >>> search = GridSearchCV(LogisticRegression(), {"C": [0.01, 1.0]}, scoring=scorer,
     ...                       cv=2).fit(X, y)
     >>> bool(0.0 <= search.best_score_ <= 1.0)
@@ -100,9 +107,8 @@ def make_verifier_scorer(
     """
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {list(_METRICS)}; got {metric!r}.")
-    for key in ("estimator", "sensitive_features"):
-        if key in verifier_params:
-            raise TypeError(f"make_verifier_scorer sets {key!r} itself; do not pass it.")
+    if "estimator" in verifier_params:
+        raise TypeError("make_verifier_scorer sets 'estimator' itself; do not pass it.")
     from ..verification import FairnessVerifier
 
     valid = set(FairnessVerifier(None, "a").get_params()) - {"estimator", "sensitive_features"}

@@ -16,7 +16,7 @@ def _sensitive_of(verifier) -> list[str]:
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(verifier, "groups_")
-    return list(verifier.most_favored_group_)
+    return list(verifier.sensitive_features_)
 
 
 def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True):
@@ -87,8 +87,9 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, reference="sup
         A fitted verifier.
     features : list, default=None
         Passed to :meth:`FairnessVerifier.fairness_influence` when ``fif`` is None.
-    fif : pandas.DataFrame, default=None
-        A precomputed result of :meth:`FairnessVerifier.fairness_influence`.
+    fif : FairnessInfluenceResult, default=None
+        A precomputed result of :meth:`FairnessVerifier.fairness_influence` (its
+        ``reference`` labels the axis).
     reference : {"support", "states"}, default="support"
         Passed to :meth:`FairnessVerifier.fairness_influence` when ``fif`` is None:
         the uniform distribution that replaces a feature (within its observed range,
@@ -120,7 +121,7 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, reference="sup
     sensitive = _sensitive_of(verifier)
     if fif is None:
         fif = verifier.fairness_influence(features, reference=reference)
-    reference = fif.attrs.get("reference", reference)
+    reference, fif = fif.reference, fif.table
     within = {"support": "uniform within its observed range",
               "states": "uniform over its states"}.get(reference, str(reference))
     groups = verifier.groups_

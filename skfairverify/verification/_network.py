@@ -12,6 +12,12 @@ estimator and a BDeu prior of a small equivalent sample size, i.e. maximum
 likelihood with light smoothing: no parent combination gives probability 0 to a
 state, and a combination that never occurs gets a uniform distribution.
 
+With ``sample_weight`` every count is a weighted count: the K2 score of the search
+(pgmpy's ``K2`` has no weights, so :class:`_WeightedK2` passes them to pgmpy's
+``get_state_counts``), the parameter estimation (pgmpy's estimator takes
+``sample_weight``) and the marginals of the independent network. Integer weights give
+the same counts as repeating the rows.
+
 Every function works on *state codes*: an integer matrix whose column ``j`` holds
 the state index (``0 .. cardinalities[j] - 1``) of variable ``j``.
 """
@@ -19,9 +25,11 @@ the state index (``0 .. cardinalities[j] - 1``) of variable ``j``.
 from __future__ import annotations
 
 import warnings
+from math import lgamma
 
 import numpy as np
 import pandas as pd
+from scipy.special import gammaln
 
 from ..s3p import BayesNet
 
@@ -64,7 +72,31 @@ def _frame(codes: np.ndarray, names, cardinalities) -> pd.DataFrame:
     )
 
 
-def _learn_edges(codes, names, sensitive, max_indegree, cardinalities) -> list[tuple[str, str]]:
+def _weighted_k2(data: pd.DataFrame, sample_weight):
+    """pgmpy's K2 score on weighted counts (the ordinary K2 score without weights)."""
+    from pgmpy.structure_score import K2
+    from pgmpy.utils import get_state_counts
+
+    if sample_weight is None:
+        return "k2"
+
+    class _WeightedK2(K2):
+        # Same formula as pgmpy's K2._local_score, with N_ijk the weighted counts.
+        def _local_score(self, variable, parents):
+            counts = np.asarray(get_state_counts(
+                self.data, self.state_names, variable, parents,
+                sample_weight=sample_weight, reindex=False,
+            ), dtype=float)
+            cardinality = len(self.state_names[variable])
+            n_parent_states = np.prod([len(self.state_names[p]) for p in parents])
+            return float(np.sum(gammaln(counts + 1))
+                         - np.sum(gammaln(counts.sum(axis=0) + cardinality))
+                         + n_parent_states * lgamma(cardinality))
+
+    return _WeightedK2(data)
+
+
+def _learn_edges(codes, names, sensitive, max_indegree, sample_weight=None):
     from pgmpy.causal_discovery import ExpertKnowledge, HillClimbSearch
 
     # Constant variables carry no dependence; leave them out of the search.
@@ -91,7 +123,7 @@ def _learn_edges(codes, names, sensitive, max_indegree, cardinalities) -> list[t
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", UserWarning)
         search = HillClimbSearch(
-            scoring_method="k2",
+            scoring_method=_weighted_k2(data, sample_weight),
             max_indegree=indegree,
             expert_knowledge=ExpertKnowledge(
                 forbidden_edges=forbidden, required_edges=required
@@ -103,7 +135,8 @@ def _learn_edges(codes, names, sensitive, max_indegree, cardinalities) -> list[t
     return [(str(u), str(v)) for u, v in search.causal_graph_.edges()]
 
 
-def _estimate(codes, names, cardinalities, edges, equivalent_sample_size) -> BayesNet:
+def _estimate(codes, names, cardinalities, edges, equivalent_sample_size,
+              sample_weight=None) -> BayesNet:
     from pgmpy.models import DiscreteBayesianNetwork
     from pgmpy.parameter_estimator import DiscreteBayesianEstimator
 
@@ -122,6 +155,7 @@ def _estimate(codes, names, cardinalities, edges, equivalent_sample_size) -> Bay
                 equivalent_sample_size=equivalent_sample_size,
                 state_names=state_names,
             ),
+            sample_weight=sample_weight,
         )
     return _reorder(BayesNet.from_pgmpy(model), names, cardinalities)
 
@@ -153,7 +187,8 @@ def _reorder(net: BayesNet, names, cardinalities) -> BayesNet:
     )
 
 
-def independent_network(codes, names, cardinalities, equivalent_sample_size=1.0) -> BayesNet:
+def independent_network(codes, names, cardinalities, equivalent_sample_size=1.0,
+                        sample_weight=None) -> BayesNet:
     """Independent variables with smoothed empirical marginals.
 
     Parameters
@@ -166,6 +201,8 @@ def independent_network(codes, names, cardinalities, equivalent_sample_size=1.0)
         Number of states of each variable.
     equivalent_sample_size : float, default=1.0
         Total pseudo-count spread uniformly over the states of each variable.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Weight of every row in the counts (1 when None).
 
     Returns
     -------
@@ -174,7 +211,7 @@ def independent_network(codes, names, cardinalities, equivalent_sample_size=1.0)
     """
     marginals = []
     for j, card in enumerate(cardinalities):
-        counts = np.bincount(codes[:, j], minlength=card).astype(float)
+        counts = np.bincount(codes[:, j], weights=sample_weight, minlength=card).astype(float)
         counts += equivalent_sample_size / card
         marginals.append(counts / counts.sum())
     return BayesNet.independent(
@@ -192,6 +229,7 @@ def learn_network(
     structure_bins: int = 5,
     max_indegree: int | None = 2,
     equivalent_sample_size: float = 1.0,
+    sample_weight=None,
 ) -> BayesNet:
     """Learn structure (K2 hill climbing) and smoothed parameters from state codes.
 
@@ -213,6 +251,8 @@ def learn_network(
         Largest number of parents besides the sensitive variables.
     equivalent_sample_size : float, default=1.0
         BDeu equivalent sample size of the parameter prior.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Weight of every row in the counts of the search and of the parameters.
 
     Returns
     -------
@@ -223,5 +263,6 @@ def learn_network(
     if coarsenable is None:
         coarsenable = [False] * len(names)
     coarse = coarsen_codes(codes, cardinalities, coarsenable, structure_bins)
-    edges = _learn_edges(coarse, list(names), list(sensitive), max_indegree, cardinalities)
-    return _estimate(codes, list(names), list(cardinalities), edges, equivalent_sample_size)
+    edges = _learn_edges(coarse, list(names), list(sensitive), max_indegree, sample_weight)
+    return _estimate(codes, list(names), list(cardinalities), edges, equivalent_sample_size,
+                     sample_weight)

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 from tqdm.auto import tqdm
 
 from .._linear import linear_rule
-from ..utils._validation import check_unambiguous
-from ..preprocessing import decision_scale, integer_threshold, quantize, select_multiplier
+from ..preprocessing import decision_scale, integer_threshold, quantize
 from ..s3p import BayesNet, TableTooLargeError
+from ..utils._compat import HasMethods, Interval, StrOptions, _routing_enabled
+from ..utils._validation import check_sample_weight, check_unambiguous
 from ._influence import (
     edge_specific_network,
     fvgm_mediated_network,
@@ -27,6 +30,7 @@ from ._influence import (
 )
 from ._metrics import disparate_impact, favored_indices, rate_gap
 from ._network import independent_network, learn_network
+from ._results import FairnessInfluenceResult, VerificationResult
 from ._variables import MAX_SENSITIVE_VALUES, Encoding
 from ._warnings import MIN_AGREEMENT, LowAgreementWarning
 
@@ -75,6 +79,144 @@ def _same_label(value, cls) -> bool:
     return bool(value == cls)
 
 
+def _take_rows(X, rows):
+    """The rows ``rows`` of ``X`` (DataFrame, sparse matrix or array-like)."""
+    if isinstance(X, (pd.DataFrame, pd.Series)):
+        return X.iloc[rows]
+    if isinstance(X, np.ndarray) or hasattr(X, "toarray"):
+        return X[rows]
+    return [X[int(i)] for i in rows]
+
+
+def _positive_rows(frame: pd.DataFrame, y, weight):
+    """``frame``, ``y`` and ``weight`` without the rows of weight 0 (same as no row)."""
+    if weight is None or weight.all():
+        return frame, y, weight
+    keep = weight > 0
+    return (frame[keep].reset_index(drop=True), None if y is None else y[keep],
+            weight[keep])
+
+
+def _weighted_scale(decision, weight) -> float:
+    """Root mean square of ``decision``, weighted by ``weight`` when given."""
+    decision = np.asarray(decision, dtype=float)
+    if weight is None:
+        return decision_scale(decision)
+    # The root mean square of d * sqrt(w / mean(w)) is sqrt(sum(w d^2) / sum(w)).
+    return decision_scale(decision * np.sqrt(weight / weight.mean()))
+
+
+def _effective_size(weight, n_rows: int) -> float:
+    """Kish's effective sample size ``(sum w)^2 / sum w^2`` (``n_rows`` without weights)."""
+    if weight is None:
+        return float(n_rows)
+    return float(weight.sum() ** 2 / np.sum(weight**2))
+
+
+def _finest_within_noise(scores, n_effective: float) -> tuple[int, int]:
+    """Finest ``(k, l)`` whose agreement is within one standard error of the best.
+
+    ``scores`` lists ``(agreement, k, l)`` finest resolution first; differences within
+    one standard error of the best agreement are noise of the held-out sample.
+    """
+    best = max(s[0] for s in scores)
+    tol = np.sqrt(best * (1.0 - best) / n_effective) + 1.0 / n_effective
+    _, k, l = next(s for s in scores if s[0] >= best - tol)
+    return k, l
+
+
+def _group_support(sens_codes: np.ndarray, weight):
+    """Distinct compound groups (rows of codes) and their rows, or summed weights."""
+    group_codes, inverse, counts = np.unique(
+        sens_codes, axis=0, return_inverse=True, return_counts=True
+    )
+    if weight is None:
+        return group_codes, counts.astype(np.int64)
+    return group_codes, np.bincount(inverse.ravel(), weights=weight,
+                                    minlength=len(group_codes))
+
+
+def _groups_present(group_codes: np.ndarray, sens_codes: np.ndarray) -> np.ndarray:
+    """Whether each group (row of ``group_codes``) has a row in ``sens_codes``."""
+    present = {tuple(g) for g in np.unique(sens_codes, axis=0)}
+    return np.array([tuple(g) in present for g in group_codes], dtype=bool)
+
+
+def _sensitive_column_name(item, frame: pd.DataFrame) -> str:
+    """The column of ``frame`` named (or, for an integer, positioned) by ``item``."""
+    if isinstance(item, (bool, np.bool_)) or not isinstance(item, (str, Integral)):
+        raise TypeError(
+            f"sensitive_features must hold column names or positions; got {item!r}."
+        )
+    if isinstance(item, Integral):
+        if not 0 <= int(item) < frame.shape[1]:
+            raise ValueError(
+                f"Sensitive feature position {item} is out of range for X with "
+                f"{frame.shape[1]} columns."
+            )
+        return str(frame.columns[int(item)])
+    if item not in frame.columns:
+        raise ValueError(
+            f"Sensitive feature {item!r} is not a column of X; columns: "
+            f"{list(frame.columns)}."
+        )
+    return item
+
+
+def _check_sensitive_column(col: pd.Series, name: str) -> None:
+    """Refuse a sensitive column with one group, ambiguous or too many numeric values."""
+    check_unambiguous(col, name)
+    n_values = col.nunique()
+    if n_values < 2:
+        raise ValueError(
+            f"Sensitive feature {name!r} has a single group ({col.iloc[0]!r}); "
+            "fairness needs at least two."
+        )
+    if pd.api.types.is_float_dtype(col) and n_values > MAX_SENSITIVE_VALUES:
+        raise ValueError(
+            f"Sensitive feature {name!r} is continuous ({n_values} distinct values); "
+            "bin it into groups first, e.g. X[col] = pd.cut(X[col], bins=[...]) or "
+            "(X[col] >= 25).map({True: '>=25', False: '<25'})."
+        )
+    if pd.api.types.is_numeric_dtype(col) and n_values > MAX_SENSITIVE_VALUES:
+        raise ValueError(
+            f"Sensitive feature {name!r} has {n_values} distinct numeric values; a "
+            f"sensitive feature must be categorical (at most {MAX_SENSITIVE_VALUES} "
+            "values). Bin it into groups first."
+        )
+
+
+def _rates_in_subset(rates_of, network, group_codes, subset_codes) -> np.ndarray:
+    """Rates under ``network`` of the groups with rows in the subset (NaN for others)."""
+    values = np.full(len(group_codes), np.nan)
+    if network is not None:
+        present = _groups_present(group_codes, subset_codes)
+        values[present] = rates_of(network)[present]
+    return values
+
+
+def _gap_of_present(values: np.ndarray) -> float | None:
+    """Statistical parity gap of the groups with a rate (None for fewer than two)."""
+    present = values[~np.isnan(values)]
+    return rate_gap(present) if present.size >= 2 else None
+
+
+@dataclass
+class _Evaluation:
+    """What one verification of the integer rule on data yields (``_evaluate``)."""
+
+    multiplier: int
+    weights: list
+    threshold: int
+    network: BayesNet
+    group_codes: np.ndarray
+    groups: pd.DataFrame
+    metrics: dict
+    most_favored: int
+    least_favored: int
+
+
+
 class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Exact group fairness of a linear classifier over a Bayesian network of its inputs.
 
@@ -120,8 +262,11 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         wrap a fitted model in :class:`~sklearn.frozen.FrozenEstimator` to verify it
         as it is.
     sensitive_features : str, int or list of str or int
-        Columns of ``X`` holding the sensitive attributes (positions for an array).
-        Each must be categorical or discrete (at most 10 distinct numeric values).
+        Names of the columns of ``X`` holding the sensitive attributes (positions for
+        an array). The columns must be in ``X``: they are variables of the network, so
+        values given apart from ``X`` are not accepted (add them to ``X`` as columns;
+        the estimator may drop them). Each must be categorical or discrete (at most
+        10 distinct numeric values).
     n_bins : "auto" or int, default="auto"
         Quantile bins per numeric column; ``"auto"`` picks among 5, 10, 20, 30, 40, 60,
         ... up to ``max_bins`` by agreement.
@@ -153,10 +298,12 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         mediator has a parent other than the sensitive ones.
     max_indegree : int or None, default=1
         Largest number of parents of a variable in the learned network, besides the
-        sensitive variables. The default
-        (a forest) keeps the engine's table small with many-state variables: on Adult
-        (13 variables, up to 60 states) a fit takes ~15 s, while ``max_indegree=2``
-        makes the exact table wider and the fit several times slower.
+        sensitive variables. The default 1 gives a tree-augmented network (every
+        feature has the sensitive variables and at most one other feature as
+        parents), which keeps the engine's table small with many-state variables: on
+        Adult (13 variables, up to 60 states) a fit takes ~15 s, while
+        ``max_indegree=2`` makes the exact table wider and the fit several times
+        slower. None: no bound.
     max_table_size : int, default=50_000_000
         Largest number of entries of the engine's working table; beyond it a
         :class:`~skfairverify.s3p.TableTooLargeError` explains what to lower.
@@ -182,7 +329,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     n_bins_ : int or None
         Number of bins used (None with a user network).
     decision_scale_ : float
-        Root mean square of the rule's decision function on ``X``
+        Root mean square of the rule's decision function on ``X`` (weighted with
+        ``sample_weight``)
         (:func:`~skfairverify.preprocessing.decision_scale`). The rule is divided by it
         before its weights are quantized, so that the integer rule, hence every
         verified number, does not change when the model's decision function is
@@ -190,7 +338,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     multiplier_ : int
         The integer multiplier ``l`` (of the rule divided by ``decision_scale_``).
     agreement_ : float
-        Share of the rows of ``X`` where the integer rule agrees with the estimator.
+        Share of the rows of ``X`` (of their weight with ``sample_weight``) where the
+        integer rule agrees with the estimator.
         Below ``MIN_AGREEMENT`` (0.95) ``fit`` emits a
         :class:`~skfairverify.verification.LowAgreementWarning` naming the likely
         cause (bins or multiplier) and the parameter to raise.
@@ -204,7 +353,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         The distribution of the variables (learned on all rows of ``X``).
     groups_ : pandas.DataFrame
         One row per compound group observed in ``X``: a column per sensitive feature,
-        ``positive_rate`` (exact ``Pr[Yhat = 1 | A = a]``), ``support`` (rows of ``X``),
+        ``positive_rate`` (exact ``Pr[Yhat = 1 | A = a]``), ``support`` (rows of ``X``,
+        or the sum of their weights with ``sample_weight``),
         and with ``y``: ``true_positive_rate`` and ``false_positive_rate`` (NaN for a
         group without rows of that label); with mediators: ``path_specific_rate``.
     metrics_ : dict
@@ -216,6 +366,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Sensitive feature -> value of the group with the largest positive rate.
     least_favored_group_ : dict
         Same for the smallest positive rate.
+    sensitive_features_ : list of str
+        Names of the sensitive columns.
     feature_names_in_ : ndarray of str
         Columns of ``X``.
     n_features_in_ : int
@@ -225,6 +377,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     --------
     skfairverify.s3p.positive_probability : The exact engine.
     skfairverify.make_verifier_scorer : The verified metrics as a GridSearchCV scorer.
+    VerificationResult : What :meth:`verify` returns.
 
     Notes
     -----
@@ -342,48 +495,12 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError("sensitive_features is empty; name at least one column.")
         names = []
         for item in items:
-            if isinstance(item, (bool, np.bool_)) or not isinstance(item, (str, Integral)):
-                raise TypeError(
-                    f"sensitive_features must hold column names or positions; got {item!r}."
-                )
-            if isinstance(item, Integral):
-                if not 0 <= int(item) < frame.shape[1]:
-                    raise ValueError(
-                        f"Sensitive feature position {item} is out of range for X with "
-                        f"{frame.shape[1]} columns."
-                    )
-                name = str(frame.columns[int(item)])
-            else:
-                name = item
-            if name not in frame.columns:
-                raise ValueError(
-                    f"Sensitive feature {name!r} is not a column of X; columns: "
-                    f"{list(frame.columns)}."
-                )
+            name = _sensitive_column_name(item, frame)
             if name in names:
                 raise ValueError(f"Sensitive feature {name!r} is listed twice.")
             names.append(name)
         for name in names:
-            col = frame[name]
-            check_unambiguous(col, name)
-            n_values = col.nunique()
-            if n_values < 2:
-                raise ValueError(
-                    f"Sensitive feature {name!r} has a single group ({col.iloc[0]!r}); "
-                    "fairness needs at least two."
-                )
-            if pd.api.types.is_float_dtype(col) and n_values > MAX_SENSITIVE_VALUES:
-                raise ValueError(
-                    f"Sensitive feature {name!r} is continuous ({n_values} distinct values); "
-                    "bin it into groups first, e.g. X[col] = pd.cut(X[col], bins=[...]) or "
-                    "(X[col] >= 25).map({True: '>=25', False: '<25'})."
-                )
-            if pd.api.types.is_numeric_dtype(col) and n_values > MAX_SENSITIVE_VALUES:
-                raise ValueError(
-                    f"Sensitive feature {name!r} has {n_values} distinct numeric values; a "
-                    f"sensitive feature must be categorical (at most {MAX_SENSITIVE_VALUES} "
-                    "values). Bin it into groups first."
-                )
+            _check_sensitive_column(frame[name], name)
         return names
 
     def _positive_labels(self, y, n_rows: int) -> np.ndarray:
@@ -432,67 +549,94 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             out.append(m)
         return out
 
-    # ------------------------------------------------------------------ quantization
-    def _agreement(self, encoding, frame, reference, multipliers):
-        codes = encoding.codes(frame)
-        contrib = encoding.contributions(codes)
-        return select_multiplier(
-            contrib, self._unit_rule.intercept, reference, max(multipliers),
-            multipliers=multipliers
-        )
 
-    def _choose_quantization(self, frame, sensitive):
-        rule = self._unit_rule
+    # ------------------------------------------------------------------ quantization
+    def _multipliers(self) -> list[int]:
+        """The multipliers to try, largest first (one with a fixed ``multiplier``)."""
         if self.multiplier == "auto":
-            multipliers = _candidates(MULTIPLIER_GRID, self.max_multiplier)
-        else:
-            multipliers = [int(self.multiplier)]
-        if self.n_bins == "auto":
-            bins = _candidates(BIN_GRID, self.max_bins)
-        else:
-            bins = [int(self.n_bins)]
+            return _candidates(MULTIPLIER_GRID, self.max_multiplier)
+        return [int(self.multiplier)]
+
+    def _integer_rule(self, encoding: Encoding, multiplier: int):
+        """Integer weights of every state and the threshold of the rule times ``l``."""
+        weights = [quantize(v.contribution, multiplier) for v in encoding.variables]
+        threshold = integer_threshold(int(quantize(self._unit_rule.intercept, multiplier)))
+        return weights, threshold
+
+    def _agreements(self, encoding, frame, reference, multipliers, weight) -> np.ndarray:
+        """Share of the rows (weighted) where the integer rule decides as ``reference``.
+
+        One agreement per multiplier; the rule is the verified one: the sum of the
+        integer weights of the rows' states reaches the integer threshold.
+        """
+        codes = encoding.codes(frame)
+        out = np.empty(len(multipliers))
+        for i, l in enumerate(multipliers):
+            weights, threshold = self._integer_rule(encoding, l)
+            score = np.zeros(len(codes), dtype=np.int64)
+            for j, w in enumerate(weights):
+                score += w[codes[:, j]]
+            out[i] = np.average((score >= threshold) == reference, weights=weight)
+        return out
+
+    def _held_out_split(self, n_rows: int):
+        idx = np.arange(n_rows)
+        if n_rows < 40:
+            return idx, idx
+        return train_test_split(idx, test_size=HELD_OUT, random_state=self.random_state)
+
+    def _choose_quantization(self, frame, sensitive, weight):
+        """Number of bins and multiplier chosen by agreement on held-out rows.
+
+        The split is by rows; with ``sample_weight`` the bins are weighted on the
+        fitting rows and the agreement on the held-out rows, whose standard error uses
+        their effective (Kish) size.
+        """
+        rule = self._unit_rule
+        multipliers = self._multipliers()
+        bins = _candidates(BIN_GRID, self.max_bins) if self.n_bins == "auto" else [
+            int(self.n_bins)]
         if len(bins) == 1 and len(multipliers) == 1:
             return bins[0], multipliers[0]
-        idx = np.arange(len(frame))
-        if len(frame) >= 40:
-            fit_idx, hold_idx = train_test_split(
-                idx, test_size=HELD_OUT, random_state=self.random_state
-            )
-        else:
-            fit_idx = hold_idx = idx
+        fit_idx, hold_idx = self._held_out_split(len(frame))
         hold = frame.iloc[hold_idx]
+        hold_weight = None if weight is None else weight[hold_idx]
         reference = rule.decision_function(hold) > 0
         scores = []  # (agreement, k, l), finest resolution first
         for k in tqdm(bins, desc="bins", disable=not self.verbose):
             enc = Encoding.from_data(frame, rule, sensitive, k, self.random_state,
-                                     bin_rows=fit_idx)
-            contrib = enc.contributions(enc.codes(hold))
-            for l in multipliers:
-                _, agree = select_multiplier(
-                    contrib, rule.intercept, reference, l, multipliers=[l]
-                )
-                scores.append((agree, k, l))
-        best = max(s[0] for s in scores)
-        # Differences within one standard error of the best agreement are noise of the
-        # held-out sample; among those candidates the finest resolution wins.
-        tol = np.sqrt(best * (1.0 - best) / len(hold)) + 1.0 / len(hold)
-        agree, k, l = next(s for s in scores if s[0] >= best - tol)
-        return k, l
+                                     bin_rows=fit_idx, sample_weight=weight)
+            agreements = self._agreements(enc, hold, reference, multipliers, hold_weight)
+            scores += [(a, k, l) for a, l in zip(agreements, multipliers)]
+        return _finest_within_noise(scores, _effective_size(hold_weight, len(hold)))
 
-    def _warn_low_agreement(self, encoding, frame, reference):
+    def _encode(self, frame, sensitive, weight):
+        """The variables, and the multipliers to try (the chosen one, then smaller)."""
+        if isinstance(self.network, BayesNet):
+            encoding = Encoding.from_network(self.network, self._unit_rule, sensitive)
+            self.n_bins_ = None
+            multipliers = self._multipliers()
+            reference = self._unit_rule.decision_function(frame) > 0
+            agreements = self._agreements(encoding, frame, reference, multipliers, weight)
+            l = multipliers[int(np.argmax(agreements))]  # ties: the first candidate
+        else:
+            k, l = self._choose_quantization(frame, sensitive, weight)
+            encoding = Encoding.from_data(frame, self._unit_rule, sensitive, k,
+                                          self.random_state, sample_weight=weight)
+            self.n_bins_ = k
+        # With multiplier="auto", fall back to smaller multipliers (a shorter score
+        # range) when the exact computation would not fit in max_table_size.
+        smaller = [m for m in self._multipliers() if m < l] if self.multiplier == "auto" else []
+        return encoding, [l] + smaller
+
+    def _warn_low_agreement(self, encoding, frame, reference, weight):
         """LowAgreementWarning naming the agreement, its likely cause and the fix."""
         contrib = encoding.contributions(encoding.codes(frame))
         real = contrib.sum(axis=1) + self._unit_rule.intercept
-        unrounded = float(np.mean((real > 0) == reference))
+        unrounded = float(np.average((real > 0) == reference, weights=weight))
         if unrounded < MIN_AGREEMENT:
-            if isinstance(self.network, BayesNet):
-                fix = "give the network more states (finer values) for the numeric columns"
-            elif self.n_bins == "auto":
-                fix = f"raise max_bins (now {self.max_bins})"
-            else:
-                fix = f"raise n_bins (now {self.n_bins}) or use n_bins='auto'"
             cause = (f"the discretization: with the states' real values the rule already "
-                     f"agrees on only {unrounded:.3f} of the rows; {fix}")
+                     f"agrees on only {unrounded:.3f} of the rows; {self._finer_states_fix()}")
         else:
             fix = (f"raise max_multiplier (now {self.max_multiplier})"
                    if self.multiplier == "auto"
@@ -505,33 +649,43 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             "so the verified metrics describe a different classifier. Likely cause: "
             f"{cause}.",
             LowAgreementWarning,
-            stacklevel=4,
+            stacklevel=3,
         )
 
+    def _finer_states_fix(self) -> str:
+        if isinstance(self.network, BayesNet):
+            return "give the network more states (finer values) for the numeric columns"
+        if self.n_bins == "auto":
+            return f"raise max_bins (now {self.max_bins})"
+        return f"raise n_bins (now {self.n_bins}) or use n_bins='auto'"
+
     # ------------------------------------------------------------------ networks
-    def _network_for(self, encoding, codes, sensitive):
+    def _network_for(self, encoding, codes, weight):
         names, cards = encoding.names, encoding.cardinalities
         if isinstance(self.network, BayesNet):
             return self.network
         if self.network == "independent":
-            return independent_network(codes, names, cards, EQUIVALENT_SAMPLE_SIZE)
+            return independent_network(codes, names, cards, EQUIVALENT_SAMPLE_SIZE,
+                                       sample_weight=weight)
         return learn_network(
             codes,
             names,
             cards,
-            sensitive,
+            self._sensitive,
             coarsenable=[v.kind == "binned" for v in encoding.variables],
             structure_bins=STRUCTURE_BINS,
             max_indegree=self.max_indegree,
             equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
+            sample_weight=weight,
         )
 
-    def _learn_networks(self, encoding, codes, y_pos, sensitive):
+    def _learn_networks(self, encoding, codes, y_pos, weight):
         """Networks on all rows, and on the rows with ``Y = 1`` and ``Y = 0``."""
         subsets = [np.ones(len(codes), dtype=bool)]
         if y_pos is not None:
             subsets += [y_pos, ~y_pos]
-        tasks = [delayed(self._network_for)(encoding, codes[m], sensitive)
+        tasks = [delayed(self._network_for)(encoding, codes[m],
+                                            None if weight is None else weight[m])
                  for m in subsets if m.any()]
         parallel = Parallel(n_jobs=self.n_jobs if len(tasks) > 1 else None,
                             return_as="generator")
@@ -540,7 +694,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         )
         return [next(learned) if m.any() else None for m in subsets]
 
-    def _evaluate(self, frame, y_pos, encoding, sensitive, mediators, multipliers):
+    # ------------------------------------------------------------------ evaluation
+    def _evaluate(self, frame, y_pos, encoding, multipliers, weight) -> _Evaluation:
         """Networks, group rates and metrics on ``frame`` (labels ``y_pos`` or None).
 
         ``multipliers`` lists the multipliers to try in order: when the engine's table
@@ -548,80 +703,141 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """
         codes = encoding.codes(frame)
         sens_codes = codes[:, self._sens_idx]
-        group_codes, support = np.unique(sens_codes, axis=0, return_counts=True)
+        group_codes, support = _group_support(sens_codes, weight)
         if len(group_codes) < 2:
             raise ValueError("X holds a single compound sensitive group; fairness needs two.")
-        networks = self._learn_networks(encoding, codes, y_pos, sensitive)
+        networks = self._learn_networks(encoding, codes, y_pos, weight)
         for k, l in enumerate(multipliers):
-            weights = [quantize(v.contribution, l) for v in encoding.variables]
-            threshold = integer_threshold(int(quantize(self._unit_rule.intercept, l)))
             try:
-                result = self._rates_and_metrics(
-                    networks, weights, threshold, group_codes, support, sens_codes, y_pos,
-                    encoding, sensitive, mediators,
-                )
+                return self._evaluate_at(l, encoding, networks, group_codes, support,
+                                         sens_codes, y_pos)
             except TableTooLargeError:
                 if k + 1 == len(multipliers):
                     raise
-                continue
-            return (l, weights, threshold, networks[0], group_codes) + result
         raise RuntimeError("no multiplier to try")  # pragma: no cover
 
-    def _rates_and_metrics(self, networks, weights, threshold, group_codes, support,
-                           sens_codes, y_pos, encoding, sensitive, mediators):
+    def _evaluate_at(self, multiplier, encoding, networks, group_codes, support, sens_codes,
+                     y_pos) -> _Evaluation:
+        """Group rates and metrics of the integer rule with the multiplier ``l``."""
+        weights, threshold = self._integer_rule(encoding, multiplier)
+
         def rates_of(net):
             return group_rates(net, weights, threshold, self._sens_idx, group_codes,
                                self.max_table_size)
 
         rates = rates_of(networks[0])
-        groups = pd.DataFrame(
-            {
-                name: [encoding.variables[i].states[int(s)] for s in group_codes[:, k]]
-                for k, (name, i) in enumerate(zip(sensitive, self._sens_idx))
-            }
-        )
+        groups = self._group_table(encoding, group_codes)
         groups["positive_rate"] = rates
-        groups["support"] = support.astype(np.int64)
+        groups["support"] = support
         metrics = {
             "disparate_impact": disparate_impact(rates),
             "statistical_parity": rate_gap(rates),
         }
         if y_pos is not None:
-            gaps = []
-            for mask, net, column in (
-                (y_pos, networks[1], "true_positive_rate"),
-                (~y_pos, networks[2], "false_positive_rate"),
-            ):
-                values = np.full(len(group_codes), np.nan)
-                if net is not None:
-                    present = {tuple(g) for g in np.unique(sens_codes[mask], axis=0)}
-                    in_subset = np.array([tuple(g) in present for g in group_codes])
-                    values[in_subset] = rates_of(net)[in_subset]
-                    if in_subset.sum() >= 2:
-                        gaps.append(rate_gap(values[in_subset]))
-                groups[column] = values
-            if gaps:
-                metrics["equalized_odds"] = max(gaps)
+            for mask, net, column in ((y_pos, networks[1], "true_positive_rate"),
+                                      (~y_pos, networks[2], "false_positive_rate")):
+                groups[column] = _rates_in_subset(rates_of, net, group_codes,
+                                                  sens_codes[mask])
+            gaps = [_gap_of_present(groups[c].to_numpy())
+                    for c in ("true_positive_rate", "false_positive_rate")]
+            if any(g is not None for g in gaps):
+                metrics["equalized_odds"] = max(g for g in gaps if g is not None)
         i_max, i_min = favored_indices(rates)
-        if mediators:
-            med_idx = [encoding.index(m) for m in mediators]
-            if self.pcf_definition == "fvgm":
-                med_net = fvgm_mediated_network(
-                    networks[0], med_idx, self._sens_idx, list(group_codes[i_max]),
-                    self.max_table_size,
-                )
-            else:
-                med_net = edge_specific_network(
-                    networks[0], med_idx, self._sens_idx, list(group_codes[i_max])
-                )
-            pcf_rates = rates_of(med_net)
+        if self._mediators:
+            pcf_rates = rates_of(self._mediated_network(encoding, networks[0],
+                                                        group_codes[i_max]))
             groups["path_specific_rate"] = pcf_rates
             metrics["path_specific_causal"] = rate_gap(pcf_rates)
-        return groups, metrics, (i_max, i_min)
+        return _Evaluation(multiplier, weights, threshold, networks[0], group_codes, groups,
+                           metrics, i_max, i_min)
+
+    def _group_table(self, encoding, group_codes) -> pd.DataFrame:
+        """One column per sensitive feature: the value of each group."""
+        return pd.DataFrame(
+            {
+                name: [encoding.variables[i].states[int(s)] for s in group_codes[:, k]]
+                for k, (name, i) in enumerate(zip(self._sensitive, self._sens_idx))
+            }
+        )
+
+    def _mediated_network(self, encoding, network, favored_codes) -> BayesNet:
+        """The network in which the mediators follow the most favored group."""
+        med_idx = [encoding.index(m) for m in self._mediators]
+        if self.pcf_definition == "fvgm":
+            return fvgm_mediated_network(network, med_idx, self._sens_idx,
+                                         list(favored_codes), self.max_table_size)
+        return edge_specific_network(network, med_idx, self._sens_idx, list(favored_codes))
+
+    def _favored(self, groups: pd.DataFrame, i: int) -> dict:
+        return {s: groups[s].iloc[i] for s in self._sensitive}
 
     # ------------------------------------------------------------------ fit
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None):
+    def _fit_estimator(self, X, y, weight):
+        """A clone of ``estimator`` fitted on ``X, y`` (with the weights when given)."""
+        estimator = clone(self.estimator)
+        if weight is None or isinstance(estimator, FrozenEstimator):
+            estimator.fit(X, y)
+        elif has_fit_parameter(estimator, "sample_weight"):
+            estimator.fit(X, y, sample_weight=weight)
+        elif (isinstance(estimator, Pipeline) and not _routing_enabled()
+              and hasattr(estimator.steps[-1][1], "fit")
+              and has_fit_parameter(estimator.steps[-1][1], "sample_weight")):
+            estimator.fit(X, y, **{f"{estimator.steps[-1][0]}__sample_weight": weight})
+        else:
+            raise TypeError(
+                f"{type(estimator).__name__}.fit does not take sample_weight; fit the model "
+                "with the weights yourself and pass FrozenEstimator(model) to verify it."
+            )
+        return estimator
+
+    def _read_rule(self, frame, weight) -> None:
+        """``rule_``, ``classes_`` and the rule divided by its (weighted) scale."""
+        try:
+            rule = linear_rule(self.estimator_)
+        except TypeError as exc:
+            raise TypeError(
+                f"FairnessVerifier verifies binary linear classifiers; "
+                f"{type(self.estimator).__name__} cannot be read as one: {exc}"
+            ) from exc
+        self.rule_ = rule
+        self.classes_ = np.asarray(rule.classes) if rule.classes is not None else np.array([0, 1])
+        # Quantize the rule divided by the scale of its decision function, so that the
+        # integer rule does not depend on a positive rescaling of the model.
+        self.decision_scale_ = _weighted_scale(rule.decision_function(frame), weight)
+        self._unit_rule = rule.scaled(1.0 / self.decision_scale_)
+
+    def _check_fit_labels(self, y, n_rows: int):
+        if y is None and not isinstance(self.estimator, FrozenEstimator):
+            raise ValueError(
+                "y is required to fit the estimator; pass y, or wrap a fitted model in "
+                "sklearn.frozen.FrozenEstimator."
+            )
+        return None if y is None else _check_y_shape(y, n_rows)
+
+    def _set_variables(self, encoding: Encoding, sensitive: list[str]) -> None:
+        self._encoding = encoding
+        self.discretizer_ = encoding.discretizer
+        self.variables_ = encoding.names
+        self._sens_idx = [encoding.index(s) for s in sensitive]
+        self._sensitive = sensitive
+        self.sensitive_features_ = list(sensitive)
+        self._mediators = self._mediator_names(encoding, sensitive)
+
+    def _set_evaluation(self, ev: _Evaluation, encoding: Encoding) -> None:
+        self._weights = ev.weights
+        self.threshold_ = ev.threshold
+        self.weights_ = {
+            v.name: pd.Series(w, index=pd.Index(v.states, dtype=object), name=v.name)
+            for v, w in zip(encoding.variables, ev.weights)
+        }
+        self.network_ = ev.network
+        self.groups_ = ev.groups
+        self.metrics_ = ev.metrics
+        self._group_codes = ev.group_codes
+        self.most_favored_group_ = self._favored(ev.groups, ev.most_favored)
+        self.least_favored_group_ = self._favored(ev.groups, ev.least_favored)
+
+    def fit(self, X, y=None, *, sample_weight=None):
         """Fit the estimator, quantize its rule, learn the network and verify.
 
         Parameters
@@ -633,90 +849,65 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             May be None when ``estimator`` is a :class:`~sklearn.frozen.FrozenEstimator`.
             Every label must be one of the estimator's classes (same type: ``"1"`` is
             not ``1``); NaN labels or more than two classes raise a ValueError.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of every row. Every count is weighted: the quantile
+            bins and their means, the agreement of the integer rule, the counts of the
+            structure search (K2) and of the network's tables, the group supports;
+            the estimator is fitted with the weights (a
+            :class:`~sklearn.frozen.FrozenEstimator` is not refitted). Integer
+            weights give the result of repeating the rows (with fixed ``n_bins`` and
+            ``multiplier``: the automatic choice holds out a random share of the
+            rows, which repeated rows change); a weight of 0 is the same as dropping
+            the row.
 
         Returns
         -------
         self : FairnessVerifier
         """
+        self._validate_params()
         frame = self._frame(X, reset=True)
+        weight = check_sample_weight(sample_weight, len(frame))
+        y = self._check_fit_labels(y, len(frame))
+        if weight is not None and not weight.all():
+            keep = np.flatnonzero(weight > 0)
+            X = _take_rows(X, keep)
+            frame, y, weight = _positive_rows(frame, y, weight)
         sensitive = self._sensitive_names(frame)
-        frozen = type(self.estimator).__name__ == "FrozenEstimator"
-        if y is None and not frozen:
-            raise ValueError(
-                "y is required to fit the estimator; pass y, or wrap a fitted model in "
-                "sklearn.frozen.FrozenEstimator."
-            )
-        if y is not None:
-            y = _check_y_shape(y, len(frame))
-        estimator = clone(self.estimator)
-        estimator.fit(X, y)
-        self.estimator_ = estimator
-        try:
-            rule = linear_rule(estimator)
-        except TypeError as exc:
-            raise TypeError(
-                f"FairnessVerifier verifies binary linear classifiers; "
-                f"{type(self.estimator).__name__} cannot be read as one: {exc}"
-            ) from exc
-        self.rule_ = rule
-        self.classes_ = np.asarray(rule.classes) if rule.classes is not None else np.array([0, 1])
-        # Quantize the rule divided by the scale of its decision function, so that the
-        # integer rule does not depend on a positive rescaling of the model.
-        self.decision_scale_ = decision_scale(rule.decision_function(frame))
-        self._unit_rule = rule.scaled(1.0 / self.decision_scale_)
-        rule = self._unit_rule
+        self.estimator_ = self._fit_estimator(X, y, weight)
+        self._read_rule(frame, weight)
         y_pos = None if y is None else self._positive_labels(y, len(frame))
-
-        auto_l = self.multiplier == "auto"
-        reference = rule.decision_function(frame) > 0
-        if isinstance(self.network, BayesNet):
-            encoding = Encoding.from_network(self.network, rule, sensitive)
-            self.n_bins_ = None
-            multipliers = (
-                _candidates(MULTIPLIER_GRID, self.max_multiplier) if auto_l
-                else [int(self.multiplier)]
-            )
-            l, _ = self._agreement(encoding, frame, reference, multipliers)
-        else:
-            k, l = self._choose_quantization(frame, sensitive)
-            encoding = Encoding.from_data(frame, rule, sensitive, k, self.random_state)
-            self.n_bins_ = k
-        # With multiplier="auto", fall back to smaller multipliers (a shorter score
-        # range) when the exact computation would not fit in max_table_size.
-        fallback = [l] + ([m for m in _candidates(MULTIPLIER_GRID, self.max_multiplier)
-                           if m < l] if auto_l else [])
-        self._encoding = encoding
-        self.discretizer_ = encoding.discretizer
-        self.variables_ = encoding.names
-        self._sens_idx = [encoding.index(s) for s in sensitive]
-        self._sensitive = sensitive
-        mediators = self._mediator_names(encoding, sensitive)
-        self._mediators = mediators
+        encoding, multipliers = self._encode(frame, sensitive, weight)
+        self._set_variables(encoding, sensitive)
         eo_labels = None if isinstance(self.network, BayesNet) else y_pos
-        l, weights, threshold, net, group_codes, groups, metrics, (i_max, i_min) = (
-            self._evaluate(frame, eo_labels, encoding, sensitive, mediators, fallback)
+        ev = self._evaluate(frame, eo_labels, encoding, multipliers, weight)
+        reference = self._unit_rule.decision_function(frame) > 0
+        self.multiplier_ = int(ev.multiplier)
+        self.agreement_ = float(
+            self._agreements(encoding, frame, reference, [ev.multiplier], weight)[0]
         )
-        _, agreement = self._agreement(encoding, frame, reference, [l])
-        self.multiplier_ = int(l)
-        self.agreement_ = float(agreement)
+        self._set_evaluation(ev, encoding)
         if self.agreement_ < MIN_AGREEMENT:
-            self._warn_low_agreement(encoding, frame, reference)
-        self._weights = weights
-        self.threshold_ = threshold
-        self.weights_ = {
-            v.name: pd.Series(w, index=pd.Index(v.states, dtype=object), name=v.name)
-            for v, w in zip(encoding.variables, weights)
-        }
-        self.network_ = net
-        self.groups_ = groups
-        self.metrics_ = metrics
-        self._group_codes = group_codes
-        self.most_favored_group_ = {s: groups[s].iloc[i_max] for s in sensitive}
-        self.least_favored_group_ = {s: groups[s].iloc[i_min] for s in sensitive}
+            self._warn_low_agreement(encoding, frame, reference, weight)
         return self
 
     # ------------------------------------------------------------------ verification
-    def verify(self, X, y=None) -> dict:
+    def _check_verify_frame(self, frame: pd.DataFrame) -> None:
+        if isinstance(self.network, BayesNet):
+            raise ValueError(
+                "verify re-estimates the network from data; this verifier was given a "
+                "fixed BayesNet. Use network='learn' or 'independent'."
+            )
+        missing = [c for c in self.variables_ if c not in frame.columns]
+        if missing:
+            raise ValueError(f"X lacks the column(s) {missing} used by the verifier.")
+        for s in self._sensitive:
+            check_unambiguous(frame[s], s)
+            if frame[s].nunique() < 2:
+                raise ValueError(
+                    f"Sensitive feature {s!r} has a single group in X; fairness needs two."
+                )
+
+    def verify(self, X, y=None, *, sample_weight=None) -> VerificationResult:
         """Re-estimate the distribution on other data and verify the fitted rule on it.
 
         The rule, bins, multiplier and network strategy of ``fit`` are kept; only the
@@ -730,11 +921,16 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             Data with the columns seen in ``fit``.
         y : array-like of shape (n_samples,), default=None
             Labels, for equalized odds; validated as in :meth:`fit`.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of every row in the counts of the network, of the
+            group supports and of the agreement (see :meth:`fit`).
 
         Returns
         -------
-        dict
-            The metrics, as in ``metrics_``.
+        VerificationResult
+            ``groups`` (as ``groups_``), ``metrics`` (as ``metrics_``), the most and
+            least favored groups, and the agreement of the integer rule with the
+            estimator on ``X``.
 
         Raises
         ------
@@ -755,42 +951,77 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         >>> y = (X["x"] > 0.5).astype(int)
         >>> ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
         ...                        n_bins=10).fit(X[:500], y[:500])
-        >>> sorted(ver.verify(X[500:], y[500:]))
+        >>> result = ver.verify(X[500:], y[500:])
+        >>> sorted(result.metrics)
         ['disparate_impact', 'equalized_odds', 'statistical_parity']
         """
         check_is_fitted(self)
-        if isinstance(self.network, BayesNet):
-            raise ValueError(
-                "verify re-estimates the network from data; this verifier was given a "
-                "fixed BayesNet. Use network='learn' or 'independent'."
-            )
         frame = self._frame(X, reset=False)
-        missing = [c for c in self.variables_ if c not in frame.columns]
-        if missing:
-            raise ValueError(f"X lacks the column(s) {missing} used by the verifier.")
-        for s in self._sensitive:
-            check_unambiguous(frame[s], s)
-            if frame[s].nunique() < 2:
-                raise ValueError(
-                    f"Sensitive feature {s!r} has a single group in X; fairness needs two."
-                )
+        weight = check_sample_weight(sample_weight, len(frame))
+        y = None if y is None else _check_y_shape(y, len(frame))
+        frame, y, weight = _positive_rows(frame, y, weight)
+        self._check_verify_frame(frame)
         y_pos = None if y is None else self._positive_labels(y, len(frame))
         # A discrete numeric value absent from the rows of fit gets its own state (its
         # contribution is exact), since the network is learned again from X.
-        result = self._evaluate(
-            frame, y_pos, self._encoding.covering(frame), self._sensitive, self._mediators,
-            [self.multiplier_],
+        encoding = self._encoding.covering(frame)
+        ev = self._evaluate(frame, y_pos, encoding, [self.multiplier_], weight)
+        reference = self._unit_rule.decision_function(frame) > 0
+        agreement = self._agreements(encoding, frame, reference, [self.multiplier_], weight)
+        return VerificationResult(
+            groups=ev.groups,
+            metrics=ev.metrics,
+            most_favored_group=self._favored(ev.groups, ev.most_favored),
+            least_favored_group=self._favored(ev.groups, ev.least_favored),
+            agreement=float(agreement[0]),
         )
-        return result[6]
 
-    def fairness_influence(self, features=None, *, reference="support") -> pd.DataFrame:
+    # ------------------------------------------------------------------ influence
+    def _feature_subsets(self, features) -> list[list[str]]:
+        """The feature subsets of :meth:`fairness_influence`, validated."""
+        non_sensitive = [n for n in self.variables_ if n not in self._sensitive]
+        if features is None:
+            return [[n] for n in non_sensitive]
+        if isinstance(features, str):
+            features = [features]
+        subsets = [[f] if isinstance(f, str) else list(f) for f in features]
+        for subset in subsets:
+            if not subset:
+                raise ValueError("An empty feature subset has no influence to measure.")
+            for f in subset:
+                if f in self._sensitive:
+                    raise ValueError(
+                        f"{f!r} is a sensitive feature; FIF is defined for non-sensitive "
+                        "features."
+                    )
+                if f not in self.variables_:
+                    raise ValueError(
+                        f"{f!r} is not a variable of the verifier; variables: "
+                        f"{non_sensitive}."
+                    )
+        return subsets
+
+    def _rates_without(self, subset, reference) -> np.ndarray:
+        """Group positive rates with the features ``subset`` replaced by references."""
+        idx = [self.variables_.index(f) for f in subset]
+        dists = None
+        if reference == "support":
+            dists = [self._encoding.variables[i].support_distribution() for i in idx]
+        net = uniform_network(self.network_, idx, dists)
+        return group_rates(net, self._weights, self.threshold_, self._sens_idx,
+                           self._group_codes, self.max_table_size)
+
+    def fairness_influence(self, features=None, *, reference="support"
+                           ) -> FairnessInfluenceResult:
         """Fairness influence function (FIF) of features, per sensitive group.
 
-        ``FIF_a(S) = Pr[Yhat = 1 | A = a, D] - Pr[Yhat = 1 | A = a, D_-S]``, where
-        ``D_-S`` replaces the distribution of the features ``S`` by independent uniform
-        ones within their support (FVGM Section 5 and Appendix E, the group-specific
-        influence ``FIF_a``). A positive value means the real distribution of ``S``
-        raises the group's positive rate.
+        For a group ``a`` and a set of features ``S``,
+        ``FIF_a(S) = P_D(a) - P_D'(a)``, where ``P_D(a) = Pr[Yhat = 1 | A = a]``
+        under the fitted network ``D`` and ``P_D'(a)`` is the same probability under
+        the network ``D'`` in which the features ``S`` follow independent uniform
+        distributions within their support (FVGM Section 5 and Appendix E, the
+        group-specific influence ``FIF_a``). A positive value means the real
+        distribution of ``S`` raises the group's positive rate.
 
         Parameters
         ----------
@@ -809,9 +1040,10 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        pandas.DataFrame
-            One row per feature (subsets joined with ``" + "``), one column per group
-            of ``groups_`` (a MultiIndex with several sensitive features).
+        FairnessInfluenceResult
+            ``table``: one row per feature (subsets joined with ``" + "``), one column
+            per group of ``groups_`` (a MultiIndex with several sensitive features);
+            ``reference``.
 
         Examples
         --------
@@ -824,63 +1056,29 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         >>> y = (X["x"] + X["z"] > 0.5).astype(int)
         >>> ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
         ...                        n_bins=10).fit(X, y)
-        >>> ver.fairness_influence().index.tolist()
+        >>> ver.fairness_influence().table.index.tolist()
         ['x', 'z']
         """
         check_is_fitted(self)
-        non_sensitive = [n for n in self.variables_ if n not in self._sensitive]
-        if features is None:
-            subsets = [[n] for n in non_sensitive]
-        else:
-            if isinstance(features, str):
-                features = [features]
-            subsets = [[f] if isinstance(f, str) else list(f) for f in features]
-        for subset in subsets:
-            if not subset:
-                raise ValueError("An empty feature subset has no influence to measure.")
-            for f in subset:
-                if f in self._sensitive:
-                    raise ValueError(
-                        f"{f!r} is a sensitive feature; FIF is defined for non-sensitive "
-                        "features."
-                    )
-                if f not in self.variables_:
-                    raise ValueError(
-                        f"{f!r} is not a variable of the verifier; variables: "
-                        f"{non_sensitive}."
-                    )
-        base = self.groups_["positive_rate"].to_numpy()
-
         if reference not in ("support", "states"):
             raise ValueError(
                 f"reference must be 'support' (uniform over each feature's observed range, "
                 f"FVGM Appendix E) or 'states' (uniform over its states); got {reference!r}."
             )
-
-        def one(subset):
-            idx = [self.variables_.index(f) for f in subset]
-            dists = None
-            if reference == "support":
-                dists = [self._encoding.variables[i].support_distribution() for i in idx]
-            net = uniform_network(self.network_, idx, dists)
-            return base - group_rates(
-                net, self._weights, self.threshold_, self._sens_idx, self._group_codes,
-                self.max_table_size,
-            )
-
-        tasks = [delayed(one)(s) for s in subsets]
+        subsets = self._feature_subsets(features)
+        base = self.groups_["positive_rate"].to_numpy()
+        tasks = [delayed(self._rates_without)(s, reference) for s in subsets]
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-        rows = list(tqdm(parallel(tasks), total=len(tasks), desc="FIF",
-                         disable=not self.verbose))
+        rows = [base - r for r in tqdm(parallel(tasks), total=len(tasks), desc="FIF",
+                                       disable=not self.verbose)]
         if len(self._sensitive) == 1:
             columns = pd.Index(self.groups_[self._sensitive[0]].tolist(),
                                name=self._sensitive[0])
         else:
             columns = pd.MultiIndex.from_frame(self.groups_[self._sensitive])
         index = pd.Index([" + ".join(s) for s in subsets], name="feature")
-        result = pd.DataFrame(np.vstack(rows), index=index, columns=columns)
-        result.attrs["reference"] = reference
-        return result
+        table = pd.DataFrame(np.vstack(rows), index=index, columns=columns)
+        return FairnessInfluenceResult(table=table, reference=reference)
 
     # ------------------------------------------------------------------ delegation
     def predict(self, X):

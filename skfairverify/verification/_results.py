@@ -1,0 +1,128 @@
+"""Result objects of :class:`~skfairverify.FairnessVerifier`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..utils._results import Result
+
+__all__ = ["FairnessInfluenceResult", "VerificationResult"]
+
+
+@dataclass(repr=False, eq=False)
+class VerificationResult(Result):
+    """Exact group fairness of the verified rule, as returned by ``verify``.
+
+    Attributes
+    ----------
+    groups : pandas.DataFrame
+        One row per compound sensitive group: a column per sensitive feature,
+        ``positive_rate`` (exact ``Pr[Yhat = 1 | A = a]`` under the network),
+        ``support`` (rows of the group, or the sum of their weights with
+        ``sample_weight``), and with labels ``true_positive_rate`` and
+        ``false_positive_rate``; with mediators ``path_specific_rate``.
+    metrics : dict
+        ``disparate_impact`` (min / max positive rate, 1 is fair),
+        ``statistical_parity`` (max - min), ``equalized_odds`` (with labels),
+        ``path_specific_causal`` (with mediators).
+    most_favored_group : dict
+        Sensitive feature -> value of the group with the largest positive rate.
+    least_favored_group : dict
+        Same for the smallest positive rate.
+    agreement : float
+        Share of the rows (of their weight with ``sample_weight``) on which the
+        verified integer rule decides as the estimator.
+
+    See Also
+    --------
+    FairnessVerifier.verify : Returns this object.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skfairverify import FairnessVerifier
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 1000)
+    >>> X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0)})
+    >>> y = (X["x"] > 0.5).astype(int)
+    >>> ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
+    ...                        n_bins=10).fit(X[:500], y[:500])
+    >>> result = ver.verify(X[500:], y[500:])
+    >>> sorted(result.metrics)
+    ['disparate_impact', 'equalized_odds', 'statistical_parity']
+    >>> result.to_frame().columns.tolist()[:3]
+    ['a', 'positive_rate', 'support']
+    """
+
+    groups: pd.DataFrame
+    metrics: dict
+    most_favored_group: dict
+    least_favored_group: dict
+    agreement: float
+
+    def to_frame(self) -> pd.DataFrame:
+        """The groups table (one row per compound sensitive group).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return self.groups
+
+    def _summary(self) -> str:
+        metrics = ", ".join(f"{k}={v:.4g}" for k, v in self.metrics.items())
+        return f"{len(self.groups)} groups; {metrics}; agreement={self.agreement:.4g}"
+
+
+@dataclass(repr=False, eq=False)
+class FairnessInfluenceResult(Result):
+    """Fairness influence of features per group, as returned by ``fairness_influence``.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per feature (subsets joined with ``" + "``), one column per group
+        (a MultiIndex with several sensitive features): ``FIF_a(S)``, the group's
+        positive rate minus the same with ``S`` replaced by a reference distribution.
+    reference : {"support", "states"}
+        The reference distribution: uniform within each feature's observed range
+        (``"support"``, FVGM Appendix E) or uniform over its states (``"states"``).
+
+    See Also
+    --------
+    FairnessVerifier.fairness_influence : Returns this object.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skfairverify import FairnessVerifier
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 1000)
+    >>> X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0), "z": rng.normal(0, 1, 1000)})
+    >>> y = (X["x"] + X["z"] > 0.5).astype(int)
+    >>> ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
+    ...                        n_bins=10).fit(X, y)
+    >>> fif = ver.fairness_influence()
+    >>> fif.reference, fif.to_frame().index.tolist()
+    ('support', ['x', 'z'])
+    """
+
+    table: pd.DataFrame
+    reference: str
+
+    def to_frame(self) -> pd.DataFrame:
+        """The influence table (one row per feature, one column per group).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return self.table
+
+    def _summary(self) -> str:
+        return (f"{self.table.shape[0]} features x {self.table.shape[1]} groups; "
+                f"reference={self.reference!r}")
