@@ -106,7 +106,7 @@ def main(argv=None):
     strata = pd.Series(y.astype(str)) + X["sex"]
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0,
                                               stratify=strata)
-    common = dict(X_test=X_te, y_test=y_te, sensitive_feature="sex", features=FEATURES,
+    common = dict(X_test=X_te, y_test=y_te, sensitive_features="sex", features=FEATURES,
                   metric="tpr", baseline=0.5, values=MEMBERS, n_jobs=args.n_jobs)
     print(f"Adult: {len(X_tr)} train / {len(X_te)} test rows; features {FEATURES}; "
           f"sensitive sex; TPR / 0.5; n_bootstrap={n_boot}")
@@ -114,7 +114,7 @@ def main(argv=None):
     start = time.perf_counter()
     asym = esl_decomposition(model(), X_tr, y_tr, ci="asymptotic", **common)
     t_asym = time.perf_counter() - start
-    t_plain = plain_fits(X_tr, y_tr, X_te, asym.attrs["coalitions"])
+    t_plain = plain_fits(X_tr, y_tr, X_te, asym.coalitions)
     start = time.perf_counter()
     boot = esl_decomposition(model(), X_tr, y_tr, ci="bootstrap", n_bootstrap=n_boot,
                              random_state=0, **common)
@@ -126,8 +126,8 @@ def main(argv=None):
 
     pd.set_option("display.width", 200)
     pd.set_option("display.max_columns", 30)
-    first = asym.attrs["first_stage"]
-    fb = boot.attrs["first_stage"]
+    first = asym.first_stage
+    fb = boot.first_stage
     rows = []
     for v in MEMBERS:
         rows.append({
@@ -150,7 +150,7 @@ def main(argv=None):
     rows = []
     for v in MEMBERS:
         for f in FEATURES:
-            a, b = asym.loc[(v, f)], boot.loc[(v, f)]
+            a, b = asym.contributions.loc[(v, f)], boot.contributions.loc[(v, f)]
             p = PAPER_SECOND[v][f]
             w_a, w_b = a.esl_ci_high - a.esl_ci_low, b.esl_ci_high - b.esl_ci_low
             rows.append({
@@ -174,13 +174,13 @@ def main(argv=None):
     print("\nTimings (wall, seconds)")
     timing = pd.DataFrame([
         {"what": "fit+predict the coalition models only",
-         "n_fits": asym.attrs["n_fits"], "seconds": t_plain, "ratio": 1.0},
+         "n_fits": asym.n_fits, "seconds": t_plain, "ratio": 1.0},
         {"what": "decomposition, 5 members, asymptotic intervals",
-         "n_fits": asym.attrs["n_fits"], "seconds": t_asym, "ratio": t_asym / t_plain},
+         "n_fits": asym.n_fits, "seconds": t_asym, "ratio": t_asym / t_plain},
         {"what": f"decomposition, 5 members, bootstrap B={n_boot}",
-         "n_fits": boot.attrs["n_fits"], "seconds": t_boot, "ratio": t_boot / t_plain},
+         "n_fits": boot.n_fits, "seconds": t_boot, "ratio": t_boot / t_plain},
         {"what": "decomposition, Equal Surplus only, asymptotic",
-         "n_fits": es.attrs["n_fits"], "seconds": t_es, "ratio": t_es / t_plain},
+         "n_fits": es.n_fits, "seconds": t_es, "ratio": t_es / t_plain},
     ]).set_index("what")
     print(timing.round(3).to_string())
     print(f"\ntarget asymptotic decomposition <= 2x plain fits: {t_asym / t_plain <= 2}")

@@ -70,24 +70,25 @@ model = make_pipeline(
     VotingClassifier(voters, voting="soft"),
 )
 
-result = esl_decomposition(model, X, y, sensitive_feature="sex", metric="tpr",
+result = esl_decomposition(model, X, y, sensitive_features="sex", metric="tpr",
                            test_size=0.3, random_state=0)
-first = result.attrs["first_stage"]
-print(f"Units: {result.attrs['units']}")
+first = result.first_stage
+print(f"Units: {result.units}")
 print("First stage: group ESL values of TPR / 0.5, Female - Male difference in ESL units")
 print("(esl_*) and the raw TPR gap in TPR units (metric_*), one test (z, p_value)")
 print(first.to_string(float_format="{:.4f}".format))
 print()
 print("Second stage: contributions of every feature to each group's value (ESL units)")
-print(result.drop(columns=["z"]).to_string(float_format="{:.4f}".format))
+contributions = result.contributions
+print(contributions.drop(columns=["z"]).to_string(float_format="{:.4f}".format))
 
 # efficiency: the contributions of a group add up to its first-stage value
-sums = result[["Female", "Male"]].groupby(level="value", sort=False).sum()
+sums = contributions[["Female", "Male"]].groupby(level="value", sort=False).sum()
 error = float((sums - first[["Female", "Male"]]).abs().to_numpy().max())
-flagged = sorted({f for (_, f), m in result["majority"].items() if m})
+flagged = sorted(result.flagged)
 print()
-print(f"{result.attrs['n_fits']} coalition models fitted in "
-      f"{result.attrs['wall_time']:.1f} s; features flagged by majority: {flagged}")
+print(f"{result.n_fits} coalition models fitted in {result.wall_time:.1f} s; "
+      f"features flagged by majority: {flagged}")
 print(f"CHECK efficiency_error={error:.2e} first_stage_p={first['p_value'].iloc[0]:.4g} "
       f"tpr_gap={first['metric_difference'].iloc[0]:.4f} "
       f"esl_gap={first['esl_difference'].iloc[0]:.4f} flagged={','.join(flagged) or 'none'}")

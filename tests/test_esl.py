@@ -15,7 +15,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skfairverify import esl_coefficients, esl_decomposition, esl_value, group_esl
-from skfairverify.metrics import FairnessScorer, make_esl_scorer
+from skfairverify.metrics import make_esl_scorer
+from skfairverify.metrics._base import _FairnessScorer
 
 MEMBERS = ("shapley", "solidarity", "equal_surplus", "consensus", "lsp")
 
@@ -116,10 +117,10 @@ def test_constants_match_design_formulas(value, n):
 
 
 def test_constants_bad_input():
-    with pytest.raises(ValueError, match="shapley.*solidarity"):
+    with pytest.raises(ValueError, match="'value' parameter of esl_coefficients .*shapley"):
         esl_coefficients("banzhaf", 3)
     for n in (0, -1, 2.5, True):
-        with pytest.raises(ValueError, match="positive integer"):
+        with pytest.raises(ValueError, match="positive integer|'n' parameter of esl_coeff"):
             esl_coefficients("shapley", n)
 
 
@@ -178,7 +179,7 @@ def test_equal_surplus_evaluates_linear_number_of_coalitions():
 
 def test_esl_value_bad_input():
     game = {frozenset({0}): 1.0, frozenset({1}): 1.0, frozenset({0, 1}): 3.0}
-    with pytest.raises(ValueError, match="Unknown ESL value"):
+    with pytest.raises(ValueError, match="'value' parameter of esl_value"):
         esl_value(game, 2, "owen")
     with pytest.raises(ValueError, match="shape"):
         esl_value(game, 2, [0.5, 0.5, 1.0])
@@ -190,9 +191,9 @@ def test_esl_value_bad_input():
         esl_value({frozenset({0}): 1.0}, 2)
     with pytest.raises(ValueError, match="empty coalition"):
         esl_value({**game, frozenset(): 1.0}, 2)
-    with pytest.raises(TypeError, match="mapping"):
+    with pytest.raises(TypeError, match="'game' parameter of esl_value"):
         esl_value(3.0, 2)
-    with pytest.raises(ValueError, match="positive integer"):
+    with pytest.raises(ValueError, match="'n_players' parameter of esl_value"):
         esl_value(game, 0)
     with pytest.raises(ValueError, match="NaN"):
         esl_value(lambda S: np.nan, 2)
@@ -221,11 +222,11 @@ def simulated(n=3000, seed=0, p=(0.8, 0.6)):
 
 def test_table1_pattern_two_groups():
     y, y_pred, g = simulated()
-    res = {v: group_esl(y, y_pred, g, metric="tpr", value=v) for v in MEMBERS}
+    res = {v: group_esl(y, y_pred, sensitive_features=g, metric="tpr", value=v) for v in MEMBERS}
     tpr = [y_pred[(g == k) & (y == 1)].mean() for k in ("men", "women")]
     gap = (tpr[0] - tpr[1]) / 0.5
     for v in ("shapley", "equal_surplus", "consensus", "lsp"):
-        pd.testing.assert_series_equal(res[v].values, res["shapley"].values)
+        pd.testing.assert_series_equal(res[v].esl_values, res["shapley"].esl_values)
         assert res[v].esl_difference == pytest.approx(gap)
         assert res[v].metric_difference == pytest.approx(gap * 0.5)
     assert res["solidarity"].esl_difference == pytest.approx(gap / 2)
@@ -233,14 +234,14 @@ def test_table1_pattern_two_groups():
     assert res["solidarity"].metric_std_error == pytest.approx(res["shapley"].metric_std_error)
     assert res["solidarity"].z == pytest.approx(res["shapley"].z)
     for r in res.values():
-        assert r.values.sum() == pytest.approx(r.total)
+        assert r.esl_values.sum() == pytest.approx(r.total)
         assert r.total == pytest.approx(y_pred[y == 1].mean() / 0.5)
-        np.testing.assert_allclose(r.shares, r.values / r.total)
+        np.testing.assert_allclose(r.shares, r.esl_values / r.total)
 
 
 def test_two_group_standard_error_matches_binomial_formula():
     y, y_pred, g = simulated(seed=1)
-    res = group_esl(y, y_pred, g, metric="tpr", value="equal_surplus")
+    res = group_esl(y, y_pred, sensitive_features=g, metric="tpr", value="equal_surplus")
     var = 0.0
     for k in ("men", "women"):
         rows = (g == k) & (y == 1)
@@ -283,18 +284,18 @@ def test_group_esl_hand_made_three_groups(metric, value):
         rows = np.isin(g, [labels[k] for k in S])
         return metric_by_hand(metric, y[rows], yhat[rows]) / 0.4
 
-    res = group_esl(y, yhat, g, metric=metric, value=value, baseline=0.4)
-    np.testing.assert_allclose(res.values.to_numpy(), esl_value(game, 3, value), atol=1e-12)
+    res = group_esl(y, yhat, sensitive_features=g, metric=metric, value=value, baseline=0.4)
+    np.testing.assert_allclose(res.esl_values.to_numpy(), esl_value(game, 3, value), atol=1e-12)
     assert res.total == pytest.approx(game(frozenset({0, 1, 2})))
     for name in ("compared", "esl_difference", "esl_std_error", "esl_ci", "metric_difference",
                  "metric_std_error", "metric_ci", "z", "p_value"):
         assert getattr(res, name) is None, name
-    assert list(res.values.index) == labels
+    assert list(res.esl_values.index) == labels
     frame = res.to_frame()
     assert list(frame.index) == labels and frame["esl_value"].sum() == pytest.approx(res.total)
     pair = res.pairwise()
     assert pair.loc[("a", "c"), "esl_difference"] == pytest.approx(
-        res.values["a"] - res.values["c"])
+        res.esl_values["a"] - res.esl_values["c"])
     assert pair.loc[("a", "c"), "metric_difference"] == pytest.approx(
         metric_by_hand(metric, y[g == "a"], yhat[g == "a"])
         - metric_by_hand(metric, y[g == "c"], yhat[g == "c"]))
@@ -306,8 +307,8 @@ def test_group_metric_matches_fairlearn_metricframe():
     y, y_pred, g = simulated(seed=2)
     for metric, fn in (("tpr", true_positive_rate), ("fpr", false_positive_rate)):
         mf = MetricFrame(metrics=fn, y_true=y, y_pred=y_pred, sensitive_features=g)
-        res = group_esl(y, y_pred, g, metric=metric)
-        np.testing.assert_allclose(res.group_metric.to_numpy(), mf.by_group.to_numpy())
+        res = group_esl(y, y_pred, sensitive_features=g, metric=metric)
+        np.testing.assert_allclose(res.metric_by_group.to_numpy(), mf.by_group.to_numpy())
         assert res.total == pytest.approx(mf.overall / 0.5)
 
 
@@ -318,7 +319,7 @@ def test_multi_stage_intersections():
     y = rng.integers(0, 2, n)
     yhat = rng.integers(0, 2, n)
     value = "solidarity"
-    res = group_esl(y, yhat, S, metric="selection_rate", value=value)
+    res = group_esl(y, yhat, sensitive_features=S, metric="selection_rate", value=value)
 
     def v(sexes, races):
         rows = S.sex.isin(sexes) & S.race.isin(races)
@@ -333,9 +334,9 @@ def test_multi_stage_intersections():
                 return esl_value(lambda G: v([sexes[k] for k in G], allowed), 2, value)[g_idx]
 
             expected = esl_value(stage2, 3, value)[r_idx]
-            assert res.values[(sex, race)] == pytest.approx(expected)
-    assert res.values.sum() == pytest.approx(res.total)
-    assert res.values.index.names == ["sex", "race"]
+            assert res.esl_values[(sex, race)] == pytest.approx(expected)
+    assert res.esl_values.sum() == pytest.approx(res.total)
+    assert res.esl_values.index.names == ["sex", "race"]
 
 
 def test_multi_stage_parity_gives_equal_values():
@@ -344,21 +345,21 @@ def test_multi_stage_parity_gives_equal_values():
     race = np.tile(np.repeat(["x", "y", "z"], 20), 2)
     yhat = np.tile(np.r_[np.ones(5), np.zeros(15)], 6).astype(int)
     y = np.tile(np.r_[np.ones(10), np.zeros(10)], 6).astype(int)
-    res = group_esl(y, yhat, pd.DataFrame({"sex": sex, "race": race}),
+    res = group_esl(y, yhat, sensitive_features=pd.DataFrame({"sex": sex, "race": race}),
                     metric="selection_rate", value="shapley")
-    np.testing.assert_allclose(res.values.to_numpy(), res.total / 6)
+    np.testing.assert_allclose(res.esl_values.to_numpy(), res.total / 6)
 
 
 def test_asymptotic_standard_error_close_to_bootstrap():
     rng = np.random.default_rng(11)
     y, y_pred, g = simulated(n=1500, seed=4)
     for metric in ("tpr", "ppv"):
-        res = group_esl(y, y_pred, g, metric=metric, value="shapley")
+        res = group_esl(y, y_pred, sensitive_features=g, metric=metric, value="shapley")
         reps = []
         for _ in range(150):  # rows resampled i.i.d., the design the variance assumes
             idx = rng.integers(0, y.size, y.size)
-            reps.append(group_esl(y[idx], y_pred[idx], g[idx], metric=metric,
-                                  value="shapley").values.to_numpy())
+            reps.append(group_esl(y[idx], y_pred[idx], sensitive_features=g[idx], metric=metric,
+                                  value="shapley").esl_values.to_numpy())
         reps = np.array(reps)
         ratio_diff = res.esl_std_error / (reps[:, 0] - reps[:, 1]).std(ddof=1)
         ratio_groups = res.esl_std_errors.to_numpy() / reps.std(axis=0, ddof=1)
@@ -369,36 +370,50 @@ def test_asymptotic_standard_error_close_to_bootstrap():
 def test_group_esl_bad_input():
     y, y_pred, g = simulated(n=200)
     with pytest.raises(ValueError, match="single group"):
-        group_esl(y, y_pred, np.zeros(200))
+        group_esl(y, y_pred, sensitive_features=np.zeros(200))
     y_no_pos = y.copy()
     y_no_pos[g == "women"] = 0
     with pytest.raises(ValueError, match="'women' has no rows with y_true == 1"):
-        group_esl(y_no_pos, y_pred, g, metric="tpr")
+        group_esl(y_no_pos, y_pred, sensitive_features=g, metric="tpr")
     no_pp = y_pred.copy()
     no_pp[g == "men"] = 0
     with pytest.raises(ValueError, match="'men' has no rows with y_pred == 1"):
-        group_esl(y, no_pp, g, metric="ppv")
+        group_esl(y, no_pp, sensitive_features=g, metric="ppv")
     with pytest.raises(ValueError, match="y_true contains NaN"):
-        group_esl(np.where(np.arange(200) == 3, np.nan, y), y_pred, g)
-    with pytest.raises(ValueError, match="sensitive column 'sensitive' contains NaN"):
-        group_esl(y, y_pred, np.where(np.arange(200) == 3, None, g))
-    with pytest.raises(ValueError, match="Unknown metric 'accuracy'"):
-        group_esl(y, y_pred, g, metric="accuracy")
-    with pytest.raises(ValueError, match="Unknown ESL value 'owen'"):
-        group_esl(y, y_pred, g, value="owen")
+        group_esl(np.where(np.arange(200) == 3, np.nan, y), y_pred, sensitive_features=g)
+    with pytest.raises(ValueError, match="'sensitive_features' contains NaN"):
+        group_esl(y, y_pred, sensitive_features=np.where(np.arange(200) == 3, None, g))
+    with pytest.raises(ValueError, match="'metric' parameter of group_esl must be a str among"):
+        group_esl(y, y_pred, sensitive_features=g, metric="accuracy")
+    with pytest.raises(ValueError, match="'value' parameter of group_esl"):
+        group_esl(y, y_pred, sensitive_features=g, value="owen")
     with pytest.raises(ValueError, match="y_pred has 199 rows"):
-        group_esl(y, y_pred[:-1], g)
-    with pytest.raises(ValueError, match="sensitive has 199 rows"):
-        group_esl(y, y_pred, g[:-1])
+        group_esl(y, y_pred[:-1], sensitive_features=g)
+    with pytest.raises(ValueError, match="sensitive_features has 199 rows"):
+        group_esl(y, y_pred, sensitive_features=g[:-1])
     with pytest.raises(ValueError, match="only 0 and 1"):
-        group_esl(y * 2, y_pred, g)
-    with pytest.raises(ValueError, match="baseline"):
-        group_esl(y, y_pred, g, baseline=0)
+        group_esl(y * 2, y_pred, sensitive_features=g)
+    for bad in (0, -1.0, np.inf, np.nan):
+        with pytest.raises(ValueError, match="baseline"):
+            group_esl(y, y_pred, sensitive_features=g, baseline=bad)
     with pytest.raises(ValueError, match="confidence"):
-        group_esl(y, y_pred, g, confidence=1.5)
+        group_esl(y, y_pred, sensitive_features=g, confidence=1.5)
+    with pytest.raises(ValueError, match="b_n must be 1"):
+        group_esl(y, y_pred, sensitive_features=g, value=[0.5, 0.5])
+    with pytest.raises(ValueError, match="sensitive_features"):  # a name: no X here
+        group_esl(y, y_pred, sensitive_features="sex")
+    with pytest.raises(TypeError):  # keyword-only
+        group_esl(y, y_pred, g)
+    with pytest.raises(ValueError, match="Negative"):
+        group_esl(y, y_pred, sensitive_features=g, sample_weight=np.r_[-1.0, np.ones(199)])
+    with pytest.raises(ValueError, match="one weight per row"):
+        group_esl(y, y_pred, sensitive_features=g, sample_weight=np.ones(199))
+    w = np.where(g == "women", 0.0, 1.0)  # a group of zero weight has no rows
+    with pytest.raises(ValueError, match="'women' has no rows with y_true == 1 .* weight"):
+        group_esl(y, y_pred, sensitive_features=g, sample_weight=w)
     S = pd.DataFrame({"a": np.repeat(["p", "q"], 100), "b": np.repeat(["u", "v"], 100)})
     with pytest.raises(ValueError, match="intersection"):
-        group_esl(y, y_pred, S, metric="selection_rate")
+        group_esl(y, y_pred, sensitive_features=S, metric="selection_rate")
 
 
 # ------------------------------------------------------------------ decomposition
@@ -435,8 +450,9 @@ def test_decomposition_matches_direct_computation_and_is_efficient():
     X, y = make_data()
     X_tr, X_te, y_tr, y_te = X.iloc[:1000], X.iloc[1000:], y[:1000], y[1000:]
     feats = ["x0", "x1", "x2"]
-    res = esl_decomposition(LogisticRegression(), X_tr, y_tr, X_test=X_te, y_test=y_te,
-                            sensitive_feature="sex", metric="tpr")
+    dec = esl_decomposition(LogisticRegression(), X_tr, y_tr, X_test=X_te, y_test=y_te,
+                            sensitive_features="sex", metric="tpr")
+    res = dec.contributions
     g = X_te.sex.to_numpy()
     preds = {}
     for S in subsets(range(3)):
@@ -459,38 +475,38 @@ def test_decomposition_matches_direct_computation_and_is_efficient():
             np.testing.assert_allclose(res.loc[value][grp].to_numpy(), expected, atol=1e-12)
             # efficiency across features
             assert res.loc[value][grp].sum() == pytest.approx(
-                res.attrs["first_stage"].loc[value, grp])
+                dec.first_stage.loc[value, grp])
         sub = res.loc[value]
         np.testing.assert_allclose(sub["esl_difference"], sub[0] - sub[1])
     # the first stage of the full model is group_esl of its predictions
-    full = group_esl(y_te, preds[frozenset({0, 1, 2})], g, value="solidarity")
-    np.testing.assert_allclose(res.attrs["first_stage"].loc["solidarity", [0, 1]],
-                               full.values.to_numpy())
-    assert res.attrs["first_stage"].loc["solidarity", "esl_std_error"] == pytest.approx(
+    full = group_esl(y_te, preds[frozenset({0, 1, 2})], sensitive_features=g, value="solidarity")
+    np.testing.assert_allclose(dec.first_stage.loc["solidarity", [0, 1]],
+                               full.esl_values.to_numpy())
+    assert dec.first_stage.loc["solidarity", "esl_std_error"] == pytest.approx(
         full.esl_std_error)
-    assert res.attrs["first_stage"].loc["solidarity", "metric_difference"] == pytest.approx(
+    assert dec.first_stage.loc["solidarity", "metric_difference"] == pytest.approx(
         full.metric_difference)
-    assert res.attrs["first_stage"].loc["solidarity", "metric_std_error"] == pytest.approx(
+    assert dec.first_stage.loc["solidarity", "metric_std_error"] == pytest.approx(
         full.metric_std_error)
     # majority: a strict majority of the 5 members reject equality
     for f in feats:
         n_reject = (res.xs(f, level="feature")["p_value"] < 0.05).sum()
         assert (res.xs(f, level="feature")["majority"] == (n_reject >= 3)).all()
-    assert res.attrs["n_fits"] == 7
+    assert dec.n_fits == 7 and dec.to_frame() is res and not res.attrs
 
 
 def test_equal_surplus_fits_only_n_plus_one_models():
     X, y = make_data(n=600, n_features=4)
     FITS.clear()
-    res = esl_decomposition(CountingLR(), X, y, sensitive_feature="sex",
+    res = esl_decomposition(CountingLR(), X, y, sensitive_features="sex",
                             values=("equal_surplus",), random_state=0)
     # n + 2 coalitions: the empty one (worth 0, no model), the n singletons and the full set
     assert sorted(FITS) == sorted([("x0",), ("x1",), ("x2",), ("x3",), ("x0", "x1", "x2", "x3")])
     assert "sex" not in {c for f in FITS for c in f}
     FITS.clear()
-    esl_decomposition(CountingLR(), X, y, sensitive_feature="sex", random_state=0)
+    esl_decomposition(CountingLR(), X, y, sensitive_features="sex", random_state=0)
     assert len(FITS) == 2**4 - 1 and len(set(FITS)) == len(FITS)  # each coalition once
-    assert res.attrs["n_fits"] == 5
+    assert res.n_fits == 5 and not res.contributions.attrs
 
 
 class FixedRule(ClassifierMixin, BaseEstimator):
@@ -519,7 +535,8 @@ def test_asymptotic_std_error_matches_monte_carlo_over_test_sets():
     for _ in range(100):
         X_te, y_te, s_te = draw(600)
         res = esl_decomposition(FixedRule(), X_tr, y_tr, X_test=X_te, y_test=y_te,
-                                sensitive_test=s_te, values=("shapley", "equal_surplus"))
+                                sensitive_features=s_te,
+                                values=("shapley", "equal_surplus")).contributions
         diffs.append(res["esl_difference"].to_numpy())
         ses.append(res["esl_std_error"].to_numpy())
     ratio = np.mean(ses, axis=0) / np.std(diffs, axis=0, ddof=1)
@@ -528,19 +545,21 @@ def test_asymptotic_std_error_matches_monte_carlo_over_test_sets():
 
 def test_bootstrap_intervals_agree_with_asymptotic():
     X, y = make_data(n=2000)
-    kw = dict(sensitive_feature="sex", values=("equal_surplus", "solidarity"), random_state=0)
-    asym = esl_decomposition(LogisticRegression(), X, y, **kw)
-    boot = esl_decomposition(LogisticRegression(), X, y, ci="bootstrap", n_bootstrap=300, **kw)
+    kw = dict(sensitive_features="sex", values=("equal_surplus", "solidarity"), random_state=0)
+    asym_result = esl_decomposition(LogisticRegression(), X, y, **kw)
+    boot_result = esl_decomposition(LogisticRegression(), X, y, ci="bootstrap",
+                                    n_bootstrap=300, **kw)
+    asym, boot = asym_result.contributions, boot_result.contributions
     pd.testing.assert_frame_equal(asym[[0, 1, "esl_difference"]],
                                   boot[[0, 1, "esl_difference"]])
     ratio = asym["esl_std_error"] / boot["esl_std_error"]
     assert ratio.between(0.7, 1.4).all(), ratio
     width = (asym.esl_ci_high - asym.esl_ci_low) / (boot.esl_ci_high - boot.esl_ci_low)
     assert width.between(0.7, 1.4).all(), width
-    assert boot.attrs["ci"] == "bootstrap"
+    assert boot_result.ci == "bootstrap" and asym_result.ci == "asymptotic"
 
 
-def test_sensitive_test_route_and_feature_groups_in_pipeline():
+def test_sensitive_values_route_and_feature_groups_in_pipeline():
     X, y = make_data(n=900)
     rng = np.random.default_rng(1)
     X["cat"] = pd.Categorical(rng.choice(["u", "v", "w"], len(X)))
@@ -554,15 +573,17 @@ def test_sensitive_test_route_and_feature_groups_in_pipeline():
         LogisticRegression(),
     )
     by_col = esl_decomposition(model, X_tr, y_tr, X_test=X_te, y_test=y_te,
-                               sensitive_feature="sex", values=("equal_surplus",))
+                               sensitive_features="sex",
+                               values=("equal_surplus",)).contributions
     by_test = esl_decomposition(model, X_tr.drop(columns="sex"), y_tr,
                                 X_test=X_te.drop(columns="sex"), y_test=y_te,
-                                sensitive_test=X_te.sex.map({0: "F", 1: "M"}),
-                                values=("equal_surplus",))
+                                sensitive_features=X_te.sex.map({0: "F", 1: "M"}),
+                                values=("equal_surplus",)).contributions
     np.testing.assert_allclose(by_col[[0, 1]].to_numpy(), by_test[["F", "M"]].to_numpy())
     grouped = esl_decomposition(model, X_tr, y_tr, X_test=X_te, y_test=y_te,
-                                sensitive_feature="sex", values=("equal_surplus",),
-                                features={"first": ["x0", "x1"], "rest": ["x2", "cat"]})
+                                sensitive_features="sex", values=("equal_surplus",),
+                                features={"first": ["x0", "x1"],
+                                          "rest": ["x2", "cat"]}).contributions
     assert grouped.index.get_level_values("feature").tolist() == ["first", "rest"]
     assert grouped[0].sum() == pytest.approx(by_col[0].sum())
 
@@ -572,62 +593,73 @@ def test_decomposition_three_groups_compares_extremes():
     rng = np.random.default_rng(2)
     grp = np.where(X.sex == 1, "a", rng.choice(["b", "c"], len(X)))
     X = X.assign(sex=grp)
-    res = esl_decomposition(LogisticRegression(), X, y, sensitive_feature="sex",
+    dec = esl_decomposition(LogisticRegression(), X, y, sensitive_features="sex",
                             values=("equal_surplus",), random_state=0, metric="selection_rate")
-    first = res.attrs["first_stage"].loc["equal_surplus", ["a", "b", "c"]]
+    first = dec.first_stage.loc["equal_surplus", ["a", "b", "c"]]
     hi, lo = first.idxmax(), first.idxmin()
-    assert res.attrs["compared"]["equal_surplus"] == (hi, lo)
+    assert dec.compared["equal_surplus"] == (hi, lo)
+    res = dec.contributions
     np.testing.assert_allclose(res["esl_difference"], res[hi] - res[lo])
 
 
 def test_decomposition_bad_input():
     X, y = make_data(n=300)
     lr = LogisticRegression()
-    with pytest.raises(ValueError, match="sensitive attribute is missing"):
+    with pytest.raises(TypeError, match="sensitive_features"):
         esl_decomposition(lr, X, y)
+    with pytest.raises(ValueError, match="sensitive_features is required"):
+        esl_decomposition(lr, X, y, sensitive_features=None)
     with pytest.raises(ValueError, match="'gender' is not a column of X"):
-        esl_decomposition(lr, X, y, sensitive_feature="gender")
+        esl_decomposition(lr, X, y, sensitive_features="gender")
     with pytest.raises(ValueError, match="'zz' is not a column of X"):
-        esl_decomposition(lr, X, y, sensitive_feature="sex", features=["x0", "zz"])
-    with pytest.raises(ValueError, match="is the sensitive feature"):
-        esl_decomposition(lr, X, y, sensitive_feature="sex", features=["x0", "sex"])
+        esl_decomposition(lr, X, y, sensitive_features="sex", features=["x0", "zz"])
+    with pytest.raises(ValueError, match="is a sensitive feature"):
+        esl_decomposition(lr, X, y, sensitive_features="sex", features=["x0", "sex"])
     with pytest.raises(ValueError, match="Unknown ESL value 'owen'"):
-        esl_decomposition(lr, X, y, sensitive_feature="sex", values=("owen",))
-    with pytest.raises(ValueError, match="Unknown metric"):
-        esl_decomposition(lr, X, y, sensitive_feature="sex", metric="auc")
-    with pytest.raises(ValueError, match="ci must be"):
-        esl_decomposition(lr, X, y, sensitive_feature="sex", ci="jackknife")
-    with pytest.raises(ValueError, match="n_bootstrap"):
-        esl_decomposition(lr, X, y, sensitive_feature="sex", n_bootstrap=0)
+        esl_decomposition(lr, X, y, sensitive_features="sex", values=("owen",))
+    with pytest.raises(ValueError, match="at least one ESL value"):
+        esl_decomposition(lr, X, y, sensitive_features="sex", values=())
+    with pytest.raises(ValueError, match="'metric' parameter of esl_decomposition"):
+        esl_decomposition(lr, X, y, sensitive_features="sex", metric="auc")
+    with pytest.raises(ValueError, match="'ci' parameter of esl_decomposition"):
+        esl_decomposition(lr, X, y, sensitive_features="sex", ci="jackknife")
+    with pytest.raises(ValueError, match="'n_bootstrap' parameter"):
+        esl_decomposition(lr, X, y, sensitive_features="sex", n_bootstrap=0)
     with pytest.raises(ValueError, match="y has 299 rows"):
-        esl_decomposition(lr, X, y[:-1], sensitive_feature="sex")
+        esl_decomposition(lr, X, y[:-1], sensitive_features="sex")
     with pytest.raises(ValueError, match="y contains NaN"):
         esl_decomposition(lr, X, np.where(np.arange(300) == 0, np.nan, y),
-                          sensitive_feature="sex")
+                          sensitive_features="sex")
     with pytest.raises(ValueError, match="single group"):
-        esl_decomposition(lr, X.assign(sex=1), y, sensitive_feature="sex")
-    with pytest.raises(ValueError, match="needs X_test"):
-        esl_decomposition(lr, X, y, sensitive_test=X.sex)
-    with pytest.raises(ValueError, match="not both"):
-        esl_decomposition(lr, X, y, X_test=X, y_test=y, sensitive_feature="sex",
-                          sensitive_test=X.sex)
+        esl_decomposition(lr, X.assign(sex=1), y, sensitive_features="sex")
+    with pytest.raises(ValueError, match="sensitive_features has 299 rows"):
+        esl_decomposition(lr, X, y, sensitive_features=X.sex.iloc[:-1])
+    with pytest.raises(ValueError, match="one per row of X_test"):
+        esl_decomposition(lr, X, y, X_test=X.iloc[:100], y_test=y[:100],
+                          sensitive_features=X.sex.to_numpy())
     with pytest.raises(ValueError, match="y_test is required"):
-        esl_decomposition(lr, X, y, X_test=X, sensitive_feature="sex")
-    with pytest.raises(TypeError, match="fit and predict"):
-        esl_decomposition(object(), X, y, sensitive_feature="sex")
+        esl_decomposition(lr, X, y, X_test=X, sensitive_features="sex")
+    with pytest.raises(ValueError, match="sample_weight_test was given without X_test"):
+        esl_decomposition(lr, X, y, sensitive_features="sex", sample_weight_test=np.ones(300))
+    with pytest.raises(ValueError, match="round.sum of weights. = 0"):
+        esl_decomposition(lr, X, y, sensitive_features="sex", ci="bootstrap",
+                          sample_weight=np.full(300, 1e-3))
+    with pytest.raises(ValueError, match="implementing 'fit' and 'predict'"):
+        esl_decomposition(object(), X, y, sensitive_features="sex")
     y_te = y.copy()
     y_te[X.sex.to_numpy() == 1] = 0
     with pytest.raises(ValueError, match="no rows with y_true == 1"):
-        esl_decomposition(lr, X, y, X_test=X, y_test=y_te, sensitive_feature="sex")
+        esl_decomposition(lr, X, y, X_test=X, y_test=y_te, sensitive_features="sex")
 
 
 # ------------------------------------------------------------------------- scorer
 def test_scorer_value_and_gridsearch_by_column():
     X, y = make_data(n=900)
     model = LogisticRegression().fit(X, y)
-    scorer = make_esl_scorer("sex", metric="tpr")
-    assert isinstance(scorer, FairnessScorer)
-    res = group_esl(y, model.predict(X), X.sex, metric="tpr", value="equal_surplus")
+    scorer = make_esl_scorer(sensitive_features="sex", metric="tpr")
+    assert isinstance(scorer, _FairnessScorer)
+    res = group_esl(y, model.predict(X), sensitive_features=X.sex, metric="tpr",
+                    value="equal_surplus")
     assert scorer(model, X, y) == pytest.approx(-abs(res.metric_difference))
     search = GridSearchCV(LogisticRegression(), {"C": [0.01, 1.0]}, cv=3,
                           scoring={"esl": scorer, "acc": "accuracy"}, refit="acc").fit(X, y)
@@ -650,7 +682,8 @@ def test_scorer_gridsearch_metadata_routing():
         search = GridSearchCV(LogisticRegression(), {"C": [0.01, 1.0]}, cv=3, scoring=scorer)
         search.fit(X, y, sensitive_features=sex)
         by_name = GridSearchCV(LogisticRegression(), {"C": [0.01, 1.0]}, cv=3,
-                               scoring=make_esl_scorer("sex")).fit(X.assign(sex=sex), y)
+                               scoring=make_esl_scorer(sensitive_features="sex"))
+        by_name.fit(X.assign(sex=sex), y)
     assert np.all(search.cv_results_["mean_test_score"] <= 0)
     # the routed groups score the same folds as the column route would (without the column)
     best = clone(search.best_estimator_)
@@ -668,22 +701,24 @@ def test_scorer_more_groups_and_bad_input():
         def predict(self, X):
             return model.predict(X[["x"]])
 
-    res = group_esl(y, OnX().predict(X), X.g, metric="fpr", value="shapley")
-    scorer = make_esl_scorer("g", metric="fpr", value="shapley")
+    res = group_esl(y, OnX().predict(X), sensitive_features=X.g, metric="fpr", value="shapley")
+    scorer = make_esl_scorer(sensitive_features="g", metric="fpr", value="shapley")
     assert scorer(OnX(), X, y) == pytest.approx(
-        -(res.group_metric.max() - res.group_metric.min()))
-    esl = make_esl_scorer("g", metric="fpr", value="shapley", units="esl")
-    assert esl(OnX(), X, y) == pytest.approx(-(res.values.max() - res.values.min()))
-    with pytest.raises(ValueError, match="Unknown metric"):
-        make_esl_scorer("g", metric="auc")
-    with pytest.raises(ValueError, match="Unknown ESL value"):
-        make_esl_scorer("g", value="owen")
+        -(res.metric_by_group.max() - res.metric_by_group.min()))
+    esl = make_esl_scorer(sensitive_features="g", metric="fpr", value="shapley", units="esl")
+    assert esl(OnX(), X, y) == pytest.approx(-(res.esl_values.max() - res.esl_values.min()))
+    with pytest.raises(ValueError, match="'metric' parameter of make_esl_scorer"):
+        make_esl_scorer(sensitive_features="g", metric="auc")
+    with pytest.raises(ValueError, match="'value' parameter of make_esl_scorer"):
+        make_esl_scorer(sensitive_features="g", value="owen")
     with pytest.raises(ValueError, match="baseline"):
-        make_esl_scorer("g", baseline=-1)
+        make_esl_scorer(sensitive_features="g", baseline=-1)
+    with pytest.raises(TypeError):  # keyword-only
+        make_esl_scorer("g")
     with pytest.raises(ValueError, match="not found"):
-        make_esl_scorer("h")(OnX(), X, y)
+        make_esl_scorer(sensitive_features="h")(OnX(), X, y)
     with pytest.raises(ValueError, match="single group"):
-        make_esl_scorer("g")(OnX(), X.assign(g="a"), y)
+        make_esl_scorer(sensitive_features="g")(OnX(), X.assign(g="a"), y)
 
 
 # -------------------------------------------------------------------------- plots
@@ -695,7 +730,7 @@ def test_plots_smoke():
     from skfairverify.plotting import plot_esl_contributions, plot_group_shares
 
     y, y_pred, g = simulated(n=500)
-    res = group_esl(y, y_pred, g)
+    res = group_esl(y, y_pred, sensitive_features=g)
     ax = plot_group_shares(res)
     assert len(ax.patches) == 2
     ax = plot_group_shares(res, kind="share")
@@ -703,12 +738,15 @@ def test_plots_smoke():
     with pytest.raises(ValueError, match="kind"):
         plot_group_shares(res, kind="pie")
     X, yy = make_data(n=600)
-    dec = esl_decomposition(LogisticRegression(), X, yy, sensitive_feature="sex",
+    dec = esl_decomposition(LogisticRegression(), X, yy, sensitive_features="sex",
                             values=("shapley", "solidarity"), random_state=0)
     axes = plot_esl_contributions(dec)
     assert len(axes) == 2 and len(axes[0].patches) == 6
     ax = plot_esl_contributions(dec, value="solidarity")
-    assert ax.patches[0].get_height() == pytest.approx(dec.loc[("solidarity", "x0"), 0])
+    assert ax.patches[0].get_height() == pytest.approx(
+        dec.contributions.loc[("solidarity", "x0"), 0])
+    with pytest.raises(TypeError, match="ESLDecompositionResult"):
+        plot_esl_contributions(dec.contributions)
     with pytest.raises(ValueError, match="not in the decomposition"):
         plot_esl_contributions(dec, value="lsp")
     plt.close("all")

@@ -7,13 +7,16 @@ share is split among the features by re-fitting the model on every needed coalit
 features (second stage, :func:`esl_decomposition`), with plug-in (asymptotic) tests.
 """
 
+from ._checks import check_esl_params
 from ._decomposition import esl_decomposition
-from ._group import GroupESLResult, check_esl_params, group_esl
+from ._group import group_esl
+from ._results import ESLDecompositionResult, GroupESLResult
 from ._values import VALUE_NAMES, esl_coefficients, esl_value
 
 __all__ = [
     "check_esl_params",
     "VALUE_NAMES",
+    "ESLDecompositionResult",
     "GroupESLResult",
     "esl_coefficients",
     "esl_decomposition",

@@ -1,30 +1,50 @@
-"""Second stage: split every group's ESL value among the features (two-stage ESL)."""
+"""Second stage: split every group's ESL value among the features (two-stage ESL).
+
+:func:`esl_decomposition` runs named steps: validate the inputs (and split the rows),
+resolve the players (features) and the groups, fit one model per needed coalition of
+features, estimate every member's contributions with their tests, assemble the result.
+"""
 
 from __future__ import annotations
 
-import numbers
 import time
+import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import train_test_split
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import has_fit_parameter
 
-from ._group import (
-    _DENOMINATOR_ROWS,
-    _binary_vector,
-    _cells,
-    _check_baseline,
-    _check_cells,
-    _check_confidence,
-    _denominator_rows,
-    _first_stage_map,
-    _sensitive_frame,
-    _wald,
+from ..utils._compat import (
+    HasMethods,
+    Interval,
+    RealNotInt,
+    StrOptions,
+    _routing_enabled,
+    validate_params,
 )
-from ._values import VALUE_NAMES, _coefficient_matrix, _needed_coalitions, esl_coefficients
-from ._variance import _check_metric, _Problem
+from ..utils._validation import check_sample_weight, check_sensitive, check_sensitive_features
+from ._checks import (
+    _as_frame,
+    _binary_vector,
+    _check_baseline,
+    _check_confidence,
+    _check_same_length,
+    _check_values_names,
+    _resolve_features,
+)
+from ._group import _cells, _check_cells, _denominator_rows, _first_stage_map
+from ._inference import _wald
+from ._results import ESLDecompositionResult
+from ._values import _coefficient_matrix, _esl_coefficients, _needed_coalitions
+from ._variance import _DENOMINATOR_ROWS, METRICS, _bootstrap_design, _check_metric, _Problem
+
+__all__ = ["esl_decomposition"]
 
 # the columns of the contribution tests, in ESL units (= metric / baseline, split twice)
 _RESULT_COLUMNS = ("esl_difference", "esl_std_error", "z", "p_value", "esl_ci_low",
@@ -32,72 +52,54 @@ _RESULT_COLUMNS = ("esl_difference", "esl_std_error", "z", "p_value", "esl_ci_lo
 _TEST_KEYS = ("difference", "std_error", "z", "p_value", "ci_low", "ci_high")
 # the raw gap of the full model's metric, in metric units (first_stage only)
 _METRIC_COLUMNS = ("metric_difference", "metric_std_error", "metric_ci_low", "metric_ci_high")
+_RAW_KEYS = ("difference", "std_error", "ci_low", "ci_high")
 
 
-def _fit_predict(estimator, X_train, y_train, X_test):
-    start = time.perf_counter()
-    estimator.fit(X_train, y_train)
-    pred = estimator.predict(X_test)
-    return pred, time.perf_counter() - start
+@dataclass
+class _Rows:
+    """The validated rows: the fits use the train part, the estimates the test part."""
+
+    X_train: pd.DataFrame
+    y_train: np.ndarray
+    w_train: np.ndarray | None
+    X_test: pd.DataFrame
+    y_test: np.ndarray
+    w_test: np.ndarray | None
+    sensitive: pd.DataFrame  # the sensitive values of the test rows
+    sensitive_names: list  # columns of X holding them ([] when given as values)
 
 
-def _check_values_names(values) -> tuple[str, ...]:
-    if isinstance(values, str):
-        values = (values,)
-    try:
-        values = tuple(values)
-    except TypeError:
-        raise ValueError(f"values must be a sequence of ESL value names, got {values!r}.") from None
-    if not values:
-        raise ValueError("values must name at least one ESL value.")
-    for v in values:
-        if not isinstance(v, str) or v not in VALUE_NAMES:
-            raise ValueError(
-                f"Unknown ESL value {v!r} in values; valid names are "
-                f"{', '.join(map(repr, VALUE_NAMES))}."
-            )
-    if len(set(values)) != len(values):
-        raise ValueError(f"values contains duplicates: {values!r}.")
-    return values
+@dataclass
+class _Groups:
+    cells: np.ndarray
+    levels: list
+    index: pd.Index
+    labels: list
 
 
-def _as_frame(X, name):
-    if isinstance(X, pd.DataFrame):
-        return X
-    arr = np.asarray(X)
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-dimensional, got shape {arr.shape}.")
-    return pd.DataFrame(arr)
+@dataclass
+class _Fits:
+    names: list  # the players
+    coalitions: list
+    yhat: np.ndarray  # (n_test, n_coalitions) predictions
+    fit_time: float
+    fit_wall_time: float
+
+    @property
+    def full(self) -> int:
+        return self.coalitions.index(frozenset(range(len(self.names))))
 
 
-def _resolve_features(features, X: pd.DataFrame, sensitive_cols: list) -> dict:
-    """Players as ``{name: [columns]}``."""
-    if features is None:
-        players = {c: [c] for c in X.columns if c not in sensitive_cols}
-    elif isinstance(features, dict):
-        players = {k: list(v) if isinstance(v, (list, tuple)) else [v]
-                   for k, v in features.items()}
-    else:
-        if isinstance(features, str):
-            features = [features]
-        players = {c: [c] for c in features}
-    if not players:
-        raise ValueError("features is empty: at least one feature (player) is needed.")
-    seen = set()
-    for name, cols in players.items():
-        if not cols:
-            raise ValueError(f"feature {name!r} has no columns.")
-        for c in cols:
-            if c not in X.columns:
-                raise ValueError(f"feature column {c!r} is not a column of X.")
-            if c in sensitive_cols:
-                raise ValueError(
-                    f"feature column {c!r} is the sensitive feature; it is never a model feature."
-                )
-            if c in seen:
-                raise ValueError(f"column {c!r} appears in more than one feature.")
-            seen.add(c)
-    return players
+@dataclass
+class _Settings:
+    metric: str
+    baseline: float
+    ci: str
+    n_bootstrap: int
+    random_state: object
+    n_jobs: int | None
+    verbose: int
+    confidence: float
 
 
 def _group_label(label):
@@ -106,15 +108,256 @@ def _group_label(label):
     return label
 
 
+# ------------------------------------------------------------------ step 1: the rows
+
+
+def _validate_rows(X, y, X_test, y_test, sensitive_features, sample_weight,
+                   sample_weight_test, test_size, random_state) -> _Rows:
+    """Validate the inputs; split ``X`` into train and test rows when ``X_test`` is None."""
+    X = _as_frame(X, "X")
+    y = _binary_vector(y, "y")
+    _check_same_length(y, "y", X.shape[0], "X")
+    weights = check_sample_weight(sample_weight, X.shape[0])
+    if X_test is None:
+        if y_test is not None or sample_weight_test is not None:
+            given = "y_test" if y_test is not None else "sample_weight_test"
+            raise ValueError(f"{given} was given without X_test.")
+        return _split_rows(X, y, weights, sensitive_features, test_size, random_state)
+    X_test = _as_frame(X_test, "X_test")
+    if y_test is None:
+        raise ValueError("y_test is required with X_test.")
+    y_test = _binary_vector(y_test, "y_test")
+    _check_same_length(y_test, "y_test", X_test.shape[0], "X_test")
+    w_test = check_sample_weight(sample_weight_test, X_test.shape[0],
+                                 name="sample_weight_test")
+    _check_not_aligned_with_train(sensitive_features, X, X_test)
+    sens = check_sensitive_features(sensitive_features, X_test)
+    return _Rows(X, y, weights, X_test, y_test, w_test, sens.frame, sens.names or [])
+
+
+def _check_not_aligned_with_train(sensitive_features, X, X_test) -> None:
+    """Values of the sensitive features are those of the evaluation rows (``X_test``)."""
+    if isinstance(sensitive_features, str) or not hasattr(sensitive_features, "__len__"):
+        return
+    n = len(sensitive_features)
+    if n == X.shape[0] != X_test.shape[0]:
+        raise ValueError(
+            f"sensitive_features has {n} values, one per row of X, but with X_test the "
+            f"values are those of the evaluation rows: one per row of X_test "
+            f"({X_test.shape[0]}). Pass the X_test values (or column names)."
+        )
+
+
+def _split_rows(X, y, weights, sensitive_features, test_size, random_state) -> _Rows:
+    """Split stratified by label and group (by label alone when a stratum is too small)."""
+    sens = check_sensitive_features(sensitive_features, X)
+    strata = pd.Series(y.astype(str), index=X.index)
+    for c in sens.frame.columns:
+        strata = strata + "|" + sens.frame[c].astype(str)
+    stratify = strata if strata.value_counts().min() >= 2 else y
+    arrays = [X, y, sens.frame] + ([] if weights is None else [weights])
+    parts = train_test_split(*arrays, test_size=test_size, random_state=random_state,
+                             stratify=stratify)
+    X_train, X_test, y_train, y_test, _, s_test = parts[:6]
+    w_train, w_test = parts[6:] if weights is not None else (None, None)
+    s_test = check_sensitive(s_test, index=X_test.index, name="sensitive_features")
+    return _Rows(X_train, y_train, w_train, X_test, y_test, w_test, s_test, sens.names or [])
+
+
+def _check_players_in_test(players: dict, X_test: pd.DataFrame) -> None:
+    for cols in players.values():
+        for c in cols:
+            if c not in X_test.columns:
+                raise ValueError(f"feature column {c!r} is not a column of X_test.")
+
+
+# ---------------------------------------------------------------- step 2: the groups
+
+
+def _resolve_groups(rows: _Rows, metric: str, settings_columns=_RESULT_COLUMNS) -> _Groups:
+    cells, levels, index = _cells(rows.sensitive)
+    if metric in ("selection_rate", "tpr", "fpr"):  # denominators free of the model
+        denominators = _denominator_rows(metric, rows.y_test, rows.y_test, rows.w_test)
+        _check_cells(cells, index, denominators, metric,
+                     "group" if len(levels) == 1 else "intersection")
+    labels = [_group_label(g) for g in index]
+    if set(labels) & set(settings_columns):
+        raise ValueError(f"group labels {labels} clash with the result columns.")
+    return _Groups(cells, levels, index, labels)
+
+
+# ------------------------------------------------------------ step 3: coalition fits
+
+
+def _fit_params(estimator, weights) -> dict:
+    """How to pass the training weights to ``estimator.fit`` ({} when it cannot take them)."""
+    if weights is None:
+        return {}
+    if has_fit_parameter(estimator, "sample_weight"):
+        return {"sample_weight": weights}
+    if (isinstance(estimator, Pipeline) and not _routing_enabled()
+            and has_fit_parameter(estimator.steps[-1][1], "sample_weight")):
+        return {f"{estimator.steps[-1][0]}__sample_weight": weights}
+    warnings.warn(
+        f"{type(estimator).__name__}.fit does not accept sample_weight: the coalition "
+        "models are fitted unweighted; the weights still weight the evaluation rows.",
+        UserWarning, stacklevel=3,
+    )
+    return {}
+
+
+def _fit_predict(estimator, X_train, y_train, X_test, fit_params):
+    start = time.perf_counter()
+    estimator.fit(X_train, y_train, **fit_params)
+    pred = estimator.predict(X_test)
+    return pred, time.perf_counter() - start
+
+
+def _fit_coalitions(estimator, rows: _Rows, players: dict, values, settings: _Settings,
+                    t_start: float) -> _Fits:
+    """One clone of ``estimator`` per needed coalition of players, predicting the test rows."""
+    names = list(players)
+    coalitions = _needed_coalitions(values, len(names))
+    column_order = {c: j for j, c in enumerate(rows.X_train.columns)}
+
+    def columns_of(coalition):
+        cols = [c for k in sorted(coalition) for c in players[names[k]]]
+        return sorted(cols, key=column_order.get)
+
+    fit_params = _fit_params(estimator, rows.w_train)
+    jobs = (delayed(_fit_predict)(clone(estimator), rows.X_train[columns_of(T)],
+                                  rows.y_train, rows.X_test[columns_of(T)], fit_params)
+            for T in coalitions)
+    outputs = Parallel(n_jobs=settings.n_jobs, return_as="generator")(jobs)
+    if settings.verbose:
+        from tqdm.auto import tqdm
+
+        outputs = tqdm(outputs, total=len(coalitions), desc="coalition fits")
+    yhat = np.empty((rows.X_test.shape[0], len(coalitions)), dtype=np.int8)
+    fit_time = 0.0
+    for j, (pred, elapsed) in enumerate(outputs):
+        yhat[:, j] = _binary_vector(
+            pred, f"predictions of the model on features {[names[k] for k in coalitions[j]]}"
+        )
+        fit_time += elapsed
+    return _Fits(names, coalitions, yhat, fit_time, time.perf_counter() - t_start)
+
+
+# ---------------------------------------------------------------- step 4: estimation
+
+
+def _model_map(value, fits: _Fits) -> np.ndarray:
+    """Coalition worths -> the features' second-stage values, plus the full model."""
+    n = len(fits.names)
+    position = {T: j for j, T in enumerate(fits.coalitions)}
+    member_coalitions, mat = _coefficient_matrix(_esl_coefficients(value, n))
+    model_map = np.zeros((len(fits.coalitions), n + 1))
+    for T, coefs in zip(member_coalitions, mat):
+        model_map[position[T], :n] = coefs
+    model_map[fits.full, n] = 1.0  # last output: the first stage of the full model
+    return model_map
+
+
+def _estimate_member(value, fits: _Fits, groups: _Groups, rows: _Rows, settings: _Settings):
+    """One member: contributions and tests (rows of the result), first stage, pair."""
+    n = len(fits.names)
+    model_map = _model_map(value, fits)
+    unions, union_map = _first_stage_map(groups.levels, value)
+    problem = _Problem(fits.yhat, rows.y_test, groups.cells, len(groups.index), unions,
+                       settings.metric, settings.baseline, rows.w_test)
+    used = np.flatnonzero(np.abs(model_map).sum(axis=1) > 0)
+    _check_denominators(problem, used, fits, unions, groups.index, settings.metric)
+    est = problem.outputs(model_map, union_map)  # (n + 1, groups)
+    first = est[n]
+    pair = ((0, 1) if len(groups.labels) == 2
+            else (int(np.argmax(first)), int(np.argmin(first))))
+    tests, group_se = _member_tests(problem, model_map, union_map, est, pair, settings)
+    rows_out = [[*est[k], *(tests[k][c] for c in _TEST_KEYS)] for k in range(n)]
+    raw = _raw_gap(fits.yhat[:, fits.full], rows, groups, settings, pair)
+    first_row = [*first, first.sum(), *(tests[n][c] for c in _TEST_KEYS),
+                 *(raw[c] for c in _RAW_KEYS)]
+    return rows_out, list(group_se[:n]), first_row, pair
+
+
+# ------------------------------------------------------------------ step 5: result
+
+
+def _assemble(values, fits: _Fits, groups: _Groups, rows: _Rows, settings: _Settings,
+              estimates: list, t_start: float) -> ESLDecompositionResult:
+    index = pd.MultiIndex.from_product([list(values), fits.names],
+                                       names=["value", "feature"])
+    contributions = pd.DataFrame([r for e in estimates for r in e[0]], index=index,
+                                 columns=[*groups.labels, *_RESULT_COLUMNS[:-1]])
+    reject = ((contributions["p_value"] < 1 - settings.confidence)
+              .groupby(level="feature", sort=False).sum())
+    contributions["majority"] = ([bool(reject[f] > len(values) / 2) for f in fits.names]
+                                 * len(values))
+    first_stage = pd.DataFrame(
+        [e[2] for e in estimates], index=pd.Index(list(values), name="value"),
+        columns=[*groups.labels, "total", *_RESULT_COLUMNS[:-1], *_METRIC_COLUMNS],
+    )
+    metric, baseline = settings.metric, settings.baseline
+    return ESLDecompositionResult(
+        contributions=contributions,
+        first_stage=first_stage,
+        group_std_error=pd.DataFrame([r for e in estimates for r in e[1]], index=index,
+                                     columns=groups.labels),
+        compared={v: (groups.labels[e[3][0]], groups.labels[e[3][1]])
+                  for v, e in zip(values, estimates)},
+        coalitions=[tuple(fits.names[k] for k in sorted(T)) for T in fits.coalitions],
+        n_fits=len(fits.coalitions),
+        fit_time=fits.fit_time,
+        fit_wall_time=fits.fit_wall_time,
+        wall_time=time.perf_counter() - t_start,
+        ci=settings.ci,
+        metric=metric,
+        members=tuple(values),
+        features=list(fits.names),
+        units=(f"group columns and esl_*: ESL units = {metric} / baseline ({baseline:g}), "
+               f"split by the ESL value among groups then features; metric_* (first_stage "
+               f"only): {metric} (metric units)"),
+        baseline=baseline,
+        confidence=settings.confidence,
+        n_test=int(rows.X_test.shape[0]),
+    )
+
+
+# -------------------------------------------------------------------- public function
+
+
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "X": ["array-like"],
+        "y": ["array-like"],
+        "sensitive_features": "no_validation",  # names or values: check_sensitive_features
+        "X_test": ["array-like", None],
+        "y_test": ["array-like", None],
+        "features": [list, tuple, dict, str, None],
+        "metric": [StrOptions(set(METRICS))],
+        "values": [str, list, tuple],
+        "baseline": [Interval(Real, 0, None, closed="neither")],
+        "ci": [StrOptions({"asymptotic", "bootstrap"})],
+        "n_bootstrap": [Interval(Integral, 2, None, closed="left")],
+        "test_size": [Interval(RealNotInt, 0, 1, closed="neither"),
+                      Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "sample_weight": ["array-like", None],
+        "sample_weight_test": ["array-like", None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def esl_decomposition(
     estimator,
     X,
     y,
     *,
+    sensitive_features,
     X_test=None,
     y_test=None,
-    sensitive_test=None,
-    sensitive_feature=None,
     features=None,
     metric: str = "tpr",
     values=("shapley", "equal_surplus", "solidarity", "consensus", "lsp"),
@@ -126,7 +369,9 @@ def esl_decomposition(
     n_jobs: int | None = None,
     verbose: int = 0,
     confidence: float = 0.95,
-) -> pd.DataFrame:
+    sample_weight=None,
+    sample_weight_test=None,
+) -> ESLDecompositionResult:
     """Two-stage ESL: contributions of every feature to every group's ESL value.
 
     First stage: the groups split the metric (see :func:`group_esl`). Second stage: for
@@ -145,22 +390,23 @@ def esl_decomposition(
         Training data (or all data, split when ``X_test`` is None).
     y : array-like of shape (n_samples,)
         0/1 labels (1 = favorable).
+    sensitive_features : str, list of str, array-like, Series or DataFrame
+        The sensitive attribute(s): the name(s) of columns of ``X`` (and of ``X_test``),
+        never used as model features, or the values themselves, one per evaluation row
+        (the rows of ``X_test`` when given, else of ``X``, split along with it). Several
+        attributes give intersections (multi-stage ESL).
     X_test, y_test : DataFrame and array-like, default=None
         Rows on which every coalition model is evaluated. When None, ``X``/``y`` are split
         with ``test_size``/``random_state``, stratified by label and group.
-    sensitive_test : array-like, Series or DataFrame, default=None
-        Groups of the test rows, when the sensitive attribute is not a column of
-        ``X``/``X_test`` (needs ``X_test``).
-    sensitive_feature : str or list of str, default=None
-        Column(s) of ``X`` (and ``X_test``) holding the sensitive attribute; never used as
-        a model feature. Several columns give intersections (multi-stage ESL).
     features : list or dict, default=None
         The players: column names, or ``{player_name: [columns]}`` to treat several
         columns (e.g. one-hot indicators) as one player. Default: every column of ``X``
         except the sensitive one(s).
     metric : {"tpr", "fpr", "selection_rate", "ppv", "npv"}, default="tpr"
-    values : sequence of str, default=all five members
-        ESL members to compute (names of :func:`esl_coefficients`).
+        The classification metric that is split.
+    values : str or sequence of str, default=all five members
+        The ESL members to compute (names of :func:`esl_coefficients`); each splits the
+        metric in both stages.
     baseline : float, default=0.5
         Divisor of the metric in the first stage.
     ci : {"asymptotic", "bootstrap"}, default="asymptotic"
@@ -172,7 +418,9 @@ def esl_decomposition(
         rows as independent draws from one population (random group sizes, label and
         prediction counts).
     n_bootstrap : int, default=1000
-    test_size : float, default=0.3
+        Number of bootstrap replicates (``ci="bootstrap"``), at least 2.
+    test_size : float or int, default=0.3
+        Share (or number) of the rows of ``X`` evaluated when ``X_test`` is None.
     random_state : int, RandomState instance or None, default=None
         Seeds the split and the bootstrap.
     n_jobs : int, default=None
@@ -182,30 +430,40 @@ def esl_decomposition(
     confidence : float, default=0.95
         Level of the intervals; a contribution difference is significant when
         ``p_value < 1 - confidence``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Frequency weights of the rows of ``X``. The coalition models are fit with them
+        when ``estimator.fit`` accepts ``sample_weight`` (or, for a ``Pipeline``, its
+        last step; otherwise a ``UserWarning`` says the fits are unweighted); when ``X``
+        is split, the test part also weights the evaluation rows. Integer weights give
+        the numbers of the data with every row repeated ``w_i`` times; zero weights
+        drop rows.
+    sample_weight_test : array-like of shape (n_test,), default=None
+        Frequency weights of the rows of ``X_test`` (needs ``X_test``).
 
     Returns
     -------
-    result : pandas.DataFrame
-        Indexed by ``(value, feature)``. One column per group (the contribution
-        ``C_g^k`` of the feature to the group's first-stage value, Proposition 3.1;
-        intersections are labelled ``"a, b"``), then ``esl_difference``,
-        ``esl_std_error``, ``z``, ``p_value``, ``esl_ci_low``, ``esl_ci_high`` of the
-        difference of the contributions of the two compared groups (Theorem 4.3) and
-        ``majority`` (the feature is flagged unfair: a strict majority of the members in
-        ``values`` reject equality, Section 4). All contributions and differences are in
-        ESL units: the metric divided by ``baseline``, split among the groups and then
-        among the features (for two groups and ``b_1 = 1`` the first-stage difference is
-        twice the raw metric gap with the default baseline 0.5). With two groups the
-        difference is first group minus second (sorted labels); with more, the most
-        minus the least favored group at the first stage (of that member).
-        ``result.attrs`` holds ``first_stage`` (per member: the groups' first-stage
-        values of the full model, ``total``, the same ``esl_*``/``z``/``p_value`` test
-        columns, and ``metric_difference``, ``metric_std_error``, ``metric_ci_low``,
+    result : ESLDecompositionResult
+        ``contributions``: indexed by ``(value, feature)``, one column per group (the
+        contribution ``C_g^k`` of the feature to the group's first-stage value,
+        Proposition 3.1; intersections are labelled ``"a, b"``), then
+        ``esl_difference``, ``esl_std_error``, ``z``, ``p_value``, ``esl_ci_low``,
+        ``esl_ci_high`` of the difference of the contributions of the two compared groups
+        (Theorem 4.3) and ``majority`` (the feature is flagged unfair: a strict majority
+        of the members in ``values`` reject equality, Section 4). All contributions and
+        differences are in ESL units: the metric divided by ``baseline``, split among the
+        groups and then among the features (for two groups and ``b_1 = 1`` the
+        first-stage difference is twice the raw metric gap with the default baseline
+        0.5). With two groups the difference is first group minus second (sorted
+        labels); with more, the most minus the least favored group at the first stage (of
+        that member). ``first_stage`` (per member: the groups' first-stage values of the
+        full model, ``total``, the same ``esl_*``/``z``/``p_value`` test columns, and
+        ``metric_difference``, ``metric_std_error``, ``metric_ci_low``,
         ``metric_ci_high``: the full model's raw metric gap of the compared groups, in
-        metric units), ``units`` (a sentence stating them), ``group_std_error``
-        (standard error of every contribution, ESL units), ``compared``, ``coalitions``,
-        ``n_fits``, ``fit_time`` (sum of fit+predict times), ``wall_time``, ``ci`` and
-        ``metric``.
+        metric units), ``units``, ``group_std_error`` (standard error of every
+        contribution, ESL units), ``compared``, ``coalitions``, ``n_fits``, ``fit_time``
+        (sum of fit+predict times), ``fit_wall_time``, ``wall_time``, ``ci``, ``metric``,
+        ``members``, ``features``, ``baseline``, ``confidence``, ``n_test``;
+        ``to_frame()`` is ``contributions``.
 
     Notes
     -----
@@ -222,7 +480,10 @@ def esl_decomposition(
     sums random (the denominator of PPV / NPV, the number of positives of a group, the
     group sizes); the covariances between coalitions (the same row under several
     models) and between groups are exact sums over the rows. This is the paper's
-    Proposition B.2 for every metric.
+    Proposition B.2 for every metric. With sample weights the sums are weighted and the
+    covariance is ``sum_i w_i phi_i phi_i^T`` (frequency weights, see :func:`group_esl`);
+    the bootstrap draws ``round(sum w)`` rows per replicate with probabilities
+    proportional to the weights (the replicated data resampled).
 
     Round-off rule: when the models make identical predictions (a feature no model
     uses), a contribution difference is an exact zero computed with floating-point
@@ -243,178 +504,31 @@ def esl_decomposition(
     >>> sex = rng.integers(0, 2, n)
     >>> X = pd.DataFrame({"x1": rng.normal(size=n) + sex, "x2": rng.normal(size=n), "sex": sex})
     >>> y = (X.x1 + X.x2 + rng.normal(size=n) > 0.5).astype(int)
-    >>> res = esl_decomposition(LogisticRegression(), X, y, sensitive_feature="sex",
+    >>> res = esl_decomposition(LogisticRegression(), X, y, sensitive_features="sex",
     ...                         values=("equal_surplus",), random_state=0)
-    >>> res.index.tolist()
+    >>> res.contributions.index.tolist()
     [('equal_surplus', 'x1'), ('equal_surplus', 'x2')]
-    >>> bool(np.isclose(res[[0, 1]].sum().to_numpy(),
-    ...      res.attrs["first_stage"][[0, 1]].to_numpy()).all())
+    >>> bool(np.isclose(res.contributions[[0, 1]].sum().to_numpy(),
+    ...      res.first_stage[[0, 1]].to_numpy()).all())
     True
     """
     t_start = time.perf_counter()
-    metric = _check_metric(metric)
-    values = _check_values_names(values)
-    baseline = _check_baseline(baseline)
-    confidence = _check_confidence(confidence)
-    if ci not in ("asymptotic", "bootstrap"):
-        raise ValueError(f"ci must be 'asymptotic' or 'bootstrap', got {ci!r}.")
-    if (isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, numbers.Integral)
-            or n_bootstrap < 2):
-        raise ValueError(f"n_bootstrap must be an integer >= 2, got {n_bootstrap!r}.")
-    if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")):
-        raise TypeError(
-            f"estimator must have fit and predict methods, got {type(estimator).__name__}."
-        )
-
-    X = _as_frame(X, "X")
-    y = _binary_vector(y, "y")
-    if y.shape[0] != X.shape[0]:
-        raise ValueError(f"y has {y.shape[0]} rows but X has {X.shape[0]}; lengths must match.")
-    if sensitive_feature is not None and sensitive_test is not None:
-        raise ValueError("Give the sensitive attribute either as sensitive_feature (a column "
-                         "of X) or as sensitive_test, not both.")
-    if sensitive_feature is None and sensitive_test is None:
-        raise ValueError("The sensitive attribute is missing: pass sensitive_feature (a column "
-                         "of X) or sensitive_test (groups of the test rows).")
-    sens_cols = []
-    if sensitive_feature is not None:
-        sens_cols = (list(sensitive_feature) if isinstance(sensitive_feature, (list, tuple))
-                     else [sensitive_feature])
-        for c in sens_cols:
-            if c not in X.columns:
-                raise ValueError(f"sensitive_feature {c!r} is not a column of X.")
-    players = _resolve_features(features, X, sens_cols)
-
-    if X_test is None:
-        if sensitive_test is not None:
-            raise ValueError("sensitive_test gives the groups of X_test rows; it needs X_test "
-                             "(or use sensitive_feature to split X).")
-        if y_test is not None:
-            raise ValueError("y_test was given without X_test.")
-        strata = pd.Series(y.astype(str), index=X.index)
-        for c in sens_cols:
-            strata = strata + "|" + X[c].astype(str)
-        stratify = strata if strata.value_counts().min() >= 2 else y
-        X_train, X_test, y_train, y_test = train_test_split(
-            X, y, test_size=test_size, random_state=random_state, stratify=stratify
-        )
-    else:
-        X_train, y_train = X, y
-        X_test = _as_frame(X_test, "X_test")
-        if y_test is None:
-            raise ValueError("y_test is required with X_test.")
-        y_test = _binary_vector(y_test, "y_test")
-        if y_test.shape[0] != X_test.shape[0]:
-            raise ValueError(f"y_test has {y_test.shape[0]} rows but X_test has "
-                             f"{X_test.shape[0]}; lengths must match.")
-        for cols in players.values():
-            for c in cols:
-                if c not in X_test.columns:
-                    raise ValueError(f"feature column {c!r} is not a column of X_test.")
-    if sensitive_test is None:
-        for c in sens_cols:
-            if c not in X_test.columns:
-                raise ValueError(f"sensitive_feature {c!r} is not a column of X_test.")
-        sens = _sensitive_frame(X_test[sens_cols], X_test.shape[0], "sensitive_feature")
-    else:
-        sens = _sensitive_frame(sensitive_test, X_test.shape[0], "sensitive_test")
-    y_test = np.asarray(y_test)
-    cells, levels, group_index = _cells(sens)
-    if metric in ("selection_rate", "tpr", "fpr"):  # denominators free of the model
-        _check_cells(cells, group_index, _denominator_rows(metric, y_test, y_test), metric,
-                     "group" if len(levels) == 1 else "intersection")
-    group_labels = [_group_label(g) for g in group_index]
-    if len(set(group_labels) & set(_RESULT_COLUMNS)):
-        raise ValueError(f"group labels {group_labels} clash with the result columns.")
-
-    # ------------------------------------------------------------ coalition models
-    names = list(players)
-    n = len(names)
-    coalitions = _needed_coalitions(values, n)
-    column_order = {c: j for j, c in enumerate(X.columns)}
-
-    def columns_of(coalition):
-        cols = [c for k in sorted(coalition) for c in players[names[k]]]
-        return sorted(cols, key=column_order.get)
-
-    jobs = (delayed(_fit_predict)(clone(estimator), X_train[columns_of(T)], y_train,
-                                  X_test[columns_of(T)]) for T in coalitions)
-    outputs = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
-    if verbose:
-        from tqdm.auto import tqdm
-
-        outputs = tqdm(outputs, total=len(coalitions), desc="coalition fits")
-    yhat = np.empty((X_test.shape[0], len(coalitions)), dtype=np.int8)
-    fit_time = 0.0
-    for j, (pred, elapsed) in enumerate(outputs):
-        yhat[:, j] = _binary_vector(
-            pred, f"predictions of the model on features {[names[k] for k in coalitions[j]]}"
-        )
-        fit_time += elapsed
-    t_fitted = time.perf_counter()
-    position = {T: j for j, T in enumerate(coalitions)}
-    full = position[frozenset(range(n))]
-
-    # ---------------------------------------------------------------- estimation
-    rows, first_rows, se_rows, compared = [], [], [], {}
-    for value in values:
-        b = esl_coefficients(value, n)
-        member_coalitions, mat = _coefficient_matrix(b)
-        model_map = np.zeros((len(coalitions), n + 1))
-        for T, coefs in zip(member_coalitions, mat):
-            model_map[position[T], :n] = coefs
-        model_map[full, n] = 1.0  # last output: the first stage of the full model
-        unions, union_map = _first_stage_map(levels, value)
-        problem = _Problem(yhat, y_test, cells, len(group_index), unions, metric, baseline)
-        used = np.flatnonzero(np.abs(model_map).sum(axis=1) > 0)
-        _check_denominators(problem, used, coalitions, names, unions, group_index, metric)
-        est = problem.outputs(model_map, union_map)  # (n + 1, groups)
-        first = est[n]
-        i, j = ((0, 1) if len(group_labels) == 2
-                else (int(np.argmax(first)), int(np.argmin(first))))
-        compared[value] = (group_labels[i], group_labels[j])
-        tests, group_se = _member_tests(problem, model_map, union_map, est, (i, j), ci,
-                                        n_bootstrap, random_state, n_jobs, verbose,
-                                        confidence)
-        for k in range(n):
-            rows.append([*est[k], *(tests[k][c] for c in _TEST_KEYS)])
-            se_rows.append(group_se[k])
-        raw = _raw_gap(yhat[:, full], y_test, cells, len(group_index), metric, (i, j),
-                       confidence)
-        first_rows.append([*first, first.sum(), *(tests[n][c] for c in _TEST_KEYS),
-                           *(raw[c] for c in ("difference", "std_error", "ci_low", "ci_high"))])
-
-    index = pd.MultiIndex.from_product([list(values), names], names=["value", "feature"])
-    result = pd.DataFrame(rows, index=index, columns=[*group_labels, *_RESULT_COLUMNS[:-1]])
-    alpha = 1 - confidence
-    reject = (result["p_value"] < alpha).groupby(level="feature", sort=False).sum()
-    result["majority"] = [bool(reject[f] > len(values) / 2) for f in names] * len(values)
-    first_stage = pd.DataFrame(
-        first_rows, index=pd.Index(list(values), name="value"),
-        columns=[*group_labels, "total", *_RESULT_COLUMNS[:-1], *_METRIC_COLUMNS],
-    )
-    result.attrs.update(
-        first_stage=first_stage,
-        group_std_error=pd.DataFrame(se_rows, index=index, columns=group_labels),
-        compared=compared,
-        coalitions=[tuple(names[k] for k in sorted(T)) for T in coalitions],
-        n_fits=len(coalitions),
-        fit_time=fit_time,
-        fit_wall_time=t_fitted - t_start,
-        wall_time=time.perf_counter() - t_start,
-        ci=ci,
-        metric=metric,
-        units=(f"group columns and esl_*: ESL units = {metric} / baseline ({baseline:g}), "
-               f"split by the ESL value among groups then features; metric_* (first_stage "
-               f"only): {metric} (metric units)"),
-        baseline=baseline,
-        confidence=confidence,
-        n_test=int(X_test.shape[0]),
-    )
-    return result
+    metric, values = _check_metric(metric), _check_values_names(values)
+    settings = _Settings(metric, _check_baseline(baseline), ci, n_bootstrap, random_state,
+                         n_jobs, verbose, _check_confidence(confidence))
+    rows = _validate_rows(X, y, X_test, y_test, sensitive_features, sample_weight,
+                          sample_weight_test, test_size, random_state)
+    if ci == "bootstrap":  # refuse weights the bootstrap cannot draw before any fit
+        _bootstrap_design(rows.w_test, rows.y_test.shape[0])
+    players = _resolve_features(features, rows.X_train, rows.sensitive_names)
+    _check_players_in_test(players, rows.X_test)
+    groups = _resolve_groups(rows, metric)
+    fits = _fit_coalitions(estimator, rows, players, values, settings, t_start)
+    estimates = [_estimate_member(v, fits, groups, rows, settings) for v in values]
+    return _assemble(values, fits, groups, rows, settings, estimates, t_start)
 
 
-def _check_denominators(problem, used, coalitions, names, unions, group_index, metric):
+def _check_denominators(problem, used, fits: _Fits, unions, group_index, metric):
     """Every ratio that enters must have a positive denominator."""
     _, dcount = problem.ratios()
     needed = unions.any(axis=1)
@@ -422,16 +536,14 @@ def _check_denominators(problem, used, coalitions, names, unions, group_index, m
     if bad.size:
         t, u = used[bad[0, 0]], np.flatnonzero(needed)[bad[0, 1]]
         groups = [_group_label(group_index[c]) for c in np.flatnonzero(unions[u])]
-        feats = [names[k] for k in sorted(coalitions[t])]
+        feats = [fits.names[k] for k in sorted(fits.coalitions[t])]
         raise ValueError(
             f"The model fit on features {feats} leaves the group(s) {groups} without "
             f"{_DENOMINATOR_ROWS[metric]} in the test rows; the metric {metric!r} is undefined."
         )
 
 
-
-def _member_tests(problem, model_map, union_map, est, pair, ci, n_bootstrap, random_state,
-                  n_jobs, verbose, confidence):
+def _member_tests(problem, model_map, union_map, est, pair, settings: _Settings):
     """Tests of the contribution differences of the groups ``pair`` for one member.
 
     Returns the test dicts of every output (features, then the full model's first stage)
@@ -442,7 +554,8 @@ def _member_tests(problem, model_map, union_map, est, pair, ci, n_bootstrap, ran
     scale = problem.magnitude(model_map, union_map)
     scale = scale[:, i] + scale[:, j]
     diff = est[:, i] - est[:, j]
-    if ci == "asymptotic":
+    confidence = settings.confidence
+    if settings.ci == "asymptotic":
         # the contrast as one more output, so that its variance is a sum of squared
         # influences (no cancellation of var_i + var_j - 2 cov_ij)
         contrast = union_map[:, [i]] - union_map[:, [j]]
@@ -452,8 +565,9 @@ def _member_tests(problem, model_map, union_map, est, pair, ci, n_bootstrap, ran
                  for k in range(n_out)]
         return tests, np.sqrt(var[:, :-1])
     alpha = 1 - confidence
-    reps = problem.bootstrap(model_map, union_map, n_bootstrap, random_state,
-                             n_jobs=n_jobs, verbose=verbose)
+    reps = problem.bootstrap(model_map, union_map, settings.n_bootstrap,
+                             settings.random_state, n_jobs=settings.n_jobs,
+                             verbose=settings.verbose)
     reps = reps[np.isfinite(reps).all(axis=(1, 2))]
     if reps.shape[0] < 2:
         raise ValueError(
@@ -470,13 +584,15 @@ def _member_tests(problem, model_map, union_map, est, pair, ci, n_bootstrap, ran
     return tests, reps.std(axis=0, ddof=1)
 
 
-def _raw_gap(pred, y, cells, n_cells, metric, pair, confidence):
+def _raw_gap(pred, rows: _Rows, groups: _Groups, settings: _Settings, pair):
     """The full model's metric gap of the groups ``pair``, in metric units."""
     i, j = pair
+    n_cells = len(groups.index)
     identity = np.eye(n_cells)
-    raw = _Problem(pred[:, None], y, cells, n_cells, identity.astype(bool), metric, 1.0)
+    raw = _Problem(pred[:, None], rows.y_test, groups.cells, n_cells, identity.astype(bool),
+                   settings.metric, 1.0, rows.w_test)
     rates = raw.outputs(np.ones((1, 1)), identity)[0]
     contrast = identity[:, [i]] - identity[:, [j]]
     var = raw.covariance(np.ones((1, 1)), contrast)[0, 0]
-    return _wald(float(rates[i] - rates[j]), float(np.sqrt(max(var, 0.0))), confidence,
-                 abs(rates[i]) + abs(rates[j]))
+    return _wald(float(rates[i] - rates[j]), float(np.sqrt(max(var, 0.0))),
+                 settings.confidence, abs(rates[i]) + abs(rates[j]))

@@ -25,16 +25,25 @@ from math import comb
 
 import numpy as np
 
+from ..utils._compat import Interval, StrOptions, validate_params
+
 VALUE_NAMES = ("shapley", "solidarity", "equal_surplus", "consensus", "lsp")
 
 
+@validate_params(
+    {
+        "value": [StrOptions(set(VALUE_NAMES))],
+        "n": [Interval(numbers.Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def esl_coefficients(value: str, n: int) -> np.ndarray:
     """Constants ``b_1, ..., b_n`` of a named member of the ESL family.
 
     Parameters
     ----------
     value : {"shapley", "solidarity", "equal_surplus", "consensus", "lsp"}
-        The member: Shapley (``b_s = 1``), Solidarity (``b_s = 1/(s+1)`` for ``s < n``),
+        The ESL member: Shapley (``b_s = 1``), Solidarity (``b_s = 1/(s+1)`` for ``s < n``),
         Equal Surplus (``b_1 = n-1``, ``b_s = 0`` for ``1 < s < n``), Consensus
         (``b_1 = n/2``, ``b_s = 1/2`` for ``1 < s < n``; the mean of Shapley and Equal
         Surplus) and the Least Square Prenucleolus
@@ -61,6 +70,11 @@ def esl_coefficients(value: str, n: int) -> np.ndarray:
     >>> esl_coefficients("solidarity", 3)
     array([0.5       , 0.33333333, 1.        ])
     """
+    return _esl_coefficients(value, n)
+
+
+def _esl_coefficients(value: str, n: int) -> np.ndarray:
+    """:func:`esl_coefficients` without the parameter validation layer."""
     n = _check_n_players(n)
     if not isinstance(value, str) or value not in VALUE_NAMES:
         raise ValueError(
@@ -93,7 +107,7 @@ def _check_n_players(n) -> int:
 def _resolve_coefficients(value, n: int) -> np.ndarray:
     """``value`` as a name or an array ``b_1..b_n``, validated."""
     if isinstance(value, str):
-        return esl_coefficients(value, n)
+        return _esl_coefficients(value, n)
     try:
         b = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -170,6 +184,14 @@ def _needed_coalitions(values, n: int) -> list[frozenset]:
     return out
 
 
+@validate_params(
+    {
+        "game": [Mapping, callable],
+        "n_players": [Interval(numbers.Integral, 1, None, closed="left")],
+        "value": [StrOptions(set(VALUE_NAMES)), "array-like"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def esl_value(
     game: Mapping[frozenset, float] | Callable[[frozenset], float],
     n_players: int,
@@ -187,8 +209,8 @@ def esl_value(
     n_players : int
         Number of players ``n``.
     value : str or array-like of shape (n_players,), default="shapley"
-        A name accepted by :func:`esl_coefficients` or the constants ``b_1..b_n``
-        themselves (``b_n`` must be 1).
+        The ESL member: a name accepted by :func:`esl_coefficients` or the constants
+        ``b_1..b_n`` themselves (``b_n`` must be 1).
 
     Returns
     -------

@@ -40,6 +40,15 @@ come out of the same sum, exactly. For the TPR of one group this is the binomial
 variance ``p (1 - p) / n_positives`` of the paper's Proposition B.1; for PPV it is
 ``p (1 - p) / n_predicted_positives`` with the denominator random. No resampling is
 involved.
+
+Sample weights are frequency weights: a row of weight ``w_i`` counts as ``w_i`` rows.
+The sums become ``N = sum_i w_i num_i``, ``D = sum_i w_i den_i`` (ratios of weighted
+sums); the influence of one unit of weight of row ``i`` is
+``phi_i = 1{cell_i in U} (num_i - R den_i) / D`` and the covariance
+``sum_i w_i phi_i phi_i^T`` (= ``sum_i psi_i psi_i^T / w_i`` with the weighted influence
+``psi_i = w_i phi_i``), which for integer weights is exactly the covariance of the data
+with every row repeated ``w_i`` times. The bootstrap resamples that replicated data:
+``round(sum_i w_i)`` draws with probabilities proportional to the weights.
 """
 
 from __future__ import annotations
@@ -98,9 +107,11 @@ class _Problem:
         The unions of cells whose metric enters the first stage.
     metric : str
     baseline : float
+    weights : ndarray of shape (n_rows,) or None
+        Frequency weights of the rows (None: every row weighs 1).
     """
 
-    def __init__(self, yhat, y, cells, n_cells, unions, metric, baseline):
+    def __init__(self, yhat, y, cells, n_cells, unions, metric, baseline, weights=None):
         self.yhat = np.asarray(yhat, dtype=float)
         self.y = np.asarray(y)
         self.cells = np.asarray(cells, dtype=np.intp)
@@ -108,19 +119,21 @@ class _Problem:
         self.unions = np.asarray(unions, dtype=bool)
         self.metric = metric
         self.baseline = float(baseline)
+        self.weights = None if weights is None else np.asarray(weights, dtype=float)
         self.parts = _metric_parts(metric, self.y)
         self.num, self.den = self.cell_sums()
 
     # ---------------------------------------------------------------- estimates
     def cell_sums(self, weights=None):
-        """Numerator and denominator sums per (cell, model); with ``weights`` of shape
-        (B, n_rows), per (replicate, cell, model)."""
+        """Weighted numerator and denominator sums per (cell, model); with replicate
+        counts ``weights`` of shape (B, n_rows), per (replicate, cell, model)."""
         n0, n1, d0, d1 = self.parts
         a = n0[:, None] + n1[:, None] * self.yhat
         d = d0[:, None] + d1[:, None] * self.yhat
-        onehot = np.zeros((self.n_cells, self.yhat.shape[0]))
-        onehot[self.cells, np.arange(self.yhat.shape[0])] = 1.0
         if weights is None:
+            onehot = np.zeros((self.n_cells, self.yhat.shape[0]))
+            row_weight = 1.0 if self.weights is None else self.weights
+            onehot[self.cells, np.arange(self.yhat.shape[0])] = row_weight
             return onehot @ a, onehot @ d
         num = np.empty((weights.shape[0], self.n_cells, a.shape[1]))
         den = np.empty_like(num)
@@ -199,6 +212,8 @@ class _Problem:
                 psi = np.stack([(num * p[c, :, l] - den * q[c, :, l]) @ mm
                                 for l in range(n_leaves)], axis=2)  # (rows, out, leaves)
                 psi = psi.reshape(rows.size, -1)
+                if self.weights is not None:  # frequency weights: sum_i w_i phi_i phi_i^T
+                    psi = psi * np.sqrt(self.weights[rows])[:, None]
                 cov += psi.T @ psi
         return cov
 
@@ -216,11 +231,17 @@ class _Problem:
     def bootstrap(self, model_map, union_map, n_bootstrap, random_state, n_jobs=None,
                   verbose=0, chunk=50):
         """Replicates of ``outputs`` resampling rows i.i.d. (with replacement) from all
-        rows, as the asymptotic variance assumes: (B, n_out, n_leaves)."""
+        rows, as the asymptotic variance assumes: (B, n_out, n_leaves).
+
+        With frequency weights the replicated data is resampled: ``round(sum w)`` draws
+        with probabilities ``w / sum w``.
+        """
+        draws, probabilities = _bootstrap_design(self.weights, self.yhat.shape[0])
         rng = np.random.default_rng(random_state)
         seeds = rng.integers(0, 2**32 - 1, size=(n_bootstrap + chunk - 1) // chunk)
         sizes = [min(chunk, n_bootstrap - i * chunk) for i in range(len(seeds))]
-        jobs = (delayed(_bootstrap_chunk)(self, model_map, union_map, s, seed)
+        jobs = (delayed(_bootstrap_chunk)(self, model_map, union_map, s, seed, draws,
+                                          probabilities)
                 for s, seed in zip(sizes, seeds))
         if verbose:
             from tqdm.auto import tqdm
@@ -230,10 +251,28 @@ class _Problem:
         return np.concatenate(parts, axis=0)
 
 
-def _bootstrap_chunk(problem, model_map, union_map, size, seed):
+def _bootstrap_design(weights, n_rows: int):
+    """Number of draws of a bootstrap replicate and the probability of every row.
+
+    Unweighted: ``n_rows`` draws, uniform. Frequency weights: the replicated data is
+    resampled, ``round(sum w)`` draws with probabilities ``w / sum w``.
+    """
+    if weights is None:
+        return n_rows, np.full(n_rows, 1.0 / n_rows)
+    total = float(np.sum(weights))
+    draws = int(round(total))
+    if draws < 2:
+        raise ValueError(
+            f"The bootstrap treats sample_weight as frequency weights and draws "
+            f"round(sum of weights) = {draws} rows per replicate; at least 2 are needed "
+            f"(the weights sum to {total:.4g}). Scale the weights or use ci='asymptotic'."
+        )
+    return draws, np.asarray(weights, dtype=float) / total
+
+
+def _bootstrap_chunk(problem, model_map, union_map, size, seed, draws, probabilities):
     rng = np.random.default_rng(seed)
-    n_rows = problem.yhat.shape[0]
-    weights = rng.multinomial(n_rows, np.full(n_rows, 1.0 / n_rows), size=size).astype(float)
+    weights = rng.multinomial(draws, probabilities, size=size).astype(float)
     num, den = problem.cell_sums(weights)
     with np.errstate(divide="ignore", invalid="ignore"):
         r, _ = problem.ratios(num, den)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from ..esl import check_esl_params, group_esl
-from ._base import FairnessScorer
+from numbers import Real
 
-__all__ = ["ESLScorer", "make_esl_scorer"]
+from ..esl import group_esl
+from ..esl._checks import check_esl_params
+from ..esl._values import VALUE_NAMES
+from ..esl._variance import METRICS
+from ..utils._compat import Interval, StrOptions, validate_params
+from ._base import _FairnessScorer
+
+__all__ = ["make_esl_scorer"]
 
 _UNITS = ("metric", "esl")
 
@@ -16,17 +22,19 @@ def _check_units(units) -> str:
     return units
 
 
-class ESLScorer(FairnessScorer):
+class _ESLScorer(_FairnessScorer):
     """Greater-is-better scorer of the gap between sensitive groups.
 
-    With ``units="metric"`` (default) the score is minus the raw gap of ``metric``
-    between the groups, in metric units: ``-|metric(group 1) - metric(group 2)|`` for two
-    groups and ``-(max - min)`` of the group metrics for more (or for intersections of
-    several attributes), exactly fairlearn's ``-MetricFrame(...).difference()``. With
-    ``units="esl"`` it is minus the same gap of the groups' first-stage ESL values
-    (:func:`group_esl`), in ESL units = metric / baseline split by the ESL value: for two
-    groups ``b_1 / baseline`` times the raw gap (twice it with the default baseline 0.5
-    and ``b_1 = 1``). 0 means parity. Build it with :func:`make_esl_scorer`.
+    With ``units="metric"`` (default) the score is minus the raw gap of ``metric`` (the
+    classification metric) between the groups, in metric units:
+    ``-|metric(group 1) - metric(group 2)|`` for two groups and ``-(max - min)`` of the
+    group metrics for more (or for intersections of several attributes), exactly
+    fairlearn's ``-MetricFrame(...).difference()``. With ``units="esl"`` it is minus the
+    same gap of the groups' first-stage ESL values (:func:`group_esl` with the ESL member
+    ``value``), in ESL units = metric / baseline split by the member: for two groups
+    ``b_1 / baseline`` times the raw gap (twice it with the default baseline 0.5 and
+    ``b_1 = 1``). 0 means parity. Sample weights (routed or passed by scikit-learn) weight
+    the rows. Build it with :func:`make_esl_scorer`.
 
     Parameters
     ----------
@@ -34,9 +42,13 @@ class ESLScorer(FairnessScorer):
         Columns of ``X`` with the sensitive attribute(s), or None to receive them as
         metadata.
     metric : str, default="tpr"
+        The classification metric.
     value : str, default="equal_surplus"
+        The ESL member (``units="esl"``).
     baseline : float, default=0.5
+        Divisor of the metric in ESL units.
     units : {"metric", "esl"}, default="metric"
+        Units of the gap.
 
     Examples
     --------
@@ -47,9 +59,11 @@ class ESLScorer(FairnessScorer):
     ...         return (X["score"] > 0).astype(int).to_numpy()
     >>> X = pd.DataFrame({"score": [1, 1, -1, 1, -1, -1], "g": list("aaabbb")})
     >>> y = [1, 1, 1, 1, 1, 1]
-    >>> round(make_esl_scorer("g", metric="tpr")(Rule(), X, y), 4)  # TPR 2/3 vs 1/3
+    >>> scorer = make_esl_scorer(sensitive_features="g", metric="tpr")
+    >>> round(scorer(Rule(), X, y), 4)  # TPR 2/3 vs 1/3
     -0.3333
-    >>> round(make_esl_scorer("g", metric="tpr", units="esl")(Rule(), X, y), 4)
+    >>> scorer = make_esl_scorer(sensitive_features="g", metric="tpr", units="esl")
+    >>> round(scorer(Rule(), X, y), 4)
     -0.6667
     """
 
@@ -61,29 +75,40 @@ class ESLScorer(FairnessScorer):
         self.baseline = baseline
         self.units = units
 
-    def _score(self, estimator, X, y, sensitive):
+    def _score(self, estimator, X, y, sensitive, sample_weight=None):
         if y is None:
-            raise ValueError("ESLScorer needs the true labels y.")
+            raise ValueError("The ESL scorer needs the true labels y.")
         units = _check_units(self.units)
-        result = group_esl(y, estimator.predict(X), sensitive, metric=self.metric,
-                           value=self.value, baseline=self.baseline)
-        by_group = result.group_metric if units == "metric" else result.values
+        result = group_esl(y, estimator.predict(X), sensitive_features=sensitive,
+                           metric=self.metric, value=self.value, baseline=self.baseline,
+                           sample_weight=sample_weight)
+        by_group = result.metric_by_group if units == "metric" else result.esl_values
         return -float(by_group.max() - by_group.min())
 
 
+@validate_params(
+    {
+        "sensitive_features": [str, list, tuple, None],
+        "metric": [StrOptions(set(METRICS))],
+        "value": [StrOptions(set(VALUE_NAMES)), "array-like"],
+        "baseline": [Interval(Real, 0, None, closed="neither")],
+        "units": [StrOptions(set(_UNITS))],
+    },
+    prefer_skip_nested_validation=True,
+)
 def make_esl_scorer(
-    sensitive_feature=None,
     *,
+    sensitive_features=None,
     metric: str = "tpr",
     value: str = "equal_surplus",
     baseline: float = 0.5,
     units: str = "metric",
-) -> ESLScorer:
+):
     """Make a scorer of the gap between groups for ``GridSearchCV(scoring=...)``.
 
     Parameters
     ----------
-    sensitive_feature : str or list of str, default=None
+    sensitive_features : str or list of str, default=None
         Column(s) of ``X`` holding the sensitive attribute (the estimator still receives
         ``X`` whole: drop the column inside the pipeline if the model must not use it).
         None: pass the groups as metadata under
@@ -91,26 +116,30 @@ def make_esl_scorer(
         ``scorer.set_score_request(sensitive_features=True)``. Several columns give their
         intersections as the groups.
     metric : {"tpr", "fpr", "selection_rate", "ppv", "npv"}, default="tpr"
+        The classification metric whose gap is scored.
     value : str, default="equal_surplus"
-        ESL member, used with ``units="esl"``; for two groups all members but Solidarity
-        give the same gap (Theorem 4.1), Solidarity half of it.
+        The ESL member, used with ``units="esl"``; for two groups all members but
+        Solidarity give the same gap (Theorem 4.1), Solidarity half of it.
     baseline : float, default=0.5
         Divisor of the metric in ESL units (``units="esl"`` only).
     units : {"metric", "esl"}, default="metric"
         ``"metric"``: the raw gap of the groups' metrics (a difference of rates, what a
         fairlearn user computes). ``"esl"``: the gap of the groups' ESL values (metric /
-        baseline, split by ``value``), the unit of the paper's test.
+        baseline, split by the member ``value``), the unit of the paper's test.
 
     Returns
     -------
-    scorer : ESLScorer
-        Greater is better. ``units="metric"``: ``scorer(estimator, X, y)`` is
-        ``-|metric(group 1) - metric(group 2)|`` for two groups and ``-(max - min)`` of
-        the group metrics for more groups (or intersections), which is
-        ``-MetricFrame(metrics=..., ...).difference()`` of fairlearn (its default
-        ``method="between_groups"``). ``units="esl"``: the same with the groups' ESL
-        values; for more than two groups the ESL values of the groups depend on the
-        other groups' rows too, so this is not a multiple of the metric gap.
+    scorer : callable
+        ``scorer(estimator, X, y, *, sensitive_features=None, sample_weight=None)``,
+        greater is better. ``units="metric"``: ``-|metric(group 1) - metric(group 2)|``
+        for two groups and ``-(max - min)`` of the group metrics for more groups (or
+        intersections), which is ``-MetricFrame(metrics=..., ...).difference()`` of
+        fairlearn (its default ``method="between_groups"``). ``units="esl"``: the same
+        with the groups' ESL values; for more than two groups the ESL values of the
+        groups depend on the other groups' rows too, so this is not a multiple of the
+        metric gap. ``sample_weight`` (routed with
+        ``set_score_request(sample_weight=True)``, or passed by scikit-learn without
+        routing) weights the rows as in :func:`group_esl`.
 
     Examples
     --------
@@ -122,12 +151,12 @@ def make_esl_scorer(
     >>> rng = np.random.default_rng(0)
     >>> X = pd.DataFrame({"x": rng.normal(size=400), "g": rng.integers(0, 2, 400)})
     >>> y = (X.x + 0.5 * X.g + rng.normal(size=400) > 0).astype(int)
+    >>> scorer = make_esl_scorer(sensitive_features="g")
     >>> search = GridSearchCV(LogisticRegression(), {"C": [0.01, 1.0]},
-    ...                       scoring=make_esl_scorer("g"), cv=3).fit(X, y)
+    ...                       scoring=scorer, cv=3).fit(X, y)
     >>> bool(search.best_score_ <= 0)
     True
     """
     check_esl_params(metric, value, baseline)
-    _check_units(units)
-    return ESLScorer(sensitive_features=sensitive_feature, metric=metric, value=value,
-                     baseline=baseline, units=units)
+    return _ESLScorer(sensitive_features=sensitive_features, metric=metric, value=value,
+                      baseline=baseline, units=units)
