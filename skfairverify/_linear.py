@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import is_classifier, is_regressor
 from sklearn.compose import ColumnTransformer
+from sklearn.frozen import FrozenEstimator
+from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import (
     FunctionTransformer,
@@ -25,6 +27,8 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 from sklearn.utils.validation import check_is_fitted
+
+from .utils._compat import HasMethods, validate_params
 
 __all__ = ["LinearRule", "linear_rule", "sensitive_columns"]
 
@@ -280,8 +284,8 @@ def _step_label(step, name: str | None) -> str:
 
 
 def _unwrap_frozen(est):
-    # sklearn.frozen.FrozenEstimator keeps the fitted model in ``estimator``.
-    while type(est).__name__ == "FrozenEstimator" and hasattr(est, "estimator"):
+    """The fitted model inside (possibly nested) FrozenEstimator wrappers."""
+    while isinstance(est, FrozenEstimator):
         est = est.estimator
     return est
 
@@ -310,7 +314,7 @@ def _transform(step, aff: _Affine, name: str | None) -> _Affine:
         return aff.scale_shift(1.0 / step.scale_, 0.0)
     if isinstance(step, FunctionTransformer) and step.func is None:
         return aff
-    if type(step).__name__ == "SimpleImputer" and not getattr(step, "add_indicator", False):
+    if isinstance(step, SimpleImputer) and not step.add_indicator:
         # Identity on complete rows (the rule is stated for rows without missing values).
         return aff
     if isinstance(step, OneHotEncoder):
@@ -443,6 +447,7 @@ def _check_unique_terms(index: list[str], numeric: list[str], categorical: dict)
     )
 
 
+@validate_params({"estimator": [HasMethods(["fit"])]}, prefer_skip_nested_validation=True)
 def linear_rule(estimator) -> LinearRule:
     """Express a fitted binary linear classifier as a rule on its raw input columns.
 
@@ -565,6 +570,10 @@ def linear_rule(estimator) -> LinearRule:
     )
 
 
+@validate_params(
+    {"estimator": [HasMethods(["fit"])], "X": [pd.DataFrame]},
+    prefer_skip_nested_validation=True,
+)
 def sensitive_columns(estimator, X) -> list[str]:
     """Input columns of ``X`` that a fitted estimator never reads.
 
@@ -606,8 +615,6 @@ def sensitive_columns(estimator, X) -> list[str]:
     >>> sensitive_columns(model, X)
     ['sex']
     """
-    if not isinstance(X, pd.DataFrame):
-        raise TypeError("sensitive_columns needs X as a pandas DataFrame with named columns.")
     rule = linear_rule(estimator)
     read = set(rule.numeric_features) | set(rule.categorical_features)
     names = [str(c) for c in X.columns]

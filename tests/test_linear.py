@@ -211,3 +211,18 @@ def test_rule_rejects_missing_columns():
     rule = linear_rule(LogisticRegression(max_iter=1000).fit(X[NUM], y))
     with pytest.raises(ValueError, match="lacks the columns"):
         rule.decision_function(X[["age"]])
+
+
+def test_linear_rule_refuses_a_non_estimator_by_name():
+    with pytest.raises(TypeError, match="'estimator' parameter of linear_rule"):
+        linear_rule("LogisticRegression")
+    X, y = _data()
+    with pytest.raises(TypeError, match="'estimator' parameter of sensitive_columns"):
+        sensitive_columns(None, X)
+
+
+def test_nested_frozen_estimators_are_read_through():
+    X, y = _data()
+    model = LogisticRegression().fit(X[NUM], y)
+    rule = linear_rule(FrozenEstimator(FrozenEstimator(model)))
+    np.testing.assert_allclose(rule.decision_function(X[NUM]), model.decision_function(X[NUM]))

@@ -292,8 +292,23 @@ def test_integer_threshold_tie_convention():
 def test_quantize_rounds_half_to_even():
     np.testing.assert_array_equal(quantize([0.05, 0.15, -0.25, 0.26], 10), [0, 2, -2, 3])
     assert quantize([1.0], 3).dtype == np.int64
-    with pytest.raises(ValueError, match="multiplier"):
+    assert quantize(0.25, 10) == 2  # a scalar (an intercept) is accepted
+    with pytest.raises(ValueError, match="'multiplier' parameter of quantize"):
         quantize([1.0], 0)
+    with pytest.raises(TypeError, match="'multiplier' parameter of quantize"):
+        quantize([1.0], 2.5)
+    with pytest.raises(TypeError, match="'values' parameter of quantize"):
+        quantize("1.0", 2)
+
+
+def test_quantize_functions_refuse_bad_types_by_name():
+    ref = np.ones(3, dtype=bool)
+    with pytest.raises(TypeError, match="'intercept' parameter of select_multiplier"):
+        select_multiplier(np.ones((3, 1)), "0", ref, 5)
+    with pytest.raises(TypeError, match="'multipliers' parameter of select_multiplier"):
+        select_multiplier(np.ones((3, 1)), 0.0, ref, 5, multipliers=3)
+    with pytest.raises(TypeError, match="'intercept_int' parameter of integer_threshold"):
+        integer_threshold("3")
 
 
 # ----------------------------------------------------------------- IntegerWeightScaler

@@ -684,7 +684,7 @@ def test_replace_cpt():
         ({"threshold": float("nan")}, ValueError, "threshold"),
         ({"evidence": {9: 0}}, ValueError, "out of range"),
         ({"evidence": {0: 2}}, ValueError, "out of range"),
-        ({"evidence": [(0, 1)]}, TypeError, "dict"),
+        ({"evidence": [(0, 1)]}, TypeError, "evidence"),
         ({"network": "net"}, TypeError, "BayesNet"),
         ({"max_table_size": 0}, ValueError, "max_table_size"),
         ({"order": [0, 1, 2]}, ValueError, "permutation"),
@@ -903,3 +903,29 @@ def test_plan_per_group_frame_and_groups_agree_with_single_plans():
     frame = chosen.to_frame()
     assert len(frame) == 16 and frame.index[0] == (0, 0)
     assert "per-group" in repr(chosen) and "groups=16" in repr(chosen)
+
+
+@pytest.mark.parametrize(
+    "func, kwargs, match",
+    [
+        (plan, {"method": "magic"}, "'method' parameter of plan"),
+        (plan, {"max_table_size": 2.5}, "'max_table_size' parameter of plan"),
+        (plan, {"evidence": [(0, 1)]}, "'evidence' parameter of plan"),
+        (plan, {"evidence_vars": 0}, "'evidence_vars' parameter of plan"),
+        (positive_probability, {"threshold": "2"}, "'threshold' parameter"),
+        (positive_probability, {"order": 3}, "'order' parameter"),
+        (positive_probability_table, {"return_marginal": "yes"}, "'return_marginal' parameter"),
+        (best_assignment, {"mode": "median"}, "'mode' parameter of best_assignment"),
+    ],
+)
+def test_parameter_constraints_of_public_functions(func, kwargs, match):
+    """Types and options are refused by the parameter constraints, naming the parameter."""
+    weights, threshold, net = example6()
+    args = {"weights": weights, "threshold": threshold, "network": net}
+    if func is positive_probability_table:
+        args["evidence_vars"] = [0]
+    if func is best_assignment:
+        args["choice_vars"] = [0]
+    args.update(kwargs)
+    with pytest.raises((TypeError, ValueError), match=match):
+        func(**args)

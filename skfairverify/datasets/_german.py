@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import validate_params
 
+from ..utils._compat import validate_params
 from ._base import load_descr, make_bunch, open_data_file, to_category
 
 GERMAN_COLUMNS = [

@@ -9,12 +9,14 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.preprocessing import KBinsDiscretizer
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     _check_feature_names_in,
     check_is_fitted,
     validate_data,
 )
+
+from ..utils._compat import Interval, StrOptions
+from ._checks import check_finite_columns, check_numeric_columns, column_names
 
 __all__ = ["BinningDiscretizer"]
 
@@ -221,7 +223,7 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
                 f"inverse_transform expects {total} one-hot columns (sum of n_bins_), "
                 f"got shape {X.shape}."
             )
-        names = self._input_names()
+        names = column_names(self, self.n_features_in_)
         out = np.empty((X.shape[0], len(self.n_bins_)), dtype=float)
         start = 0
         for j, k in enumerate(self.n_bins_):
@@ -256,52 +258,14 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ helpers
 
-    def _input_names(self):
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            return [f"x{j}" for j in range(self.n_features_in_)]
-        return [str(c) for c in names]
-
     def _index(self, X):
         idx = self._kbins.transform(X)
         return idx.astype(np.int64)
 
     def _validate(self, X, reset):
-        if isinstance(X, pd.DataFrame):
-            for col in X.columns:
-                s = X[col]
-                if not (pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(
-                    s.dtype
-                )):
-                    raise ValueError(
-                        f"Column {col!r} is not numeric (dtype {s.dtype}); "
-                        "BinningDiscretizer bins numeric features only."
-                    )
-                values = s.to_numpy(dtype=float, na_value=np.nan)
-                if np.isnan(values).any():
-                    raise ValueError(f"Input X contains NaN in column {col!r}.")
-                if np.isinf(values).any():
-                    raise ValueError(f"Input X contains infinity in column {col!r}.")
-        elif isinstance(X, np.ndarray) and X.dtype.kind in "OUS" and X.ndim == 2:
-            for j in range(X.shape[1]):
-                try:
-                    np.asarray(X[:, j], dtype=np.float64)
-                except ValueError as exc:
-                    raise ValueError(
-                        f"Column 'x{j}' is not numeric ({exc}); BinningDiscretizer bins "
-                        "numeric features only."
-                    ) from exc
+        check_numeric_columns(X, type(self).__name__)
         X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
-        bad = ~np.isfinite(X)
-        if bad.any():
-            j = int(np.nonzero(bad.any(axis=0))[0][0])
-            names = (
-                [str(c) for c in self.feature_names_in_]
-                if getattr(self, "feature_names_in_", None) is not None
-                else [f"x{i}" for i in range(X.shape[1])]
-            )
-            what = "NaN" if np.isnan(X[:, j]).any() else "infinity"
-            raise ValueError(f"Input X contains {what} in column {names[j]!r}.")
+        check_finite_columns(X, column_names(self, X.shape[1]))
         return X
 
     def __sklearn_tags__(self):

@@ -15,7 +15,6 @@ from sklearn.base import (
     clone,
 )
 from sklearn.frozen import FrozenEstimator
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
     _check_feature_names_in,
@@ -25,6 +24,8 @@ from sklearn.utils.validation import (
 )
 
 from .._linear import linear_rule
+from ..utils._compat import HasMethods, Interval, StrOptions
+from ._checks import check_finite_columns, column_names
 from ._quantize import decision_scale, quantize, select_multiplier
 
 __all__ = ["IntegerWeightScaler"]
@@ -231,7 +232,7 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
             estimator does not read. Each row sums to ``decision_function - intercept_``.
         """
         T = self._validated_terms(X) * self.coef_[0].astype(float)[None, :]
-        names = self._input_names()
+        names = column_names(self, self.n_features_in_)
         pos = {c: i for i, c in enumerate(names)}
         out = np.zeros((T.shape[0], len(names)), dtype=float)
         for k, col in enumerate(self._term_columns):
@@ -255,12 +256,6 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
         return _check_feature_names_in(self, input_features)
 
     # ------------------------------------------------------------------ helpers
-
-    def _input_names(self):
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            return [f"x{j}" for j in range(self.n_features_in_)]
-        return [str(c) for c in names]
 
     def _validated_terms(self, X):
         check_is_fitted(self)
@@ -298,7 +293,7 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
                 )
             pos = {c: i for i, c in enumerate(rule_names)}
             T = arr[:, [pos[c] for c in rule.numeric_features]]
-            _check_finite(T, list(rule.numeric_features))
+            check_finite_columns(T, list(rule.numeric_features))
             return T
         else:
             arr = check_array(X, dtype=None, ensure_all_finite=False, estimator=self)
@@ -312,7 +307,7 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
                 raise ValueError(f"Column {c!r} is not numeric (dtype {col.dtype}).")
             parts.append(np.asarray(col.to_numpy(dtype=float, na_value=np.nan)))
         if parts:
-            _check_finite(np.column_stack(parts), list(rule.numeric_features))
+            check_finite_columns(np.column_stack(parts), list(rule.numeric_features))
         for c, cats in rule.categorical_features.items():
             if c not in frame.columns:
                 raise ValueError(f"X lacks the column {c!r} read by the estimator.")
@@ -332,11 +327,3 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
         tags.classifier_tags.multi_class = False
         tags.input_tags.allow_nan = False
         return tags
-
-
-def _check_finite(T, names):
-    bad = ~np.isfinite(T)
-    if bad.any():
-        j = int(np.nonzero(bad.any(axis=0))[0][0])
-        what = "NaN" if np.isnan(T[:, j]).any() else "infinity"
-        raise ValueError(f"Input X contains {what} in column {names[j]!r}.")

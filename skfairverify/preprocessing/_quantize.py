@@ -25,9 +25,11 @@ Conventions
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
+
+from ..utils._compat import Interval, validate_params
 
 __all__ = ["decision_scale", "integer_threshold", "quantize", "select_multiplier"]
 
@@ -35,6 +37,7 @@ __all__ = ["decision_scale", "integer_threshold", "quantize", "select_multiplier
 _MAX_CELLS = 4_000_000
 
 
+@validate_params({"decision": ["array-like"]}, prefer_skip_nested_validation=True)
 def decision_scale(decision) -> float:
     """Scale of a decision function: the root mean square of its values.
 
@@ -83,6 +86,10 @@ def decision_scale(decision) -> float:
     return top * float(np.sqrt(np.mean((d / top) ** 2)))
 
 
+@validate_params(
+    {"values": ["array-like", Real], "multiplier": [Interval(Integral, 1, None, closed="left")]},
+    prefer_skip_nested_validation=True,
+)
 def quantize(values, multiplier: int) -> np.ndarray:
     """Integer weights ``rint(multiplier * values)`` (round half to even).
 
@@ -104,10 +111,10 @@ def quantize(values, multiplier: int) -> np.ndarray:
     >>> quantize([0.123, -0.5, 1.5, 2.26], 10).tolist()
     [1, -5, 15, 23]
     """
-    _check_multiplier(multiplier, "multiplier")
     return np.rint(float(multiplier) * np.asarray(values, dtype=float)).astype(np.int64)
 
 
+@validate_params({"intercept_int": [Real]}, prefer_skip_nested_validation=True)
 def integer_threshold(intercept_int: int) -> int:
     """Threshold ``t`` of the integer rule without intercept.
 
@@ -145,6 +152,17 @@ def integer_threshold(intercept_int: int) -> int:
     return 1 - int(intercept_int)
 
 
+@validate_params(
+    {
+        "contributions": ["array-like"],
+        "intercept": [Real],
+        "reference": ["array-like"],
+        "max_multiplier": [Interval(Integral, 1, None, closed="left")],
+        "multipliers": ["array-like", None],
+        "values": ["array-like", None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def select_multiplier(
     contributions: np.ndarray,
     intercept: float,
@@ -180,7 +198,7 @@ def select_multiplier(
         The decisions to agree with (True = positive class).
     max_multiplier : int
         Candidates are ``1, ..., max_multiplier`` unless ``multipliers`` is given.
-    multipliers : iterable of int, default=None
+    multipliers : array-like of int, default=None
         Explicit candidate multipliers (each >= 1), tried in the given order.
     values : ndarray of shape (n_samples, n_terms), default=None
         Feature values; see above.
@@ -211,7 +229,6 @@ def select_multiplier(
     if n == 0:
         raise ValueError("reference is empty; at least one row is needed to pick a multiplier.")
     if multipliers is None:
-        _check_multiplier(max_multiplier, "max_multiplier")
         cand = np.arange(1, int(max_multiplier) + 1, dtype=np.int64)
     else:
         cand = np.asarray(list(multipliers))

@@ -3,15 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from numbers import Integral, Real
 
 import numpy as np
 
+from ..utils._compat import Interval, StrOptions, validate_params
 from ._errors import evidence_error
 from ._network import BayesNet
-from ._plan import DEFAULT_MAX_TABLE_SIZE, Plan, make_plan
+from ._plan import DEFAULT_MAX_TABLE_SIZE, ENGINES, Plan, make_plan
 from ._validation import check_evidence, check_network, check_vars
 
+# Types and options are checked here; the meaning of the values (integer-valued
+# weights, variable indices in range, a topological order, ...) by ._validation.
+# network: check_network's message says how to convert a pgmpy model.
+_COMMON_CONSTRAINTS = {
+    "weights": ["array-like"],
+    "threshold": [Real],
+    "network": "no_validation",
+    "evidence": [Mapping, None],
+    "max_table_size": [Interval(Integral, 1, None, closed="left")],
+    "method": [StrOptions(set(ENGINES))],
+}
 
+
+@validate_params(
+    {**_COMMON_CONSTRAINTS, "evidence_vars": ["array-like"], "order": ["array-like", None]},
+    prefer_skip_nested_validation=True,
+)
 def plan(
     weights: Sequence[np.ndarray],
     threshold: int,
@@ -88,6 +106,10 @@ def plan(
     )
 
 
+@validate_params(
+    {**_COMMON_CONSTRAINTS, "order": ["array-like", None]},
+    prefer_skip_nested_validation=True,
+)
 def positive_probability(
     weights: Sequence[np.ndarray],
     threshold: int,
@@ -189,6 +211,15 @@ def positive_probability(
     return float(min(max(float(pos) / total, 0.0), 1.0))
 
 
+@validate_params(
+    {
+        **_COMMON_CONSTRAINTS,
+        "evidence_vars": ["array-like"],
+        "return_marginal": ["boolean"],
+        "order": ["array-like", None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def positive_probability_table(
     weights: Sequence[np.ndarray],
     threshold: int,
@@ -286,6 +317,10 @@ def positive_probability_table(
     return probs
 
 
+@validate_params(
+    {**_COMMON_CONSTRAINTS, "choice_vars": ["array-like"], "mode": [StrOptions({"max", "min"})]},
+    prefer_skip_nested_validation=True,
+)
 def best_assignment(
     weights: Sequence[np.ndarray],
     threshold: int,
@@ -354,8 +389,6 @@ def best_assignment(
     >>> round(p, 10), a
     (0.14, {0: 0})
     """
-    if mode not in ("max", "min"):
-        raise ValueError(f"mode must be 'max' or 'min', got {mode!r}.")
     choice_vars = check_vars(choice_vars, check_network(network), "choice_vars")
     probs = positive_probability_table(
         weights,

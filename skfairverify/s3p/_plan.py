@@ -24,7 +24,6 @@ from ._problem import Problem
 from ._steps import simulate
 from ._validation import (
     check_evidence,
-    check_max_table_size,
     check_network,
     check_order,
     check_threshold,
@@ -170,6 +169,7 @@ class _Arguments:
 
 
 def _check_arguments(weights, threshold, network, evidence, keep, max_table_size, method):
+    """Check the values (their types and options were checked by the public function)."""
     network = check_network(network)
     weights = check_weights(weights, network)
     threshold = check_threshold(threshold)
@@ -181,10 +181,7 @@ def _check_arguments(weights, threshold, network, evidence, keep, max_table_size
             f"Variable {overlap[0]!r} is both in evidence_vars and in evidence; "
             "fix it in one place only."
         )
-    if method not in ENGINES:
-        raise ValueError(f"method must be 'auto', 'frontier' or 'elimination', got {method!r}.")
-    max_table_size = check_max_table_size(max_table_size)
-    return _Arguments(weights, threshold, network, evidence, keep, max_table_size, method)
+    return _Arguments(weights, threshold, network, evidence, keep, int(max_table_size), method)
 
 
 def make_plan(

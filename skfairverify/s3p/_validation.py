@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
@@ -81,11 +80,6 @@ def check_evidence(evidence, network: BayesNet) -> dict[int, int]:
     """``{variable index: state index}``, every index in range."""
     if evidence is None:
         return {}
-    if not isinstance(evidence, Mapping):
-        raise TypeError(
-            f"evidence must be a dict {{variable index: state index}}, got "
-            f"{type(evidence).__name__}."
-        )
     out = {}
     for var, state in evidence.items():
         var = check_var(var, network, "evidence")
@@ -118,14 +112,6 @@ def check_vars(variables, network: BayesNet, what: str) -> list[int]:
             raise ValueError(f"Variable {network.names[v]!r} appears twice in {what}.")
         out.append(v)
     return out
-
-
-def check_max_table_size(max_table_size) -> int:
-    """Return a positive number of table entries."""
-    size = _as_int(max_table_size, "max_table_size")
-    if size < 1:
-        raise ValueError(f"max_table_size must be a positive integer, got {size}.")
-    return size
 
 
 def check_order(order, network: BayesNet) -> list[int]:
