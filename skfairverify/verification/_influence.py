@@ -193,7 +193,7 @@ def edge_specific_network(network: BayesNet, mediator_idx, sensitive_idx,
                           group_state) -> BayesNet:
     """Fix the sensitive parents of every mediator to the states ``group_state``.
 
-    Each mediator ``Z`` gets the table ``Pr[Z | Pa(Z) \\ A, A = a*]``: the edges from the
+    Each mediator ``Z`` gets the table ``Pr[Z | Pa(Z) without A, A = a*]``: the edges from the
     sensitive variables into the mediators carry the reference group ``a*`` while every
     other path (including those through the mediator's other parents) carries the group
     being evaluated (an edge-specific intervention, ``pcf_definition="edge_specific"``).
@@ -226,7 +226,7 @@ def edge_specific_network(network: BayesNet, mediator_idx, sensitive_idx,
 
 def fvgm_mediated_network(network: BayesNet, mediator_idx, sensitive_idx, group_state,
                           max_table_size) -> BayesNet:
-    """The mediators drawn from ``Pr[Z | A = a*]`` whatever the group (FVGM's PCF).
+    """Draw the mediators from ``Pr[Z | A = a*]`` whatever the group (FVGM's PCF).
 
     FVGM (Section 2, item 4, and Appendix B.1.2) samples the mediators ``Z`` from the
     conditional distribution ``Z | A = a_max``. That distribution is computed exactly on

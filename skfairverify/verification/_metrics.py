@@ -68,7 +68,7 @@ def rate_gap(rates) -> float:
 
 
 def favored_indices(rates) -> tuple[int, int]:
-    """Indices of the most and the least favored groups (first one on ties).
+    """Return the indices of the most and the least favored groups (first on ties).
 
     Parameters
     ----------

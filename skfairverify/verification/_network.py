@@ -73,7 +73,7 @@ def _frame(codes: np.ndarray, names, cardinalities) -> pd.DataFrame:
 
 
 def _weighted_k2(data: pd.DataFrame, sample_weight):
-    """pgmpy's K2 score on weighted counts (the ordinary K2 score without weights)."""
+    """Return pgmpy's K2 score on weighted counts (plain ``"k2"`` without weights)."""
     from pgmpy.structure_score import K2
     from pgmpy.utils import get_state_counts
 

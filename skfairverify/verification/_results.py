@@ -64,7 +64,7 @@ class VerificationResult(Result):
     agreement: float
 
     def to_frame(self) -> pd.DataFrame:
-        """The groups table (one row per compound sensitive group).
+        """Return the groups table (one row per compound sensitive group).
 
         Returns
         -------
@@ -115,7 +115,7 @@ class FairnessInfluenceResult(Result):
     reference: str
 
     def to_frame(self) -> pd.DataFrame:
-        """The influence table (one row per feature, one column per group).
+        """Return the influence table (one row per feature, one column per group).
 
         Returns
         -------

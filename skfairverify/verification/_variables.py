@@ -297,7 +297,7 @@ class Encoding:
         return cls(variables)
 
     def covering(self, X: pd.DataFrame) -> Encoding:
-        """The encoding with a state for every value of ``X`` of its discrete numeric columns.
+        """Return the encoding with a state for every value of ``X`` of its discrete columns.
 
         A non-sensitive numeric variable with one state per value (built from data) gets
         a new state, contributing ``coef * value`` exactly, for each value of ``X`` it

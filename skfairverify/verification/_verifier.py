@@ -80,7 +80,7 @@ def _same_label(value, cls) -> bool:
 
 
 def _take_rows(X, rows):
-    """The rows ``rows`` of ``X`` (DataFrame, sparse matrix or array-like)."""
+    """Take the rows ``rows`` of ``X`` (DataFrame, sparse matrix or array-like)."""
     if isinstance(X, (pd.DataFrame, pd.Series)):
         return X.iloc[rows]
     if isinstance(X, np.ndarray) or hasattr(X, "toarray"):
@@ -143,7 +143,7 @@ def _groups_present(group_codes: np.ndarray, sens_codes: np.ndarray) -> np.ndarr
 
 
 def _sensitive_column_name(item, frame: pd.DataFrame) -> str:
-    """The column of ``frame`` named (or, for an integer, positioned) by ``item``."""
+    """Return the column of ``frame`` named (or, for an integer, positioned) by ``item``."""
     if isinstance(item, (bool, np.bool_)) or not isinstance(item, (str, Integral)):
         raise TypeError(
             f"sensitive_features must hold column names or positions; got {item!r}."
@@ -293,7 +293,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         over the mediators' other parents (a parent that descends from ``A`` follows
         its distribution under ``a_max``), whatever the group evaluated.
         ``"edge_specific"``: each mediator keeps its other parents and only its edges
-        from the sensitive variables carry ``a_max``, ``Pr[Z | Pa(Z) \\ A, A = a_max]``
+        from the sensitive variables carry ``a_max``, ``Pr[Z | Pa(Z) without A, A = a_max]``
         (a path-specific effect along the edges ``A -> Z``); the two agree when no
         mediator has a parent other than the sensitive ones.
     max_indegree : int or None, default=1
@@ -552,7 +552,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ quantization
     def _multipliers(self) -> list[int]:
-        """The multipliers to try, largest first (one with a fixed ``multiplier``)."""
+        """Return the multipliers to try, largest first (one with a fixed ``multiplier``)."""
         if self.multiplier == "auto":
             return _candidates(MULTIPLIER_GRID, self.max_multiplier)
         return [int(self.multiplier)]
@@ -586,7 +586,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return train_test_split(idx, test_size=HELD_OUT, random_state=self.random_state)
 
     def _choose_quantization(self, frame, sensitive, weight):
-        """Number of bins and multiplier chosen by agreement on held-out rows.
+        """Choose the number of bins and the multiplier by agreement on held-out rows.
 
         The split is by rows; with ``sample_weight`` the bins are weighted on the
         fitting rows and the agreement on the held-out rows, whose standard error uses
@@ -611,7 +611,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return _finest_within_noise(scores, _effective_size(hold_weight, len(hold)))
 
     def _encode(self, frame, sensitive, weight):
-        """The variables, and the multipliers to try (the chosen one, then smaller)."""
+        """Build the variables; return them and the multipliers to try (chosen, then smaller)."""
         if isinstance(self.network, BayesNet):
             encoding = Encoding.from_network(self.network, self._unit_rule, sensitive)
             self.n_bins_ = None
@@ -761,7 +761,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         )
 
     def _mediated_network(self, encoding, network, favored_codes) -> BayesNet:
-        """The network in which the mediators follow the most favored group."""
+        """Return the network in which the mediators follow the most favored group."""
         med_idx = [encoding.index(m) for m in self._mediators]
         if self.pcf_definition == "fvgm":
             return fvgm_mediated_network(network, med_idx, self._sens_idx,
@@ -773,7 +773,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def _fit_estimator(self, X, y, weight):
-        """A clone of ``estimator`` fitted on ``X, y`` (with the weights when given)."""
+        """Fit a clone of ``estimator`` on ``X, y`` (with the weights when given)."""
         estimator = clone(self.estimator)
         if weight is None or isinstance(estimator, FrozenEstimator):
             estimator.fit(X, y)
@@ -978,7 +978,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ influence
     def _feature_subsets(self, features) -> list[list[str]]:
-        """The feature subsets of :meth:`fairness_influence`, validated."""
+        """Return the feature subsets of :meth:`fairness_influence`, validated."""
         non_sensitive = [n for n in self.variables_ if n not in self._sensitive]
         if features is None:
             return [[n] for n in non_sensitive]
