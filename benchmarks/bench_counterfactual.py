@@ -40,8 +40,7 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from skfairverify import CounterfactualFairness
-from skfairverify.counterfactual import make_generator
-from skfairverify.counterfactual._fairness import default_sensitive_classifier
+from skfairverify.counterfactual import default_sensitive_classifier, make_generator
 from skfairverify.datasets import load_adult
 
 # Paper, Adult / gender rows. Columns: CFlips priv @10 @50 @100, CFlips unpriv @10 @50 @100
@@ -164,7 +163,7 @@ def table34(X_tr, y_tr, X_te, models, generator="kdtree", sensitive_classifier=N
             warnings.simplefilter("ignore")
             audit.fit(X_tr, y_tr)
             res = audit.evaluate(X_te)
-        per_k = res["per_k"]
+        per_k = res.per_k
         paper = PAPER_KDTREE[name]
         gen = PAPER_GENETIC[name]
         for k_i, k in enumerate(KS):
@@ -180,10 +179,10 @@ def table34(X_tr, y_tr, X_te, models, generator="kdtree", sensitive_classifier=N
                 "nDCCF_unpriv": row.ndccf_unprivileged,
                 "paperKD   ": paper[3][k_i], "paperGA   ": gen[3][k_i],
             })
-        sc = res["sensitive_classifier"]
+        sc = res.sensitive_classifier
         by = sc["by_group"].round(4).to_dict("index")
-        print(f"  {name}: n_refused={res['n_refused']} (before the sensitive-classifier "
-              f"filter {res['n_refused_all']}), {time.perf_counter() - t0:.1f} s; sensitive "
+        print(f"  {name}: n_refused={res.n_refused} (before the sensitive-classifier "
+              f"filter {res.n_refused_all}), {time.perf_counter() - t0:.1f} s; sensitive "
               f"classifier held-out={sc['held_out']} accuracy {sc['accuracy']:.4f} {by}",
               flush=True)
     return pd.DataFrame(out)
@@ -232,8 +231,8 @@ def dice_kd_distance(X_tr, y_tr, X_te, k=10):
         rows.append({"distance": label, "CFlips_priv": 100 * flips[g == 1].mean(),
                      "CFlips_unpriv": 100 * flips[g == 0].mean()})
     rows.append({"distance": "ours: L1, min-max numerics, 1 per categorical change",
-                 "CFlips_priv": 100 * res["cflips"]["privileged"],
-                 "CFlips_unpriv": 100 * res["cflips"]["unprivileged"]})
+                 "CFlips_priv": 100 * res.cflips["privileged"],
+                 "CFlips_unpriv": 100 * res.cflips["unprivileged"]})
     print(f"  accepted training rows: {len(pool)}, predicted Male: {pool_pred.mean():.3f}")
     return pd.DataFrame(rows)
 

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 from sklearn.compose import make_column_transformer
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
@@ -92,27 +93,34 @@ sex_classifier = unaware(LogisticRegression(max_iter=1000))  # unfitted: cross-f
 
 rows = []
 with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # MLP convergence; empty groups show up as NaN
+    # the small MLP may stop before converging; a group without refused rows is
+    # reported as NaN in the table (the audit warns about it)
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    warnings.filterwarnings("ignore", message="No refused row with a counterfactual",
+                            category=UserWarning)
     for name, clf in families.items():
-        audit = CounterfactualFairness(unaware(clf), "sex", k=K,
+        audit = CounterfactualFairness(unaware(clf), sensitive_features="sex", k=K,
                                        sensitive_classifier=sex_classifier,
                                        random_state=0).fit(X_train, y_train)
-        res = audit.evaluate(X_test)
+        res = audit.evaluate(X_test)  # a CounterfactualResult
         rows.append({
             "model": name,
             "accuracy": audit.estimator_.score(X_test, y_test),
             "privileged": audit.privileged_,
-            "CFlips priv.": res["cflips"]["privileged"],
-            "CFlips unpriv.": res["cflips"]["unprivileged"],
-            "CFlips delta": res["cflips"]["delta"],
-            "nDCCF priv.": res["ndccf"]["privileged"],
-            "nDCCF unpriv.": res["ndccf"]["unprivileged"],
-            "nDCCF delta": res["ndccf"]["delta"],
-            "refused (priv./unpriv.)": "{privileged}/{unprivileged}".format(**res["n_refused"]),
+            "CFlips priv.": res.cflips["privileged"],
+            "CFlips unpriv.": res.cflips["unprivileged"],
+            "CFlips delta": res.cflips["delta"],
+            "nDCCF priv.": res.ndccf["privileged"],
+            "nDCCF unpriv.": res.ndccf["unprivileged"],
+            "nDCCF delta": res.ndccf["delta"],
+            "refused (priv./unpriv.)": "{privileged}/{unprivileged}".format(**res.n_refused),
         })
 
+print(f"Last audit ({name}), one row per group:")
+print(res)
+print(res.to_frame().to_string(float_format="{:.3f}".format))
 print("Sensitive classifier, held out (out of fold) on the training rows:")
-print(res["sensitive_classifier"]["by_group"].to_string(float_format="{:.3f}".format))
+print(res.sensitive_classifier["by_group"].to_string(float_format="{:.3f}".format))
 table = pd.DataFrame(rows).set_index("model")
 print(f"CFlips@{K} and nDCCF@{K} on held-out rows (sensitive feature: sex)")
 print(table.to_string(float_format="{:.3f}".format))

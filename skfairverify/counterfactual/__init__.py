@@ -17,7 +17,7 @@ from ._base import BaseGenerator, CounterfactualSet
 from ._column_subset import ColumnSubsetClassifier
 from ._crossfit import CrossFittedSensitiveClassifier
 from ._dice import DiceCounterfactuals
-from ._fairness import CounterfactualFairness
+from ._fairness import CounterfactualFairness, default_sensitive_classifier
 from ._kdtree import KDTreeCounterfactuals
 from ._linear import LinearCounterfactuals
 from ._metrics import counterfactual_flips, ndccf
@@ -36,6 +36,7 @@ __all__ = [
     "KDTreeCounterfactuals",
     "LinearCounterfactuals",
     "counterfactual_flips",
+    "default_sensitive_classifier",
     "make_generator",
     "ndccf",
 ]

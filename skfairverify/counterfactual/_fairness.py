@@ -29,17 +29,42 @@ from ._metrics import _curves, _flip_matrix
 from ._registry import GENERATOR_CONSTRAINT, check_audit_generator, make_generator
 from ._results import CounterfactualResult
 
-__all__ = ["CounterfactualFairness"]
+__all__ = ["CounterfactualFairness", "default_sensitive_classifier"]
 
 _NAMES = {1: "privileged", 0: "unprivileged"}
 
 
 def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline:
-    """The default sensitive-feature classifier for the columns of ``X``.
+    """The default sensitive-feature classifier for the columns of ``X`` (unfitted).
 
     Categorical columns are ordinal-encoded (unknown categories become missing) and
     handled natively by :class:`~sklearn.ensemble.HistGradientBoostingClassifier`;
-    numeric columns pass through.
+    numeric columns pass through. :class:`CounterfactualFairness` cross-fits it when
+    ``sensitive_classifier=None``; tune a copy (e.g. with ``GridSearchCV`` over
+    ``classify__*`` parameters) and pass the unfitted best one instead.
+
+    Parameters
+    ----------
+    X : DataFrame
+        The non-sensitive columns the classifier will read.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the gradient boosting.
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        Steps ``"encode"`` (a ColumnTransformer) and ``"classify"``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify.counterfactual import default_sensitive_classifier
+    >>> X = pd.DataFrame({"job": ["a", "b", "a", "b"], "age": [20.0, 30.0, 40.0, 50.0]})
+    >>> clf = default_sensitive_classifier(X, random_state=0)
+    >>> [name for name, _ in clf.steps]
+    ['encode', 'classify']
+    >>> clf.fit(X, [0, 1, 0, 1]).predict(X).shape
+    (4,)
     """
     cat = [c for c in X.columns if is_categorical(X[c])]
     num = [c for c in X.columns if c not in cat]
