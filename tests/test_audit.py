@@ -87,13 +87,13 @@ def test_csv_json_report_matches_direct_computation(tmp_path, capsys):
     # the verifier's re-estimate on the test rows, under its own unambiguous key
     relearned = verifier.verify(X_te, y_te)
     assert report["verification"]["metrics_network_relearned_on_test_rows"] == pytest.approx(
-        relearned)
+        relearned.metrics)
     assert "metrics_on_test_distribution" not in report["verification"]
     # empirical metrics: fairlearn's functions called directly on the test rows
     _check_empirical(report, y_te, model.predict(X_te), X_te["sex"])
-    first = group_esl(y_te, model.predict(X_te), X_te["sex"], metric="tpr")
+    first = group_esl(y_te, model.predict(X_te), sensitive_features=X_te["sex"], metric="tpr")
     values = {row["sex"]: row["esl_value"] for row in report["esl_first_stage"]["table"]}
-    assert values == pytest.approx(first.values.to_dict())
+    assert values == pytest.approx(first.esl_values.to_dict())
     test = report["esl_first_stage"]["test"]
     assert test["compared"] == ["F", "M"]
     # raw TPR gap by numpy; ESL units = gap / baseline 0.5 (two groups, Shapley: b_1 = 1)
@@ -354,7 +354,7 @@ def test_relearned_network_failure_is_reported_not_fatal(tmp_path, monkeypatch):
     frame, _ = _csv_data(tmp_path, n=300)
     X = frame.drop(columns="approved").astype({"colour": "category", "sex": "category"})
 
-    def refuse(self, X, y=None):
+    def refuse(self, X, y=None, *, sample_weight=None):
         raise ValueError("Variable 'proxy': the value(s) [9.0] are not states")
 
     monkeypatch.setattr(FairnessVerifier, "verify", refuse)

@@ -106,7 +106,7 @@ def _relearned_on_test_rows(verifier, X_test, y_test) -> tuple[dict | None, str 
     place of these model-based numbers instead of failing.
     """
     try:
-        return jsonable(verifier.verify(X_test, y_test)), None
+        return jsonable(verifier.verify(X_test, y_test).metrics), None
     except ValueError as exc:
         return None, str(exc)
 
@@ -131,7 +131,7 @@ def _verification_section(verifier, fif, X_test, y_test) -> dict:
         "n_bins": verifier.n_bins_,
         "multiplier": int(verifier.multiplier_),
         "network_edges": _network_edges(verifier.network_),
-        "fairness_influence": records(fif),
+        "fairness_influence": records(fif.table),
         "fairness_influence_units": FIF_UNITS,
     }
 
@@ -177,14 +177,14 @@ def _counterfactual_section(cf, result, attribute: str, k: int, caught: list) ->
         "k": k,
         "privileged": jsonable(cf.privileged_),
         "unprivileged": [str(g) for g in cf.groups_ if g != cf.privileged_],
-        "cflips": jsonable(result["cflips"]),
-        "ndccf": jsonable(result["ndccf"]),
-        "n_refused": jsonable(result["n_refused"]),
+        "cflips": jsonable(result.cflips),
+        "ndccf": jsonable(result.ndccf),
+        "n_refused": jsonable(result.n_refused),
         "delta_definition": {"cflips": "unprivileged - privileged",
                              "ndccf": "privileged - unprivileged"},
         "units": "CFlips@k and nDCCF@k are shares in [0, 1] (means over the refused "
                  "test rows); CFlips 0 = fair, nDCCF 1 = fair",
-        "sensitive_classifier": _classifier_summary(result.get("sensitive_classifier")),
+        "sensitive_classifier": _classifier_summary(result.sensitive_classifier),
         "warnings": [str(w.message) for w in caught],
     }
 
@@ -236,7 +236,7 @@ def _esl_sections(first, second, attribute: str, chosen: list[str]) -> dict:
             "metric": "tpr",
             "baseline": first.baseline,
             "confidence": first.confidence,
-            "units": frame.attrs.get("units"),
+            "units": first.units,
             "total_esl_units": first.total,
             "table": records(frame),
             "test": jsonable(_first_stage_test(first)),
@@ -247,8 +247,8 @@ def _esl_sections(first, second, attribute: str, chosen: list[str]) -> dict:
             "units": f"ESL units = tpr / baseline ({first.baseline:g}): contributions "
                      "of the features to each group's first-stage ESL value",
             "compared": {str(k): [str(g) for g in v]
-                         for k, v in (second.attrs.get("compared") or {}).items()},
-            "table": records(second),
+                         for k, v in (second.compared or {}).items()},
+            "table": records(second.contributions),
         },
     }
 
@@ -260,12 +260,13 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int) -> None:
     audit.say(f"ESL values: first stage (groups of {attribute!r}) and second stage "
               "(features)")
     t0 = time.perf_counter()
-    first = group_esl(audit.y_test, audit.y_pred, audit.X_test[attribute], metric="tpr")
+    first = group_esl(audit.y_test, audit.y_pred, sensitive_features=audit.X_test[attribute],
+                      metric="tpr")
     candidates = [c for c in audit.X_train.columns if c not in audit.sensitive_features]
     chosen = top_features(audit.model, audit.X_train, candidates, n_features)
     second = esl_decomposition(
         default_model(), audit.X_train, audit.y_train, X_test=audit.X_test,
-        y_test=audit.y_test, sensitive_feature=attribute, features=chosen, metric="tpr",
+        y_test=audit.y_test, sensitive_features=attribute, features=chosen, metric="tpr",
         random_state=audit.random_state, verbose=audit.verbose,
     )
     timings["esl"] = time.perf_counter() - t0
