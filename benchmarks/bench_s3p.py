@@ -129,8 +129,11 @@ def section_a(sizes, baseline_max, rng):
 
 # ------------------------------------------------------------------ networks
 def make_network(kind, n, k, rng):
-    """Random network: chain, tree, local DAG (parents among the previous 4 or 6),
-    random DAG (parents anywhere); indegree <= 3; Dirichlet(1) CPTs."""
+    """Draw a random network of ``kind`` with ``n`` variables of ``k`` states.
+
+    Chain, tree, local DAG (parents among the previous 4 or 6), random DAG
+    (parents anywhere); indegree <= 3; Dirichlet(1) CPTs.
+    """
     parents = []
     for i in range(n):
         if i == 0:
@@ -251,8 +254,11 @@ def section_b(indep_sizes, chain_sizes, rng):
 
 # ------------------------------------------------------------------- groups
 def groups_network(n_linked, n_free, rng):
-    """Two sensitive roots (2 and 3 states) feeding a chain of ``n_linked`` 10-state
-    features, plus a separate chain of ``n_free`` 10-state features."""
+    """Build two sensitive roots feeding a chain, and a separate chain.
+
+    The roots have 2 and 3 states; the chain fed by them has ``n_linked``
+    10-state features, the separate one ``n_free``.
+    """
     cards = [2, 3] + [10] * (n_linked + n_free)
     parents = [(), ()]
     for j in range(n_linked):

@@ -139,7 +139,7 @@ class LinearRule:
         return out
 
     def scaled(self, factor: float) -> LinearRule:
-        """The same rule with its decision function multiplied by ``factor > 0``.
+        """Return the same rule with its decision function multiplied by ``factor > 0``.
 
         The decisions (the sign of the decision function) are unchanged; this is how
         a rule is normalised before its weights are quantized (see
@@ -284,7 +284,7 @@ def _step_label(step, name: str | None) -> str:
 
 
 def _unwrap_frozen(est):
-    """The fitted model inside (possibly nested) FrozenEstimator wrappers."""
+    """Return the fitted model inside (possibly nested) FrozenEstimator wrappers."""
     while isinstance(est, FrozenEstimator):
         est = est.estimator
     return est
@@ -302,16 +302,8 @@ def _transform(step, aff: _Affine, name: str | None) -> _Affine:
         return aff
     if isinstance(step, ColumnTransformer):
         return _column_transformer(step, aff, label)
-    if isinstance(step, StandardScaler):
-        mean = step.mean_ if step.with_mean else 0.0
-        scale = step.scale_ if step.with_std and step.scale_ is not None else 1.0
-        return aff.scale_shift(1.0 / np.asarray(scale), -np.asarray(mean) / np.asarray(scale))
-    if isinstance(step, MinMaxScaler):
-        if step.clip:
-            raise TypeError(f"Step {label!r}: MinMaxScaler(clip=True) is not linear.")
-        return aff.scale_shift(step.scale_, step.min_)
-    if isinstance(step, MaxAbsScaler):
-        return aff.scale_shift(1.0 / step.scale_, 0.0)
+    if isinstance(step, (StandardScaler, MinMaxScaler, MaxAbsScaler)):
+        return _scaler(step, aff, label)
     if isinstance(step, FunctionTransformer) and step.func is None:
         return aff
     if isinstance(step, SimpleImputer) and not step.add_indicator:
@@ -327,6 +319,19 @@ def _transform(step, aff: _Affine, name: str | None) -> _Affine:
         "MaxAbsScaler, OneHotEncoder, OrdinalEncoder, SimpleImputer, 'passthrough', "
         "'drop' and FrozenEstimator."
     )
+
+
+def _scaler(step, aff: _Affine, label: str) -> _Affine:
+    """Push the affine representation through a fitted scaler."""
+    if isinstance(step, StandardScaler):
+        mean = step.mean_ if step.with_mean else 0.0
+        scale = step.scale_ if step.with_std and step.scale_ is not None else 1.0
+        return aff.scale_shift(1.0 / np.asarray(scale), -np.asarray(mean) / np.asarray(scale))
+    if isinstance(step, MinMaxScaler):
+        if step.clip:
+            raise TypeError(f"Step {label!r}: MinMaxScaler(clip=True) is not linear.")
+        return aff.scale_shift(step.scale_, step.min_)
+    return aff.scale_shift(1.0 / step.scale_, 0.0)  # MaxAbsScaler
 
 
 def _column_transformer(ct: ColumnTransformer, aff: _Affine, label: str) -> _Affine:
@@ -498,8 +503,48 @@ def linear_rule(estimator) -> LinearRule:
     True
     """
     pre, final = _split_final(estimator)
+    w, intercept, classes = _read_final(final)
+    names = _input_names(estimator, final, None if pre else w.size)
+    aff = _Affine.identity(names)
+    for name, step in pre:
+        aff = _transform(step, aff, name)
+    if aff.n_features != w.size:
+        raise TypeError(
+            f"The steps before {type(final).__name__!r} produce {aff.n_features} features "
+            f"but it has {w.size} coefficients; a step could not be read as an affine map."
+        )
+    terms: dict[tuple, float] = {}
+    for j in range(aff.n_features):
+        for t, a in aff.rows[j].items():
+            terms[t] = terms.get(t, 0.0) + w[j] * a
+    numeric = [c for c in names if ("num", c) in terms]
+    categorical: dict[str, list] = {}
+    for t in terms:
+        if t[0] == "cat":
+            categorical.setdefault(t[1], []).append(t[2])
+    categorical = {c: categorical[c] for c in names if c in categorical}
+    index = list(numeric)
+    values = [terms[("num", c)] for c in numeric]
+    for c, cats in categorical.items():
+        index += [_term_name(c, v) for v in cats]
+        values += [terms[("cat", c, v)] for v in cats]
+    _check_unique_terms(index, numeric, categorical)
+    read = aff.read if pre else set(names)
+    return LinearRule(
+        coef=pd.Series(values, index=pd.Index(index, dtype=object), dtype=float, name="coef"),
+        intercept=intercept + float(w @ aff.b),
+        feature_names_in=names,
+        numeric_features=numeric,
+        categorical_features=categorical,
+        dropped=[c for c in names if c not in read],
+        classes=np.asarray(classes),
+    )
+
+
+def _read_final(final):
+    """``(coef, intercept, classes)`` of a fitted binary linear classifier, or a TypeError."""
     label = type(final).__name__
-    if isinstance(final, (ColumnTransformer,)) or not hasattr(final, "fit"):
+    if isinstance(final, ColumnTransformer) or not hasattr(final, "fit"):
         raise TypeError(f"The final step {label!r} is not a classifier.")
     _check_classifier(final, label)
     coef = getattr(final, "coef_", None)
@@ -525,49 +570,8 @@ def linear_rule(estimator) -> LinearRule:
             f"The final step {label!r} is a multiclass model ({len(classes)} classes); "
             "linear_rule reads binary classifiers only."
         )
-    w = coef.ravel()
     c0 = float(np.ravel(intercept)[0]) if np.ndim(intercept) else float(intercept)
-
-    names = _input_names(estimator, final, None if pre else w.size)
-    aff = _Affine.identity(names)
-    for name, step in pre:
-        aff = _transform(step, aff, name)
-    if aff.n_features != w.size:
-        raise TypeError(
-            f"The steps before {label!r} produce {aff.n_features} features but it has "
-            f"{w.size} coefficients; a step could not be read as an affine map."
-        )
-
-    terms: dict[tuple, float] = {}
-    for j in range(aff.n_features):
-        for t, a in aff.rows[j].items():
-            terms[t] = terms.get(t, 0.0) + w[j] * a
-    intercept_raw = c0 + float(w @ aff.b)
-
-    numeric = [c for c in names if ("num", c) in terms]
-    categorical: dict[str, list] = {}
-    for t in terms:
-        if t[0] == "cat":
-            categorical.setdefault(t[1], []).append(t[2])
-    index = [c for c in numeric]
-    values = [terms[("num", c)] for c in numeric]
-    for c in [n for n in names if n in categorical]:
-        for v in categorical[c]:
-            index.append(_term_name(c, v))
-            values.append(terms[("cat", c, v)])
-    _check_unique_terms(index, numeric, categorical)
-    coef_s = pd.Series(values, index=pd.Index(index, dtype=object), dtype=float, name="coef")
-    read = aff.read if pre else set(names)
-    dropped = [c for c in names if c not in read]
-    return LinearRule(
-        coef=coef_s,
-        intercept=intercept_raw,
-        feature_names_in=names,
-        numeric_features=numeric,
-        categorical_features={c: categorical[c] for c in names if c in categorical},
-        dropped=dropped,
-        classes=None if classes is None else np.asarray(classes),
-    )
+    return coef.ravel(), c0, classes
 
 
 @validate_params(

@@ -46,7 +46,7 @@ def _data(n=300, seed=0):
 
 
 def _manual_decision(rule, X):
-    """The invariant of the issue, written out independently of LinearRule."""
+    """Compute the invariant of the issue independently of LinearRule."""
     out = np.full(len(X), rule.intercept)
     for name, w in rule.coef.items():
         if name in X.columns:

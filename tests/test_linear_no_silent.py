@@ -39,7 +39,7 @@ CLASSIFIERS = [LogisticRegression(), RidgeClassifier(), LinearSVC(random_state=0
 
 
 def _wrappings(est, X, y):
-    """The fitted estimator bare, in a pipeline, frozen, and a frozen pipeline."""
+    """Return the fitted estimator bare, in a pipeline, frozen, and a frozen pipeline."""
     bare = clone(est).fit(X, y)
     pipe = make_pipeline(StandardScaler(), clone(est)).fit(X, y)
     return [bare, pipe, FrozenEstimator(bare), FrozenEstimator(pipe)]

@@ -23,7 +23,7 @@ FACTORS = [1e-12, 1e12, 3.7, 0.01]
 
 
 def _rescaled(model, factor):
-    """A deep copy of a fitted model whose final coef_ and intercept_ are multiplied."""
+    """Copy a fitted model deeply, multiplying its final coef_ and intercept_."""
     m = copy.deepcopy(model)
     final = m[-1] if hasattr(m, "steps") else m
     final.coef_ = final.coef_ * factor

@@ -429,8 +429,10 @@ def test_sample_shapes_and_bad_input():
 
 @pytest.mark.parametrize("n_free, sensitive_scale, joint_expected", [(0, 40, False), (40, 1, True)])
 def test_group_table_joint_or_split(n_free, sensitive_scale, joint_expected):
-    """The table is computed jointly when work is shared, per group otherwise;
-    both agree with one call per group."""
+    """Compute the table jointly when work is shared, per group otherwise.
+
+    Both agree with one call per group.
+    """
     rng = np.random.default_rng(12)
     n_linked = 25
     cards = [2, 3] + [6] * (n_linked + n_free)
@@ -837,9 +839,12 @@ def test_from_pgmpy_missing_cpd():
 
 
 def test_plan_is_what_runs_and_peak_is_the_largest_allocation():
-    """The plan's peak is the memory the run needs: the frontier run allocates an array
-    of peak_entries float64 (tracemalloc peak >= peak_bytes), and at most about three
-    such arrays at once; a max_table_size one entry smaller is refused."""
+    """Check that the plan's peak is the memory the run needs.
+
+    The frontier run allocates an array of peak_entries float64 (tracemalloc peak >=
+    peak_bytes), and at most about three such arrays at once; a max_table_size one
+    entry smaller is refused.
+    """
     import tracemalloc
 
     rng = np.random.default_rng(21)

@@ -35,7 +35,7 @@ def _exact_brute_force(weights, threshold, net, evidence=None):
 
 
 def _chain(rng, cards):
-    """A random chain network X0 -> X1 -> ... with Dirichlet CPTs."""
+    """Draw a random chain network X0 -> X1 -> ... with Dirichlet CPTs."""
     cpts = [rng.dirichlet(np.ones(cards[0]))]
     for i in range(1, len(cards)):
         cpts.append(rng.dirichlet(np.ones(cards[i]), size=cards[i - 1]))

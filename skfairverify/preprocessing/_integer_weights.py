@@ -276,44 +276,20 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
     def _terms(self, X) -> np.ndarray:
         """Matrix of term values (numeric columns, category indicators), shape (n, n_terms)."""
         rule = self.rule_
-        rule_names = list(rule.feature_names_in)
-        if isinstance(X, pd.DataFrame):
-            frame = X
-            frame_names = [str(c) for c in X.columns]
-            if len(set(frame_names)) == len(frame_names) and set(rule_names) <= set(frame_names):
-                frame = X.set_axis(frame_names, axis=1)
-            else:
-                frame = X.set_axis(rule_names, axis=1) if X.shape[1] == len(rule_names) else X
-        elif not rule.categorical_features:
-            arr = check_array(X, dtype=np.float64, ensure_all_finite=False, estimator=self)
-            if arr.shape[1] != len(rule_names):
-                raise ValueError(
-                    f"X has {arr.shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{len(rule_names)} features as input."
-                )
-            pos = {c: i for i, c in enumerate(rule_names)}
-            T = arr[:, [pos[c] for c in rule.numeric_features]]
-            check_finite_columns(T, list(rule.numeric_features))
-            return T
-        else:
-            arr = check_array(X, dtype=None, ensure_all_finite=False, estimator=self)
-            frame = pd.DataFrame(arr, columns=rule_names)
+        if not isinstance(X, pd.DataFrame) and not rule.categorical_features:
+            return self._array_terms(X)
+        frame = self._rule_frame(X)
         parts = []
         for c in rule.numeric_features:
-            if c not in frame.columns:
-                raise ValueError(f"X lacks the column {c!r} read by the estimator.")
-            col = frame[c]
+            col = self._column(frame, c)
             if not (pd.api.types.is_numeric_dtype(col.dtype) or col.dtype == object):
                 raise ValueError(f"Column {c!r} is not numeric (dtype {col.dtype}).")
             parts.append(np.asarray(col.to_numpy(dtype=float, na_value=np.nan)))
         if parts:
             check_finite_columns(np.column_stack(parts), list(rule.numeric_features))
         for c, cats in rule.categorical_features.items():
-            if c not in frame.columns:
-                raise ValueError(f"X lacks the column {c!r} read by the estimator.")
-            values = frame[c].to_numpy(dtype=object)
-            missing = pd.isna(values)
-            if missing.any():
+            values = self._column(frame, c).to_numpy(dtype=object)
+            if pd.isna(values).any():
                 raise ValueError(f"Input X contains NaN in column {c!r}.")
             for v in cats:
                 parts.append(np.fromiter((x == v for x in values), dtype=bool, count=len(values))
@@ -321,6 +297,38 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
         if not parts:
             return np.zeros((len(frame), 0))
         return np.column_stack(parts)
+
+    def _array_terms(self, X) -> np.ndarray:
+        """Term values of a numeric array (a rule without categorical terms)."""
+        rule = self.rule_
+        rule_names = list(rule.feature_names_in)
+        arr = check_array(X, dtype=np.float64, ensure_all_finite=False, estimator=self)
+        if arr.shape[1] != len(rule_names):
+            raise ValueError(
+                f"X has {arr.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{len(rule_names)} features as input."
+            )
+        pos = {c: i for i, c in enumerate(rule_names)}
+        T = arr[:, [pos[c] for c in rule.numeric_features]]
+        check_finite_columns(T, list(rule.numeric_features))
+        return T
+
+    def _rule_frame(self, X) -> pd.DataFrame:
+        """``X`` as a DataFrame whose columns carry the rule's input names."""
+        rule_names = list(self.rule_.feature_names_in)
+        if not isinstance(X, pd.DataFrame):
+            arr = check_array(X, dtype=None, ensure_all_finite=False, estimator=self)
+            return pd.DataFrame(arr, columns=rule_names)
+        frame_names = [str(c) for c in X.columns]
+        if len(set(frame_names)) == len(frame_names) and set(rule_names) <= set(frame_names):
+            return X.set_axis(frame_names, axis=1)
+        return X.set_axis(rule_names, axis=1) if X.shape[1] == len(rule_names) else X
+
+    @staticmethod
+    def _column(frame, name) -> pd.Series:
+        if name not in frame.columns:
+            raise ValueError(f"X lacks the column {name!r} read by the estimator.")
+        return frame[name]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

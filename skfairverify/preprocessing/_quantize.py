@@ -228,45 +228,60 @@ def select_multiplier(
     n = reference.shape[0]
     if n == 0:
         raise ValueError("reference is empty; at least one row is needed to pick a multiplier.")
-    if multipliers is None:
-        cand = np.arange(1, int(max_multiplier) + 1, dtype=np.int64)
-    else:
-        cand = np.asarray(list(multipliers))
-        if cand.size == 0:
-            raise ValueError("multipliers is empty.")
-        for l in cand:
-            _check_multiplier(l, "multipliers")
-        cand = cand.astype(np.int64)
+    cand = _candidates(max_multiplier, multipliers)
     intercept = float(intercept)
     if not np.isfinite(intercept):
         raise ValueError(f"intercept must be finite, got {intercept}.")
-
-    C = np.asarray(contributions, dtype=float)
     if values is None:
-        if C.ndim == 1:
-            C = C[:, None]
-        if C.ndim != 2 or C.shape[0] != n:
-            raise ValueError(
-                f"contributions must have shape (n_samples={n}, n_terms), got {C.shape}."
-            )
-        if not np.all(np.isfinite(C)):
-            raise ValueError("contributions contain NaN or infinity.")
+        C = _check_contributions(contributions, n)
         counts = _agreement_counts_rows(C, intercept, reference, cand)
     else:
-        V = np.asarray(values, dtype=float)
-        if V.ndim != 2 or V.shape[0] != n:
-            raise ValueError(f"values must have shape (n_samples={n}, n_terms), got {V.shape}.")
-        C = C.ravel()
-        if C.shape[0] != V.shape[1]:
-            raise ValueError(
-                f"contributions has {C.shape[0]} coefficients but values has {V.shape[1]} "
-                "columns."
-            )
-        if not (np.all(np.isfinite(C)) and np.all(np.isfinite(V))):
-            raise ValueError("contributions or values contain NaN or infinity.")
+        C, V = _check_coefficients(contributions, values, n)
         counts = _agreement_counts_coef(C, V, intercept, reference, cand)
     best = int(np.argmax(counts))  # first maximum: ties -> earliest candidate
     return int(cand[best]), float(counts[best] / n)
+
+
+def _candidates(max_multiplier, multipliers) -> np.ndarray:
+    """Return the candidates: ``1 .. max_multiplier``, or the explicit ones in order."""
+    if multipliers is None:
+        return np.arange(1, int(max_multiplier) + 1, dtype=np.int64)
+    cand = np.asarray(list(multipliers))
+    if cand.size == 0:
+        raise ValueError("multipliers is empty.")
+    for l in cand:
+        _check_multiplier(l, "multipliers")
+    return cand.astype(np.int64)
+
+
+def _check_contributions(contributions, n):
+    """Per-row contributions as a finite (n, n_terms) float array."""
+    C = np.asarray(contributions, dtype=float)
+    if C.ndim == 1:
+        C = C[:, None]
+    if C.ndim != 2 or C.shape[0] != n:
+        raise ValueError(
+            f"contributions must have shape (n_samples={n}, n_terms), got {C.shape}."
+        )
+    if not np.all(np.isfinite(C)):
+        raise ValueError("contributions contain NaN or infinity.")
+    return C
+
+
+def _check_coefficients(contributions, values, n):
+    """Coefficients (n_terms,) and values (n, n_terms) as finite float arrays."""
+    V = np.asarray(values, dtype=float)
+    if V.ndim != 2 or V.shape[0] != n:
+        raise ValueError(f"values must have shape (n_samples={n}, n_terms), got {V.shape}.")
+    C = np.asarray(contributions, dtype=float).ravel()
+    if C.shape[0] != V.shape[1]:
+        raise ValueError(
+            f"contributions has {C.shape[0]} coefficients but values has {V.shape[1]} "
+            "columns."
+        )
+    if not (np.all(np.isfinite(C)) and np.all(np.isfinite(V))):
+        raise ValueError("contributions or values contain NaN or infinity.")
+    return C, V
 
 
 def _agreement_counts_rows(C, intercept, reference, cand):

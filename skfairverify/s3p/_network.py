@@ -24,6 +24,21 @@ def _as_int(value, what: str) -> int:
     return as_int
 
 
+def _check_names(names, n: int) -> list[str]:
+    """Return unique variable names, ``X0 .. X{n-1}`` by default."""
+    if names is None:
+        return [f"X{i}" for i in range(n)]
+    names = [str(name) for name in names]
+    if len(names) != n:
+        raise ValueError(f"names has {len(names)} entries but there are {n} variables.")
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"Duplicate variable name {name!r} in names.")
+        seen.add(name)
+    return names
+
+
 class BayesNet:
     """Discrete Bayesian network over multi-state variables.
 
@@ -105,79 +120,68 @@ class BayesNet:
                 f"cpts has {len(cpts)} entries but cardinalities has {n}; "
                 "give one table per variable."
             )
-        if names is None:
-            names = [f"X{i}" for i in range(n)]
-        else:
-            names = [str(name) for name in names]
-            if len(names) != n:
-                raise ValueError(f"names has {len(names)} entries but there are {n} variables.")
-            seen = set()
-            for name in names:
-                if name in seen:
-                    raise ValueError(f"Duplicate variable name {name!r} in names.")
-                seen.add(name)
-        self.names = names
-
-        cards = []
-        for i, card in enumerate(cardinalities):
-            card = _as_int(card, f"Cardinality of variable {names[i]!r}")
-            if card < 1:
-                raise ValueError(
-                    f"Variable {names[i]!r} must have at least one state, got cardinality {card}."
-                )
-            cards.append(card)
-        self.cardinalities = cards
         self.n_variables = n
-
-        pars = []
-        for i, pa in enumerate(parents):
-            try:
-                pa = tuple(pa)
-            except TypeError:
-                raise ValueError(
-                    f"Parents of variable {names[i]!r} must be a tuple of indices, got {pa!r}."
-                ) from None
-            checked = []
-            for p in pa:
-                p = _as_int(p, f"Parent index of variable {names[i]!r}")
-                if not 0 <= p < n:
-                    raise ValueError(
-                        f"Variable {names[i]!r} has parent index {p}, out of range [0, {n - 1}]."
-                    )
-                if p == i:
-                    raise ValueError(f"Variable {names[i]!r} is its own parent (a cycle).")
-                if p in checked:
-                    raise ValueError(f"Variable {names[i]!r} lists parent {names[p]!r} twice.")
-                checked.append(p)
-            pars.append(tuple(checked))
-        self.parents = pars
-
+        self.names = _check_names(names, n)
+        self.cardinalities = [self._check_cardinality(i, c) for i, c in enumerate(cardinalities)]
+        self.parents = [self._check_parents(i, pa) for i, pa in enumerate(parents)]
         children = [[] for _ in range(n)]
-        for i, pa in enumerate(pars):
+        for i, pa in enumerate(self.parents):
             for p in pa:
                 children[p].append(i)
         self._children = [tuple(c) for c in children]
         self._order = self._toposort()
-
-        if state_names is None:
-            state_names = [list(range(card)) for card in cards]
-        else:
-            if len(state_names) != n:
-                raise ValueError(
-                    f"state_names has {len(state_names)} entries but there are {n} variables."
-                )
-            state_names = [list(s) for s in state_names]
-            for i, states in enumerate(state_names):
-                if len(states) != cards[i]:
-                    raise ValueError(
-                        f"Variable {names[i]!r} has {cards[i]} states but "
-                        f"{len(states)} state names."
-                    )
-        self.state_names = state_names
-
-        self.cpts = [self._check_cpt(i, cpt, pars[i]) for i, cpt in enumerate(cpts)]
+        self.state_names = self._check_state_names(state_names)
+        self.cpts = [self._check_cpt(i, cpt, self.parents[i]) for i, cpt in enumerate(cpts)]
 
     # ------------------------------------------------------------------ helpers
+    def _check_cardinality(self, i: int, card) -> int:
+        card = _as_int(card, f"Cardinality of variable {self.names[i]!r}")
+        if card < 1:
+            raise ValueError(
+                f"Variable {self.names[i]!r} must have at least one state, got cardinality {card}."
+            )
+        return card
+
+    def _check_parents(self, i: int, pa) -> tuple[int, ...]:
+        name = self.names[i]
+        try:
+            pa = tuple(pa)
+        except TypeError:
+            raise ValueError(
+                f"Parents of variable {name!r} must be a tuple of indices, got {pa!r}."
+            ) from None
+        checked = []
+        for p in pa:
+            p = _as_int(p, f"Parent index of variable {name!r}")
+            if not 0 <= p < self.n_variables:
+                raise ValueError(
+                    f"Variable {name!r} has parent index {p}, out of range "
+                    f"[0, {self.n_variables - 1}]."
+                )
+            if p == i:
+                raise ValueError(f"Variable {name!r} is its own parent (a cycle).")
+            if p in checked:
+                raise ValueError(f"Variable {name!r} lists parent {self.names[p]!r} twice.")
+            checked.append(p)
+        return tuple(checked)
+
+    def _check_state_names(self, state_names) -> list[list]:
+        if state_names is None:
+            return [list(range(card)) for card in self.cardinalities]
+        if len(state_names) != self.n_variables:
+            raise ValueError(
+                f"state_names has {len(state_names)} entries but there are "
+                f"{self.n_variables} variables."
+            )
+        state_names = [list(s) for s in state_names]
+        for i, states in enumerate(state_names):
+            if len(states) != self.cardinalities[i]:
+                raise ValueError(
+                    f"Variable {self.names[i]!r} has {self.cardinalities[i]} states but "
+                    f"{len(states)} state names."
+                )
+        return state_names
+
     def _check_cpt(self, i: int, cpt, parents: tuple[int, ...]) -> np.ndarray:
         name = self.names[i]
         try:
