@@ -28,7 +28,7 @@ def _check_confidence(confidence) -> float:
 
 
 def _check_value(value):
-    """An ESL member name or an array of constants (its length is checked later)."""
+    """Check an ESL member name or an array of constants (its length is checked later)."""
     if isinstance(value, str):
         _resolve_coefficients(value, 2)  # raises on unknown names
     return value
@@ -98,7 +98,7 @@ def _check_same_length(values: np.ndarray, name: str, n_rows: int, against: str)
 
 
 def _check_values_names(values) -> tuple[str, ...]:
-    """The ESL members of ``esl_decomposition``: known names, at least one, no duplicate."""
+    """Check the ESL members of ``esl_decomposition``: known names, one or more, unique."""
     values = (values,) if isinstance(values, str) else tuple(values)
     if not values:
         raise ValueError("values must name at least one ESL value.")

@@ -544,7 +544,7 @@ def _check_denominators(problem, used, fits: _Fits, unions, group_index, metric)
 
 
 def _member_tests(problem, model_map, union_map, est, pair, settings: _Settings):
-    """Tests of the contribution differences of the groups ``pair`` for one member.
+    """Test the contribution differences of the groups ``pair`` for one member.
 
     Returns the test dicts of every output (features, then the full model's first stage)
     and the standard errors of every contribution, shape (n_outputs, n_groups).
@@ -585,7 +585,7 @@ def _member_tests(problem, model_map, union_map, est, pair, settings: _Settings)
 
 
 def _raw_gap(pred, rows: _Rows, groups: _Groups, settings: _Settings, pair):
-    """The full model's metric gap of the groups ``pair``, in metric units."""
+    """Test the full model's metric gap of the groups ``pair``, in metric units."""
     i, j = pair
     n_cells = len(groups.index)
     identity = np.eye(n_cells)

@@ -54,13 +54,16 @@ def _check_cells(cells, index, denominator_rows, metric, what="group"):
 
 
 def _union(allowed, shape) -> frozenset:
-    """The cells (C-order codes) whose level of every attribute is allowed."""
+    """Return the cells (C-order codes) whose level of every attribute is allowed."""
     return frozenset(int(np.ravel_multi_index(c, shape)) for c in product(*allowed))
 
 
 def _stage(allowed, k, shape, coefs) -> dict:
-    """Stage ``k`` of the multi-stage value: ``{levels of attributes 0..k-1: {union:
-    coefficient}}``, the linear functional of the metric on unions of every leaf."""
+    """Build stage ``k`` of the multi-stage value.
+
+    Returns ``{levels of attributes 0..k-1: {union: coefficient}}``, the linear functional
+    of the metric on unions of every leaf.
+    """
     coalitions, mat = coefs[k - 1]
     out: dict = {}
     for row, coalition in enumerate(coalitions):
@@ -84,7 +87,7 @@ def _accumulate(out: dict, prefix: tuple, functional: dict, coefficients) -> Non
 
 
 def _first_stage_map(levels: list[list], value) -> tuple[np.ndarray, np.ndarray]:
-    """The linear map from the metric on unions of cells to the cells' ESL values.
+    """Build the linear map from the metric on unions of cells to the cells' ESL values.
 
     With one attribute the players are its groups. With several attributes this is the
     multi-stage ESL of the paper's Appendix A.2: the first attribute's groups play the

@@ -332,11 +332,12 @@ class ESLDecompositionResult(Result):
     n_test: int
 
     def to_frame(self) -> pd.DataFrame:
-        """The contributions table (see ``contributions``).
+        """Return the contributions table (see ``contributions``).
 
         Returns
         -------
         pandas.DataFrame
+            ``contributions``, indexed by ``(value, feature)``.
 
         Examples
         --------

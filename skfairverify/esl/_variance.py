@@ -125,8 +125,11 @@ class _Problem:
 
     # ---------------------------------------------------------------- estimates
     def cell_sums(self, weights=None):
-        """Weighted numerator and denominator sums per (cell, model); with replicate
-        counts ``weights`` of shape (B, n_rows), per (replicate, cell, model)."""
+        """Sum the weighted numerators and denominators per (cell, model).
+
+        With replicate counts ``weights`` of shape (B, n_rows): per (replicate, cell,
+        model).
+        """
         n0, n1, d0, d1 = self.parts
         a = n0[:, None] + n1[:, None] * self.yhat
         d = d0[:, None] + d1[:, None] * self.yhat
@@ -218,8 +221,11 @@ class _Problem:
         return cov
 
     def magnitude(self, model_map, union_map):
-        """``|model_map|^T (|R| |union_map|) / baseline``: the sum of the absolute terms
-        whose signed sum is each output, the scale of its floating-point round-off."""
+        """Return ``|model_map|^T (|R| |union_map|) / baseline``.
+
+        That is the sum of the absolute terms whose signed sum is each output, the scale
+        of its floating-point round-off.
+        """
         model_map = np.asarray(model_map, dtype=float)
         r, _ = self.ratios()
         r = np.where(np.abs(model_map).sum(axis=1)[:, None] > 0, np.abs(r), 0.0)
@@ -230,8 +236,10 @@ class _Problem:
     # --------------------------------------------------------------- bootstrap
     def bootstrap(self, model_map, union_map, n_bootstrap, random_state, n_jobs=None,
                   verbose=0, chunk=50):
-        """Replicates of ``outputs`` resampling rows i.i.d. (with replacement) from all
-        rows, as the asymptotic variance assumes: (B, n_out, n_leaves).
+        """Bootstrap replicates of ``outputs``, shape (B, n_out, n_leaves).
+
+        Rows are resampled i.i.d. (with replacement) from all rows, as the asymptotic
+        variance assumes.
 
         With frequency weights the replicated data is resampled: ``round(sum w)`` draws
         with probabilities ``w / sum w``.
@@ -252,7 +260,7 @@ class _Problem:
 
 
 def _bootstrap_design(weights, n_rows: int):
-    """Number of draws of a bootstrap replicate and the probability of every row.
+    """Return the number of draws of a bootstrap replicate and every row's probability.
 
     Unweighted: ``n_rows`` draws, uniform. Frequency weights: the replicated data is
     resampled, ``round(sum w)`` draws with probabilities ``w / sum w``.

@@ -31,6 +31,7 @@ def plot_group_shares(result, *, ax=None, kind: str = "value"):
     Returns
     -------
     ax : matplotlib Axes
+        The axes drawn on.
 
     Examples
     --------
