@@ -493,6 +493,13 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         items = [raw] if isinstance(raw, (str, Integral)) else list(raw)
         if not items:
             raise ValueError("sensitive_features is empty; name at least one column.")
+        if len(items) == len(frame) > frame.shape[1]:
+            raise ValueError(
+                f"sensitive_features has {len(items)} entries, one per row of X: "
+                "FairnessVerifier takes the names of columns of X (the sensitive "
+                "features are variables of the network), not their values. Add the "
+                "values to X as a column and name it."
+            )
         names = []
         for item in items:
             name = _sensitive_column_name(item, frame)
