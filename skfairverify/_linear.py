@@ -336,9 +336,7 @@ def _scaler(step, aff: _Affine, label: str) -> _Affine:
 
 def _column_transformer(ct: ColumnTransformer, aff: _Affine, label: str) -> _Affine:
     check_is_fitted(ct)
-    indices = getattr(ct, "_transformer_to_input_indices", None)
-    if indices is None:  # pragma: no cover - very old scikit-learn
-        raise TypeError(f"Cannot resolve the columns of ColumnTransformer {label!r}.")
+    indices = ct._transformer_to_input_indices  # resolved input columns of each transformer
     parts = []
     for name, trans, _cols in ct.transformers_:
         idx = list(indices.get(name, []))

@@ -458,3 +458,19 @@ def test_scaler_nan_and_bad_params():
     for params in ({"max_multiplier": 0}, {"multiplier": 0}, {"multiplier": "best"}):
         with pytest.raises(ValueError):
             IntegerWeightScaler(LogisticRegression(), **params).fit(X, y)
+
+
+def test_quantile_bins_use_averaged_inverted_cdf():
+    """Pin quantile edges to ``averaged_inverted_cdf`` (the verifier's bins).
+
+    Whatever the scikit-learn version's default.
+    """
+    from sklearn.preprocessing import KBinsDiscretizer
+
+    X = np.random.default_rng(4).integers(0, 7, size=(101, 2)).astype(float)
+    disc = BinningDiscretizer(n_bins=4).fit(X)
+    ref = KBinsDiscretizer(
+        n_bins=4, encode="ordinal", quantile_method="averaged_inverted_cdf"
+    ).fit(X)
+    for ours, theirs in zip(disc.bin_edges_, ref.bin_edges_):
+        np.testing.assert_array_equal(ours, theirs)

@@ -39,7 +39,9 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         ``n_bins_``.
     strategy : {"uniform", "quantile", "kmeans"}, default="quantile"
         How the bin edges are placed, as in
-        :class:`~sklearn.preprocessing.KBinsDiscretizer`.
+        :class:`~sklearn.preprocessing.KBinsDiscretizer` (quantiles by its
+        ``quantile_method="averaged_inverted_cdf"``, whatever the scikit-learn
+        version's default).
     subsample : int or None, default=200_000
         Maximum number of rows used to compute the quantiles (``strategy="quantile"``);
         ``None`` uses all rows. The bin means always use every training row.
@@ -126,6 +128,7 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             n_bins=self.n_bins,
             encode="ordinal",
             strategy=self.strategy,
+            quantile_method="averaged_inverted_cdf",  # as the verifier's bins
             subsample=self.subsample,
             random_state=self.random_state,
             dtype=np.float64,

@@ -167,7 +167,7 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
                 f"{type(self.estimator).__name__}: {exc}"
             ) from exc
         self.rule_ = rule
-        self.classes_ = np.asarray(rule.classes if rule.classes is not None else [0, 1])
+        self.classes_ = np.asarray(rule.classes)
         self.terms_ = np.asarray(rule.coef.index, dtype=object)
         T = self._terms(X)
         w = rule.coef.to_numpy(dtype=float)

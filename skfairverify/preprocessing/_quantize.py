@@ -2,10 +2,10 @@
 
 FVGM turns real coefficients into integers by multiplying them by an integer
 ``l`` and rounding; ``l`` is chosen by agreement between the rounded rule and the
-original classifier on reference data. This module is the single place where
-"rounded integer rule versus reference decisions" is computed: both
-:class:`~skfairverify.preprocessing.IntegerWeightScaler` and the verifier call
-:func:`select_multiplier`.
+original classifier on reference data. This module holds the conventions that
+:class:`~skfairverify.preprocessing.IntegerWeightScaler` and the verifier share
+(:func:`quantize`, :func:`integer_threshold`, :func:`decision_scale`) and the
+agreement search of ``IntegerWeightScaler`` (:func:`select_multiplier`).
 
 Conventions
 -----------
