@@ -249,3 +249,28 @@ def test_unit_weights_equal_no_weights():
     unit = FairnessVerifier(model, ["a", "s"], **params).fit(X, y, sample_weight=np.ones(len(X)))
     _assert_same(unit, plain)
     assert plain.groups_["support"].dtype == np.int64  # rows without weights
+
+
+def test_scorer_receives_fold_weights_in_cross_validate():
+    import sklearn
+    from sklearn.model_selection import KFold, cross_validate
+
+    X, y = _data(n=400, seed=18)
+    w = np.random.default_rng(19).integers(1, 4, len(X)).astype(float)
+    cols = ["a", "x0", "x1", "k"]
+    cv = KFold(2)
+    with sklearn.config_context(enable_metadata_routing=True):
+        scorer = make_verifier_scorer(sensitive_features="a", n_bins=5, multiplier=50)
+        scorer.set_score_request(sample_weight=True)
+        model = LogisticRegression().set_fit_request(sample_weight=False)
+        got = cross_validate(model, X[cols], y, cv=cv, scoring=scorer,
+                             params={"sample_weight": w})["test_score"]
+        expected = []
+        for train, test in cv.split(X):
+            fitted = LogisticRegression().fit(X[cols].iloc[train], y[train])
+            expected.append(scorer(fitted, X[cols].iloc[test], y[test],
+                                   sample_weight=w[test]))
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    unweighted = make_verifier_scorer(sensitive_features="a", n_bins=5, multiplier=50)
+    assert not np.allclose(got, cross_validate(LogisticRegression(), X[cols], y, cv=cv,
+                                               scoring=unweighted)["test_score"])
