@@ -750,3 +750,31 @@ def test_plots_smoke():
     with pytest.raises(ValueError, match="not in the decomposition"):
         plot_esl_contributions(dec, value="lsp")
     plt.close("all")
+
+
+# ------------------------------------------------------------------ result objects
+def test_result_objects_share_the_result_base():
+    from skfairverify.esl import ESLDecompositionResult, GroupESLResult
+    from skfairverify.utils._results import Result
+
+    y, y_pred, g = simulated(n=400)
+    first = group_esl(y, y_pred, sensitive_features=g, metric="fpr", value="solidarity")
+    assert isinstance(first, GroupESLResult) and isinstance(first, Result)
+    text = repr(first)
+    assert text.startswith("GroupESLResult(metric='fpr', value='solidarity'")
+    assert "metric_difference" in text and "[ESL units = fpr / baseline]" in text
+    assert "<table" in first._repr_html_()
+    assert not first.to_frame().attrs and "fpr (metric units)" in first.units
+    assert not hasattr(first, "values") and not hasattr(first, "group_metric")
+    X, yy = make_data(n=600)
+    dec = esl_decomposition(LogisticRegression(), X, yy, sensitive_features="sex",
+                            values=("shapley", "equal_surplus"), random_state=0)
+    assert isinstance(dec, ESLDecompositionResult) and isinstance(dec, Result)
+    assert dec.to_frame() is dec.contributions and not dec.contributions.attrs
+    assert dec.members == ("shapley", "equal_surplus") and dec.features == ["x0", "x1", "x2"]
+    assert dec.n_fits == len(dec.coalitions) == 7 and dec.n_test == 180
+    assert dec.flagged == sorted(
+        {f for (_, f), m in dec.contributions["majority"].items() if m},
+        key=dec.features.index)
+    assert repr(dec).startswith("ESLDecompositionResult(metric='tpr', members=")
+    assert "ESL units" in dec.units and dec.wall_time >= dec.fit_wall_time > 0

@@ -174,14 +174,15 @@ def _check_players_in_test(players: dict, X_test: pd.DataFrame) -> None:
 # ---------------------------------------------------------------- step 2: the groups
 
 
-def _resolve_groups(rows: _Rows, metric: str, settings_columns=_RESULT_COLUMNS) -> _Groups:
+def _resolve_groups(rows: _Rows, metric: str) -> _Groups:
+    """Cells of the evaluation rows, their labels; groups without denominator rows fail."""
     cells, levels, index = _cells(rows.sensitive)
     if metric in ("selection_rate", "tpr", "fpr"):  # denominators free of the model
         denominators = _denominator_rows(metric, rows.y_test, rows.y_test, rows.w_test)
         _check_cells(cells, index, denominators, metric,
                      "group" if len(levels) == 1 else "intersection")
     labels = [_group_label(g) for g in index]
-    if set(labels) & set(settings_columns):
+    if set(labels) & set(_RESULT_COLUMNS):
         raise ValueError(f"group labels {labels} clash with the result columns.")
     return _Groups(cells, levels, index, labels)
 
@@ -201,7 +202,7 @@ def _fit_params(estimator, weights) -> dict:
     warnings.warn(
         f"{type(estimator).__name__}.fit does not accept sample_weight: the coalition "
         "models are fitted unweighted; the weights still weight the evaluation rows.",
-        UserWarning, stacklevel=3,
+        UserWarning, stacklevel=5,  # the caller of esl_decomposition (behind validate_params)
     )
     return {}
 
@@ -333,7 +334,7 @@ def _assemble(values, fits: _Fits, groups: _Groups, rows: _Rows, settings: _Sett
         "sensitive_features": "no_validation",  # names or values: check_sensitive_features
         "X_test": ["array-like", None],
         "y_test": ["array-like", None],
-        "features": [list, tuple, dict, str, None],
+        "features": ["array-like", dict, str, None],
         "metric": [StrOptions(set(METRICS))],
         "values": [str, list, tuple],
         "baseline": [Interval(Real, 0, None, closed="neither")],
