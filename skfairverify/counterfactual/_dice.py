@@ -20,6 +20,10 @@ from ._base import BaseGenerator, CounterfactualSet
 
 __all__ = ["DiceCounterfactuals"]
 
+# warnings raised from dice-ml's own code (e.g. its pandas deprecations) are silenced;
+# any other warning reaches the user
+_DICE_MODULES = r"dice_ml(\.|$)"
+
 class DiceCounterfactuals(BaseGenerator):
     """Counterfactuals from dice-ml (``genetic``, ``random`` or ``kdtree`` method).
 
@@ -105,7 +109,7 @@ class DiceCounterfactuals(BaseGenerator):
                             outcome_name=outcome)
         model = dice_ml.Model(model=_StringInputModel(estimator, X.dtypes), backend="sklearn")
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.filterwarnings("ignore", module=_DICE_MODULES)
             self.explainer_ = dice_ml.Dice(data, model, method=self.method)
         return self
 
@@ -148,7 +152,7 @@ class DiceCounterfactuals(BaseGenerator):
         try:
             with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()):
-                warnings.simplefilter("ignore")
+                warnings.filterwarnings("ignore", module=_DICE_MODULES)
                 res = self.explainer_.generate_counterfactuals(
                     row, total_CFs=k, desired_class=_dice_class(self),
                     features_to_vary=self.features_, verbose=False, **kwargs)
