@@ -617,4 +617,11 @@ def test_plots():
     assert ax.get_lines()[0].get_ydata()[0] == pytest.approx(0.8 * 0.55)
     ax2 = plot_fairness_influence(ver)
     assert len(ax2.patches) == 3 * 2
+    fif = ver.fairness_influence(reference="states")
+    ax3 = plot_fairness_influence(ver, fif=fif)
+    np.testing.assert_allclose([p.get_width() for p in ax3.patches][:3],
+                               fif.table.iloc[:, 0].to_numpy())
+    assert "uniform over its states" in ax3.get_xlabel()
+    with pytest.raises(TypeError, match="FairnessInfluenceResult"):
+        plot_fairness_influence(ver, fif=fif.table)
     plt.close("all")

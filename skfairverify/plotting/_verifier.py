@@ -121,6 +121,11 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, reference="sup
     sensitive = _sensitive_of(verifier)
     if fif is None:
         fif = verifier.fairness_influence(features, reference=reference)
+    if not (hasattr(fif, "table") and hasattr(fif, "reference")):
+        raise TypeError(
+            "fif must be the FairnessInfluenceResult returned by "
+            f"FairnessVerifier.fairness_influence; got {type(fif).__name__}."
+        )
     reference, fif = fif.reference, fif.table
     within = {"support": "uniform within its observed range",
               "states": "uniform over its states"}.get(reference, str(reference))
