@@ -298,12 +298,12 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         mediator has a parent other than the sensitive ones.
     max_indegree : int or None, default=1
         Largest number of parents of a variable in the learned network, besides the
-        sensitive variables. The default 1 gives a tree-augmented network (every
-        feature has the sensitive variables and at most one other feature as
-        parents), which keeps the engine's table small with many-state variables: on
-        Adult (13 variables, up to 60 states) a fit takes ~15 s, while
-        ``max_indegree=2`` makes the exact table wider and the fit several times
-        slower. None: no bound.
+        sensitive variables. The default 1 lets every feature have the sensitive
+        variables and at most one other feature as parents (the edges between
+        features form a forest, augmented by the sensitive variables), which keeps
+        the engine's table small with many-state variables: on Adult (13 variables,
+        up to 60 states) a fit takes ~15 s, while ``max_indegree=2`` makes the exact
+        table wider and the fit several times slower. None: no bound.
     max_table_size : int, default=50_000_000
         Largest number of entries of the engine's working table; beyond it a
         :class:`~skfairverify.s3p.TableTooLargeError` explains what to lower.
