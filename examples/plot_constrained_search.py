@@ -69,7 +69,7 @@ grid = {
 }
 scoring = {
     "acc": "accuracy",
-    "sp": make_verifier_scorer("statistical_parity", sensitive_features="sex",
+    "sp": make_verifier_scorer(sensitive_features="sex", metric="statistical_parity",
                                network="learn", max_bins=5, max_multiplier=20,
                                random_state=0),
 }

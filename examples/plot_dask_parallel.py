@@ -90,10 +90,10 @@ def run_all(n_jobs):
     """The three computations; returns their numbers as pandas objects."""
     t0 = time.perf_counter()
     Xg, yg = german_data()
-    verifier = FairnessVerifier(linear_model(Xg), "sex", max_bins=10,
+    verifier = FairnessVerifier(linear_model(Xg), sensitive_features="sex", max_bins=10,
                                 max_multiplier=100, random_state=0, n_jobs=n_jobs).fit(Xg, yg)
     verified = verifier.groups_.set_index("sex")
-    influence = verifier.fairness_influence()
+    influence = verifier.fairness_influence().table
 
     t1 = time.perf_counter()
     Xa, ya = adult_data()
@@ -105,14 +105,14 @@ def run_all(n_jobs):
         LogisticRegression(max_iter=1000),
     )
     members = ("equal_surplus",) if QUICK else ("shapley", "equal_surplus")
-    esl = esl_decomposition(esl_model, Xa, ya, sensitive_feature="sex", metric="tpr",
+    esl = esl_decomposition(esl_model, Xa, ya, sensitive_features="sex", metric="tpr",
                             values=members, random_state=0, n_jobs=n_jobs)
 
     t2 = time.perf_counter()
     model = linear_model(Xg)
     grid = {"logisticregression__C": [0.01, 1.0]}
     scoring = {"acc": "accuracy",
-               "sp": make_verifier_scorer("statistical_parity", sensitive_features="sex",
+               "sp": make_verifier_scorer(sensitive_features="sex", metric="statistical_parity",
                                           network="independent" if QUICK else "learn",
                                           max_bins=5, max_multiplier=20, random_state=0)}
     search = GridSearchCV(model, grid, scoring=scoring, cv=2, n_jobs=n_jobs,
@@ -123,7 +123,7 @@ def run_all(n_jobs):
     print(f"n_jobs={n_jobs}: verification {t1 - t0:.1f} s, ESL decomposition {t2 - t1:.1f} s, "
           f"grid search {t3 - t2:.1f} s")
     return {"verifier": verified, "influence": influence,
-            "esl": esl.drop(columns="majority"), "search": cv}
+            "esl": esl.contributions.drop(columns="majority"), "search": cv}
 
 
 def max_difference(a, b):
