@@ -16,6 +16,7 @@ MODULES = [
     "skfairverify.datasets",
     "skfairverify.metrics",
     "skfairverify.plotting",
+    "skfairverify.audit",
 ]
 
 
