@@ -183,7 +183,18 @@ class LinearRule:
         return replace(self, coef=coef, intercept=intercept)
 
     def predict(self, X) -> np.ndarray:
-        """Predicted class labels of the rule (``classes[1]`` where the decision is > 0)."""
+        """Predict class labels: ``classes[1]`` where the decision is > 0, else ``classes[0]``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Raw inputs, as for :meth:`decision_function`.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+            The predicted labels (0 / 1 when ``classes`` is None).
+        """
         d = self.decision_function(X)
         classes = np.array([0, 1]) if self.classes is None else np.asarray(self.classes)
         return classes[(d > 0).astype(int)]

@@ -87,8 +87,9 @@ class Plan(Result):
     work: float
     n_orders: int = 0
     groups: dict = field(default_factory=dict)
-    _problem: Problem | None = None
-    _shape: tuple = ()
+    # How to run it (not fields: set by _new_plan): the problem, or the groups' shape.
+    _problem = None
+    _shape = ()
 
     @property
     def peak_bytes(self) -> int:
@@ -142,6 +143,13 @@ class Plan(Result):
             return pos, total
         runner = run_elimination if self.engine == "elimination" else run
         return runner(self._problem, self.order)
+
+
+def _new_plan(engine, order, peak, work, n_orders=0, *, groups=None, problem=None, shape=()):
+    """Build a Plan and attach what running it needs."""
+    plan = Plan(engine, order, peak, work, n_orders, groups or {})
+    plan._problem, plan._shape = problem, shape
+    return plan
 
 
 @dataclass
@@ -234,7 +242,7 @@ def _per_group_plan(args: _Arguments, shape, budget=None) -> Plan | None:
         groups[states] = group
     peak = max(g.peak_entries for g in groups.values())
     n_orders = sum(g.n_orders for g in groups.values())
-    return Plan("per-group", None, peak, work, n_orders, groups, _shape=shape)
+    return _new_plan("per-group", None, peak, work, n_orders, groups=groups, shape=shape)
 
 
 def _plan_problem(problem: Problem, order, method) -> Plan:
@@ -254,10 +262,12 @@ def _plan_problem(problem: Problem, order, method) -> Plan:
         ve_order, ve_peak, ve_work = elimination_order(problem)
         cheaper = ve_work * _ELIMINATION_UNIT < cost.work * _FRONTIER_UNIT
         if ve_peak <= problem.max_table_size and (not fits or cheaper):
-            return Plan("elimination", ve_order, ve_peak, ve_work, n_orders, _problem=problem)
+            return _new_plan(
+                "elimination", ve_order, ve_peak, ve_work, n_orders, problem=problem
+            )
     if not fits:
         raise _too_large(problem, cost, ve_peak)
-    return Plan("frontier", order, cost.peak, cost.work, n_orders, _problem=problem)
+    return _new_plan("frontier", order, cost.peak, cost.work, n_orders, problem=problem)
 
 
 def _elimination_plan(problem: Problem) -> Plan:
@@ -268,7 +278,7 @@ def _elimination_plan(problem: Problem) -> Plan:
             f"({ve_peak * 8:,} bytes), above max_table_size={problem.max_table_size:,}. Use "
             "fewer bins per feature, smaller integer weights, or a network with lower indegree."
         )
-    return Plan("elimination", ve_order, ve_peak, ve_work, _problem=problem)
+    return _new_plan("elimination", ve_order, ve_peak, ve_work, problem=problem)
 
 
 def _best_frontier_order(problem: Problem, candidates, search: bool = False):
