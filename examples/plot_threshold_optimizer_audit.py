@@ -72,17 +72,17 @@ class SensitiveFromX(ClassifierMixin, BaseEstimator):
     estimator : classifier
         Inner model, given the whole of ``X`` (drop the sensitive column in it for
         unawareness).
-    sensitive_feature : str
-        Column of ``X`` passed as ``sensitive_features`` to the ThresholdOptimizer.
+    sensitive_features : str or list of str
+        Column(s) of ``X`` passed as ``sensitive_features`` to the ThresholdOptimizer.
     constraints : str, default="demographic_parity"
     random_state : int, default=0
         Seed of the ThresholdOptimizer's randomised predictions.
     """
 
-    def __init__(self, estimator, sensitive_feature, constraints="demographic_parity",
+    def __init__(self, estimator, sensitive_features, constraints="demographic_parity",
                  random_state=0):
         self.estimator = estimator
-        self.sensitive_feature = sensitive_feature
+        self.sensitive_features = sensitive_features
         self.constraints = constraints
         self.random_state = random_state
 
@@ -90,12 +90,12 @@ class SensitiveFromX(ClassifierMixin, BaseEstimator):
         self.optimizer_ = ThresholdOptimizer(
             estimator=clone(self.estimator), constraints=self.constraints,
             predict_method="predict_proba",
-        ).fit(X, y, sensitive_features=X[self.sensitive_feature])
+        ).fit(X, y, sensitive_features=X[self.sensitive_features])
         self.classes_ = np.unique(y)
         return self
 
     def predict(self, X):
-        return self.optimizer_.predict(X, sensitive_features=X[self.sensitive_feature],
+        return self.optimizer_.predict(X, sensitive_features=X[self.sensitive_features],
                                        random_state=self.random_state)
 
 
