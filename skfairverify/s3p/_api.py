@@ -176,6 +176,7 @@ def positive_probability(
     positive_probability_table : The same for every assignment of some
         variables at once.
     best_assignment : Existential / universal quantifiers of S3P.
+    plan : The engine, order and peak table size this call uses, without running it.
 
     Notes
     -----
