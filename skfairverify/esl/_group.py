@@ -13,7 +13,7 @@ from ..utils._validation import check_sample_weight, check_sensitive_features
 from ._checks import _binary_vector, _check_same_length, check_esl_params
 from ._results import GroupESLResult
 from ._values import VALUE_NAMES, _check_n_players, _coefficient_matrix, _resolve_coefficients
-from ._variance import _DENOMINATOR_ROWS, METRICS, _Problem
+from ._variance import _DENOMINATOR_ROWS, METRICS, _metric_parts, _Problem
 
 
 def _levels(column: pd.Series) -> list:
@@ -285,10 +285,6 @@ def group_esl(
 
 def _denominator_rows(metric, y, yhat, weights=None):
     """Per-row (weighted) denominator indicator of the metric for the given predictions."""
-    if metric == "selection_rate":
-        rows = np.ones(y.shape[0])
-    elif metric in ("tpr", "fpr"):
-        rows = (y == (1 if metric == "tpr" else 0)).astype(float)
-    else:
-        rows = (yhat == (1 if metric == "ppv" else 0)).astype(float)
+    _, _, d0, d1 = _metric_parts(metric, y)
+    rows = d0 + d1 * np.asarray(yhat, dtype=float)
     return rows if weights is None else rows * weights

@@ -299,14 +299,15 @@ class ESLDecompositionResult(Result):
     --------
     >>> import numpy as np
     >>> import pandas as pd
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from skfairverify import esl_decomposition
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from skfairverify.esl import esl_decomposition
     >>> rng = np.random.default_rng(0)
-    >>> X = pd.DataFrame({"x1": rng.normal(size=600), "x2": rng.normal(size=600),
-    ...                   "sex": rng.integers(0, 2, 600)})
-    >>> y = (X.x1 + X.sex + rng.normal(size=600) > 0.5).astype(int)
-    >>> res = esl_decomposition(LogisticRegression(), X, y, sensitive_features="sex",
-    ...                         values=("equal_surplus",), random_state=0)
+    >>> sex = rng.integers(0, 2, 600)
+    >>> X = pd.DataFrame(rng.normal(size=(600, 2)) + sex[:, None], columns=["x1", "x2"])
+    >>> y = (X.x1 + rng.normal(size=600) > 0.5).astype(int)
+    >>> res = esl_decomposition(DecisionTreeClassifier(max_depth=2), X, y,
+    ...                         sensitive_features=sex, values="equal_surplus",
+    ...                         random_state=0)
     >>> res.n_fits, res.members, res.features
     (3, ('equal_surplus',), ['x1', 'x2'])
     >>> res.to_frame() is res.contributions
@@ -342,16 +343,15 @@ class ESLDecompositionResult(Result):
         Examples
         --------
         >>> import numpy as np
-        >>> import pandas as pd
-        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.naive_bayes import GaussianNB
         >>> from skfairverify import esl_decomposition
         >>> rng = np.random.default_rng(1)
-        >>> X = pd.DataFrame({"x": rng.normal(size=400), "g": rng.integers(0, 2, 400)})
-        >>> y = (X.x + rng.normal(size=400) > 0).astype(int)
-        >>> res = esl_decomposition(LogisticRegression(), X, y, sensitive_features="g",
+        >>> X, group = rng.normal(size=(400, 3)), rng.choice(["a", "b"], 400)
+        >>> y = (X[:, 0] > 0).astype(int)
+        >>> res = esl_decomposition(GaussianNB(), X, y, sensitive_features=group,
         ...                         values="shapley", random_state=0)
         >>> res.to_frame().index.tolist()
-        [('shapley', 'x')]
+        [('shapley', 0), ('shapley', 1), ('shapley', 2)]
         """
         return self.contributions
 
