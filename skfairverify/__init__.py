@@ -11,8 +11,20 @@ Three capabilities, each usable as an estimator, a transformer or a scorer:
 """
 
 from ._linear import LinearRule, linear_rule, sensitive_columns
-from .counterfactual import CounterfactualFairness, counterfactual_flips, ndccf
-from .esl import GroupESLResult, esl_coefficients, esl_decomposition, esl_value, group_esl
+from .counterfactual import (
+    CounterfactualFairness,
+    CounterfactualResult,
+    counterfactual_flips,
+    ndccf,
+)
+from .esl import (
+    ESLDecompositionResult,
+    GroupESLResult,
+    esl_coefficients,
+    esl_decomposition,
+    esl_value,
+    group_esl,
+)
 from .metrics import (
     make_cflips_scorer,
     make_esl_scorer,
@@ -25,19 +37,23 @@ from .model_selection import (
     fairness_constrained_refit,
 )
 from .preprocessing import BinningDiscretizer, IntegerWeightScaler
-from .verification import FairnessVerifier
+from .verification import FairnessInfluenceResult, FairnessVerifier, VerificationResult
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "BinningDiscretizer",
     "CounterfactualFairness",
+    "CounterfactualResult",
+    "ESLDecompositionResult",
     "FairnessConstrainedRefit",
     "FairnessConstraintWarning",
+    "FairnessInfluenceResult",
     "FairnessVerifier",
     "GroupESLResult",
     "IntegerWeightScaler",
     "LinearRule",
+    "VerificationResult",
     "counterfactual_flips",
     "esl_coefficients",
     "esl_decomposition",

@@ -19,8 +19,6 @@ weights), or by a direct call ``scorer(estimator, X, y, sample_weight=w)``.
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pandas as pd
 from sklearn.utils.metadata_routing import MetadataRequest
@@ -215,19 +213,10 @@ class _FairnessScorer:
         """
         sensitive = self._resolve_sensitive(X, sensitive_features)
         weights = check_sample_weight(sample_weight, _n_rows(X))
-        score = float(self._call_score(estimator, X, y_true, sensitive, weights))
+        score = float(self._score(estimator, X, y_true, sensitive, weights))
         if not np.isfinite(score):
             raise ValueError(f"{type(self).__name__} produced a non-finite score ({score}).")
         return score
-
-    def _call_score(self, estimator, X, y, sensitive, weights):
-        # Temporary, while a subclass may still define the old 4-argument _score: remove
-        # with the FairnessScorer alias below and call self._score(...) directly.
-        if len(inspect.signature(self._score).parameters) >= 5:
-            return self._score(estimator, X, y, sensitive, weights)
-        if weights is not None:
-            raise TypeError(f"{type(self).__name__} does not accept sample_weight yet.")
-        return self._score(estimator, X, y, sensitive)
 
     def _score(self, estimator, X, y, sensitive: pd.DataFrame,
                sample_weight: np.ndarray | None) -> float:  # pragma: no cover
@@ -238,7 +227,3 @@ class _FairnessScorer:
         args = ", ".join(f"{k}={v!r}" for k, v in params.items())
         return f"{type(self).__name__}({args})"
 
-
-# Temporary: the kind-specific scorer modules still import the old name. Remove once no
-# module imports ``FairnessScorer``.
-FairnessScorer = _FairnessScorer
