@@ -392,3 +392,19 @@ def test_group_absent_from_the_test_rows_has_no_empirical_rate():
     assert np.isnan(frame.loc["b", ("selection rate P(Yhat=1)", "empirical")])
     assert frame.loc["a", ("TPR P(Yhat=1 | Y=1)", "empirical")] == 0.75
     assert frame.loc["b", ("FPR P(Yhat=1 | Y=0)", "verified")] == 0.1
+
+
+def test_console_script_and_python_m_reach_the_audit(capsys):
+    """``skfairverify`` (pyproject [project.scripts]) and ``python -m skfairverify``."""
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="skfairverify")
+    with pytest.raises(SystemExit) as exc:
+        script.load()(["audit", "--help"])
+    assert exc.value.code == 0
+    assert "--sensitive-features COL" in capsys.readouterr().out
+    proc = subprocess.run([sys.executable, "-m", "skfairverify", "audit", "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "--sensitive-features COL" in proc.stdout
