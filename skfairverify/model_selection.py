@@ -71,7 +71,7 @@ def _column(cv_results, name: str) -> np.ndarray:
 
 
 def _no_valid_candidate(score: str, scores: np.ndarray, columns: dict) -> str:
-    """The error message when every candidate has a NaN score or constraint."""
+    """Build the error message when every candidate has a NaN score or constraint."""
     nan = {name: np.flatnonzero(np.isnan(values)).tolist()
            for name, values in {score: scores, **columns}.items()}
     where = "; ".join(
@@ -214,6 +214,7 @@ class FairnessConstrainedRefit:
         return best
 
     def __repr__(self) -> str:
+        """Show the parameters, as given: ``FairnessConstrainedRefit(score=..., ...)``."""
         args = f"score={self.score!r}, constraint={self.constraint!r}"
         if self.threshold is not None:
             args += f", threshold={self.threshold!r}"
@@ -224,7 +225,7 @@ class FairnessConstrainedRefit:
 def fairness_constrained_refit(
     score: str, constraint: str | Mapping[str, float], threshold: float | None = None
 ) -> FairnessConstrainedRefit:
-    """A ``refit`` callable choosing the best candidate among those fair enough.
+    """Build a ``refit`` callable choosing the best candidate among those fair enough.
 
     The functional spelling of :class:`FairnessConstrainedRefit` (same parameters, same
     choice): among the candidates whose ``mean_test_<constraint>`` is at least

@@ -32,7 +32,7 @@ _ROUTED = ("sensitive_features", "sample_weight")
 
 
 def _as_name_list(sensitive_features) -> list[str] | None:
-    """The column names given at scorer creation, or None (metadata route)."""
+    """Return the column names given at scorer creation, or None (metadata route)."""
     if sensitive_features is None:
         return None
     if isinstance(sensitive_features, str):
