@@ -7,15 +7,11 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.preprocessing import KBinsDiscretizer
-from sklearn.utils.validation import (
-    _check_feature_names_in,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils._compat import Interval, StrOptions
+from ..utils._compat import Interval, StrOptions, _check_feature_names_in, _fit_context
 from ._checks import check_finite_columns, check_numeric_columns, column_names
 
 __all__ = ["BinningDiscretizer"]

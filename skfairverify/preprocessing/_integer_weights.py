@@ -11,20 +11,24 @@ from sklearn.base import (
     ClassifierMixin,
     MetaEstimatorMixin,
     TransformerMixin,
-    _fit_context,
     clone,
 )
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
-    _check_feature_names_in,
     check_array,
     check_is_fitted,
     validate_data,
 )
 
 from .._linear import linear_rule
-from ..utils._compat import HasMethods, Interval, StrOptions
+from ..utils._compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_feature_names_in,
+    _fit_context,
+)
 from ._checks import check_finite_columns, column_names
 from ._quantize import decision_scale, quantize, select_multiplier
 

@@ -4,6 +4,7 @@ scikit-learn does not promise these names; when one moves, this module is the on
 to change.
 """
 
+from sklearn.base import _fit_context  # noqa: F401
 from sklearn.utils._param_validation import (  # noqa: F401
     HasMethods,
     Hidden,
@@ -14,7 +15,10 @@ from sklearn.utils._param_validation import (  # noqa: F401
     validate_params,
 )
 from sklearn.utils.metadata_routing import _routing_enabled  # noqa: F401
-from sklearn.utils.validation import _check_sample_weight  # noqa: F401
+from sklearn.utils.validation import (  # noqa: F401
+    _check_feature_names_in,
+    _check_sample_weight,
+)
 
 __all__ = [
     "HasMethods",
@@ -23,7 +27,9 @@ __all__ = [
     "Options",
     "RealNotInt",
     "StrOptions",
+    "_check_feature_names_in",
     "_check_sample_weight",
+    "_fit_context",
     "_routing_enabled",
     "validate_params",
 ]
