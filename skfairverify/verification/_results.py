@@ -69,6 +69,7 @@ class VerificationResult(Result):
         Returns
         -------
         pandas.DataFrame
+            ``groups``, one row per group.
         """
         return self.groups
 
@@ -120,6 +121,7 @@ class FairnessInfluenceResult(Result):
         Returns
         -------
         pandas.DataFrame
+            ``table``, one row per feature.
         """
         return self.table
 

@@ -870,6 +870,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         self : FairnessVerifier
+            The fitted verifier.
         """
         self._validate_params()
         frame = self._frame(X, reset=True)
@@ -1089,45 +1090,51 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ delegation
     def predict(self, X):
-        """Predictions of the fitted estimator.
+        """Predict the classes with the fitted estimator.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict, with the columns seen in ``fit``.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            The estimator's predictions (not those of the integer rule).
         """
         check_is_fitted(self)
         return self.estimator_.predict(X)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X):
-        """Class probabilities of the fitted estimator.
+        """Predict the class probabilities with the fitted estimator.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict, with the columns seen in ``fit``.
 
         Returns
         -------
         ndarray of shape (n_samples, 2)
+            The estimator's probabilities of ``classes_``.
         """
         check_is_fitted(self)
         return self.estimator_.predict_proba(X)
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X):
-        """Decision function of the fitted estimator.
+        """Compute the decision function of the fitted estimator.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to score, with the columns seen in ``fit``.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            The estimator's decision values (positive for ``classes_[1]``).
         """
         check_is_fitted(self)
         return self.estimator_.decision_function(X)
