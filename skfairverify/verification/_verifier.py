@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 from .._linear import linear_rule
 from ..preprocessing import decision_scale, integer_threshold, quantize
 from ..s3p import BayesNet, TableTooLargeError
-from ..utils._compat import HasMethods, Interval, StrOptions, _routing_enabled
+from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context, _routing_enabled
 from ..utils._validation import check_sample_weight, check_unambiguous
 from ._influence import (
     edge_specific_network,
@@ -656,7 +656,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             "so the verified metrics describe a different classifier. Likely cause: "
             f"{cause}.",
             LowAgreementWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
 
     def _finer_states_fix(self) -> str:
@@ -844,6 +844,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.most_favored_group_ = self._favored(ev.groups, ev.most_favored)
         self.least_favored_group_ = self._favored(ev.groups, ev.least_favored)
 
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, *, sample_weight=None):
         """Fit the estimator, quantize its rule, learn the network and verify.
 
@@ -872,7 +873,6 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self : FairnessVerifier
             The fitted verifier.
         """
-        self._validate_params()
         frame = self._frame(X, reset=True)
         weight = check_sample_weight(sample_weight, len(frame))
         y = self._check_fit_labels(y, len(frame))
