@@ -178,6 +178,10 @@ def test_bad_inputs_are_named(tmp_path):
         run_audit(X, frame.approved, ["sex"], steps=["verify", "plot"])
     with pytest.raises(TypeError, match="DataFrame"):
         run_audit(X.to_numpy(), frame.approved, ["sex"])
+    with pytest.raises(ValueError, match="The 'k' parameter of run_audit"):
+        run_audit(X, frame.approved, ["sex"], k=0)
+    with pytest.raises(ValueError, match="The 'test_size' parameter of run_audit"):
+        run_audit(X, frame.approved, ["sex"], test_size=1.5)
     with pytest.raises(ValueError, match="'race' is not a column of X"):
         run_audit(X, frame.approved, "race")
     with pytest.raises(ValueError, match=r"named \['sex'\], columns of X already"):

@@ -9,12 +9,14 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
 
+from ..utils._compat import HasMethods, Interval, RealNotInt, validate_params
 from ..utils._validation import check_sensitive_features
 from ._common import RELEARNED_LABEL, VERIFIED_LABEL, jsonable, records
 from ._data import default_model, taking_all_columns, top_features, unaware_model
@@ -74,8 +76,6 @@ def _check_inputs(X, y, sensitive_features, steps) -> tuple[pd.DataFrame, pd.Ser
     unknown = [s for s in steps if s not in STEPS]
     if unknown:
         raise ValueError(f"Unknown audit step(s) {unknown}; choose among {list(STEPS)}.")
-    if not isinstance(X, pd.DataFrame):
-        raise TypeError("run_audit needs X as a pandas DataFrame.")
     resolved = check_sensitive_features(sensitive_features, X)
     names = resolved.names
     if names is None:  # values: they join X as columns
@@ -278,6 +278,23 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int) -> None:
         audit.figure("Second-stage contributions", plot_esl_contributions(second))
 
 
+@validate_params(
+    {
+        "X": [pd.DataFrame],
+        "y": ["array-like"],
+        "sensitive_features": [str, list, tuple, "array-like"],
+        "model": [HasMethods(["fit", "predict"]), None],
+        "dataset_name": [str],
+        "steps": [list, tuple],
+        "test_size": [Interval(RealNotInt, 0, 1, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "n_esl_features": [Interval(Integral, 1, None, closed="left")],
+        "figures": ["boolean"],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def run_audit(
     X: pd.DataFrame,
     y,
