@@ -474,3 +474,21 @@ def test_quantile_bins_use_averaged_inverted_cdf():
     ).fit(X)
     for ours, theirs in zip(disc.bin_edges_, ref.bin_edges_):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_binning_discretizer_integer_weights_equal_repeated_rows():
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(size=200), rng.exponential(size=200)])
+    w = rng.integers(0, 4, size=200)
+    weighted = BinningDiscretizer(n_bins=6).fit(X, sample_weight=w)
+    repeated = BinningDiscretizer(n_bins=6).fit(np.repeat(X, w, axis=0))
+    for j in range(2):
+        np.testing.assert_allclose(weighted.bin_edges_[j], repeated.bin_edges_[j], rtol=1e-12)
+        np.testing.assert_allclose(weighted.bin_means_[j], repeated.bin_means_[j], rtol=1e-12)
+    np.testing.assert_array_equal(weighted.transform(X), repeated.transform(X))
+
+
+def test_binning_discretizer_refuses_negative_weights():
+    with pytest.raises(ValueError, match="(?i)negative"):
+        BinningDiscretizer(n_bins=2).fit(np.arange(6.0).reshape(-1, 1),
+                                         sample_weight=[1, 1, -1, 1, 1, 1])

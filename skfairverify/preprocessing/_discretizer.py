@@ -12,6 +12,7 @@ from sklearn.preprocessing import KBinsDiscretizer
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils._compat import Interval, StrOptions, _check_feature_names_in, _fit_context
+from ..utils._validation import check_sample_weight
 from ._checks import check_finite_columns, check_numeric_columns, column_names
 
 __all__ = ["BinningDiscretizer"]
@@ -104,7 +105,7 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Compute the bin edges and the per-bin training means.
 
         Parameters
@@ -113,6 +114,10 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             Numeric data without missing values.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of every row: weighted quantiles (scikit-learn's
+            ``KBinsDiscretizer``, so integer weights give the bins of repeated rows) and
+            weighted bin means. ``None``: every row weighs 1.
 
         Returns
         -------
@@ -120,6 +125,7 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             The fitted transformer.
         """
         X = self._validate(X, reset=True)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
         kbins = KBinsDiscretizer(
             n_bins=self.n_bins,
             encode="ordinal",
@@ -135,24 +141,22 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             warnings.filterwarnings(
                 "ignore", message="Bins whose width are too small", category=UserWarning
             )
-            kbins.fit(X)
+            kbins.fit(X, sample_weight=sample_weight)
         self._kbins = kbins
         self.bin_edges_ = [np.asarray(e, dtype=float) for e in kbins.bin_edges_]
         self.n_bins_ = np.asarray(kbins.n_bins_, dtype=np.int64)
         idx = self._index(X)
+        w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
         means = []
         for j in range(X.shape[1]):
             k = int(self.n_bins_[j])
-            counts = np.bincount(idx[:, j], minlength=k)
-            sums = np.bincount(idx[:, j], weights=X[:, j], minlength=k)
+            mass = np.bincount(idx[:, j], weights=w, minlength=k)
+            sums = np.bincount(idx[:, j], weights=w * X[:, j], minlength=k)
             edges = self.bin_edges_[j]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                m = sums / counts
-            empty = counts == 0
-            # Empty bin: midpoint of its edges (finite, since a bin with an infinite
-            # edge is the single bin of a constant feature and always holds a value).
-            m[empty] = 0.5 * (edges[:-1][empty] + edges[1:][empty])
-            means.append(m)
+            # A bin without weight: the midpoint of its edges (finite, since a bin with an
+            # infinite edge is the single bin of a constant feature and holds every value).
+            mid = 0.5 * (edges[:-1] + edges[1:])
+            means.append(np.where(mass > 0, sums / np.where(mass > 0, mass, 1.0), mid))
         self.bin_means_ = means
         return self
 

@@ -17,13 +17,11 @@ A sensitive column that the rule does not read is a variable with contribution 0
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
-from sklearn.preprocessing import KBinsDiscretizer
 
 from ..preprocessing import BinningDiscretizer
 from ..utils._validation import check_unambiguous
@@ -126,58 +124,10 @@ def _bin_widths(edges: np.ndarray, col: pd.Series) -> np.ndarray:
     return np.diff(np.concatenate([[lo], inner, [hi]]))
 
 
-class _WeightedBins:
-    """Quantile bins and bin means of weighted rows (the verifier's ``sample_weight``).
-
-    The same bins as :class:`~skfairverify.preprocessing.BinningDiscretizer`
-    (``strategy="quantile"``), with the quantiles and the bin means of the weighted
-    rows: scikit-learn's ``KBinsDiscretizer`` takes ``sample_weight`` (weighted
-    averaged inverted CDF, so integer weights give the bins of repeated rows). It
-    exposes what :class:`Encoding` reads: ``bin_edges_``, ``n_bins_``, ``bin_means_``
-    and :meth:`bin_index`.
-    """
-
-    def __init__(self, n_bins, random_state=None):
-        self.n_bins = n_bins
-        self.random_state = random_state
-
-    def fit(self, X, sample_weight):
-        X = np.asarray(X, dtype=float)
-        kbins = KBinsDiscretizer(
-            n_bins=self.n_bins, encode="ordinal", strategy="quantile",
-            quantile_method="averaged_inverted_cdf", subsample=200_000,
-            random_state=self.random_state, dtype=np.float64,
-        )
-        with warnings.catch_warnings():
-            # Bins with equal edges are merged (as in BinningDiscretizer).
-            warnings.filterwarnings(
-                "ignore", message="Bins whose width are too small", category=UserWarning
-            )
-            kbins.fit(X, sample_weight=sample_weight)
-        self._kbins = kbins
-        self.bin_edges_ = [np.asarray(e, dtype=float) for e in kbins.bin_edges_]
-        self.n_bins_ = np.asarray(kbins.n_bins_, dtype=np.int64)
-        idx = self.bin_index(X)
-        self.bin_means_ = []
-        for j, edges in enumerate(self.bin_edges_):
-            k = int(self.n_bins_[j])
-            mass = np.bincount(idx[:, j], weights=sample_weight, minlength=k)
-            sums = np.bincount(idx[:, j], weights=sample_weight * X[:, j], minlength=k)
-            mid = 0.5 * (edges[:-1] + edges[1:])  # a bin without weight: its midpoint
-            self.bin_means_.append(np.where(mass > 0, sums / np.where(mass > 0, mass, 1), mid))
-        return self
-
-    def bin_index(self, X) -> np.ndarray:
-        return self._kbins.transform(np.asarray(X, dtype=float)).astype(np.int64)
-
-
 def _fit_bins(values, n_bins, random_state, sample_weight):
     """Quantile bins of ``values`` (weighted with ``sample_weight`` when given)."""
-    if sample_weight is None:
-        disc = BinningDiscretizer(n_bins=n_bins, strategy="quantile",
-                                  random_state=random_state)
-        return disc.fit(values)
-    return _WeightedBins(n_bins, random_state).fit(values, sample_weight)
+    disc = BinningDiscretizer(n_bins=n_bins, strategy="quantile", random_state=random_state)
+    return disc.fit(values, sample_weight=sample_weight)
 
 
 class Encoding:
