@@ -204,8 +204,8 @@ def test_fit_weights_reach_the_fits():
     # the decision model got them too: same coefficients as a weighted fit by hand
     by_hand = model().fit(X, y, logisticregression__sample_weight=w)
     np.testing.assert_allclose(audit.estimator_[-1].coef_, by_hand[-1].coef_)
-    # a classifier without sample_weight is fitted without, and says so
-    with pytest.warns(UserWarning, match="sample_weight is not used to fit the sensitive"):
+    # a classifier without sample_weight is refused: its result would not be weighted
+    with pytest.raises(TypeError, match="cannot be used to fit the sensitive classifier"):
         CounterfactualFairness(model(), "sex", k=2, cv=2, random_state=0,
                                sensitive_classifier=make_pipeline(
                                    ColumnTransformer([("n", "passthrough", ["proxy"])]),

@@ -224,7 +224,7 @@ def test_decomposition_weights_pipeline_and_estimators_without_weights():
     esl_decomposition(pipe, X, y, sensitive_features="sex", values="equal_surplus",
                       sample_weight=w, random_state=0)
     assert RecordsWeights.seen and all(s is not None for s in RecordsWeights.seen)
-    with pytest.warns(UserWarning, match="NoWeights.fit does not accept sample_weight"):
+    with pytest.raises(TypeError, match="coalition models: NoWeights.fit takes no sample_weight"):
         esl_decomposition(NoWeights(), X, y, sensitive_features="sex",
                           values="equal_surplus", sample_weight=w, random_state=0)
     with warnings.catch_warnings():

@@ -15,45 +15,13 @@ counterfactuals would look like their own group and CFlips would be biased towar
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
-import sklearn
 from sklearn.base import clone
-from sklearn.pipeline import Pipeline
-from sklearn.utils.validation import has_fit_parameter
 
-__all__ = ["CrossFittedSensitiveClassifier", "fit_weighted", "group_report", "row_keys"]
+from ..utils._fitting import fit_with_weights
 
-
-def _weight_key(estimator) -> str | None:
-    """The fit parameter that carries sample weights to ``estimator``, or None."""
-    if isinstance(estimator, Pipeline):
-        name, last = estimator.steps[-1]
-        return f"{name}__sample_weight" if has_fit_parameter(last, "sample_weight") else None
-    return "sample_weight" if has_fit_parameter(estimator, "sample_weight") else None
-
-
-def fit_weighted(estimator, X, y, sample_weight=None, *, what="the estimator"):
-    """``estimator.fit(X, y)`` with ``sample_weight`` when its fit accepts weights.
-
-    A :class:`~sklearn.pipeline.Pipeline` gets them in its final step. The call is made
-    with metadata routing off (the weights are passed by name, not routed). When the
-    estimator takes no weights a ``UserWarning`` says that they are not used.
-    """
-    if sample_weight is None:
-        return estimator.fit(X, y)
-    key = _weight_key(estimator)
-    if key is None:
-        warnings.warn(
-            f"sample_weight is not used to fit {what}: {type(estimator).__name__}.fit "
-            "takes no sample_weight (for a Pipeline: its final step).",
-            UserWarning, stacklevel=3,
-        )
-        return estimator.fit(X, y)
-    with sklearn.config_context(enable_metadata_routing=False):
-        return estimator.fit(X, y, **{key: sample_weight})
+__all__ = ["CrossFittedSensitiveClassifier", "group_report", "row_keys"]
 
 
 def row_keys(X: pd.DataFrame) -> np.ndarray:
@@ -130,7 +98,7 @@ class CrossFittedSensitiveClassifier:
         """Fit one model per fold; record the folds of the distinct training rows.
 
         ``sample_weight`` (the training rows' weights) is passed to each fold model's
-        fit when it accepts weights (see :func:`fit_weighted`).
+        fit (a ``TypeError`` when it cannot take them).
         """
         y = np.asarray(y, dtype=int)
         keys = row_keys(X)
@@ -153,7 +121,7 @@ class CrossFittedSensitiveClassifier:
                     "group in its training rows; lower cv or provide more rows per group."
                 )
             w = None if sample_weight is None else np.asarray(sample_weight)[train]
-            self.estimators_.append(fit_weighted(
+            self.estimators_.append(fit_with_weights(
                 clone(self.estimator), X.loc[train], y[train], w,
                 what="the sensitive classifier"))
         oof = np.empty(len(X))

@@ -22,9 +22,10 @@ from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
 from ..utils._compat import HasMethods, Interval
+from ..utils._fitting import fit_with_weights
 from ..utils._validation import check_sample_weight
 from ._base import K_CONSTRAINT, CounterfactualSet, check_frame, is_categorical
-from ._crossfit import CrossFittedSensitiveClassifier, fit_weighted, group_report
+from ._crossfit import CrossFittedSensitiveClassifier, group_report
 from ._metrics import _curves, _flip_matrix
 from ._registry import GENERATOR_CONSTRAINT, check_audit_generator, make_generator
 from ._results import CounterfactualResult
@@ -321,10 +322,11 @@ class CounterfactualFairness(BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the training rows. They are passed to the fit of the decision
             model and of the sensitive-feature classifier (to each fold model; for a
-            pipeline, to its final step) when it accepts ``sample_weight`` (a warning
-            says when one does not), and weight the favorable rates that choose the
-            privileged group. They do not change the generator's reference rows (a
-            row of weight 0 can still be a kd-tree counterfactual) nor the
+            pipeline, to its final step); a model whose fit takes no ``sample_weight``
+            is refused with a ``TypeError`` (a frozen one is not refitted). They also
+            weight the favorable rates that choose the privileged group. They do not
+            change the generator's reference rows (a row of weight 0 can still be a
+            kd-tree counterfactual) nor the
             sensitive classifier's report. Stored as ``sample_weight_``. To weight
             the audited rows, pass weights to :meth:`evaluate`.
 
@@ -363,7 +365,7 @@ class CounterfactualFairness(BaseEstimator):
         if isinstance(self.estimator, FrozenEstimator):
             est = self.estimator
         else:
-            est = fit_weighted(clone(self.estimator), X, y, weights,
+            est = fit_with_weights(clone(self.estimator), X, y, weights,
                                what="the decision model")
         classes = getattr(est, "classes_", None)
         if classes is None or len(classes) != 2:

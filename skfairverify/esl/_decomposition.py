@@ -8,7 +8,6 @@ features, estimate every member's contributions with their tests, assemble the r
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -17,17 +16,15 @@ import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import train_test_split
-from sklearn.pipeline import Pipeline
-from sklearn.utils.validation import has_fit_parameter
 
 from ..utils._compat import (
     HasMethods,
     Interval,
     RealNotInt,
     StrOptions,
-    _routing_enabled,
     validate_params,
 )
+from ..utils._fitting import check_weights_accepted, fit_with_weights
 from ..utils._validation import check_sample_weight, check_sensitive, check_sensitive_features
 from ._checks import (
     _as_frame,
@@ -190,26 +187,9 @@ def _resolve_groups(rows: _Rows, metric: str) -> _Groups:
 # ------------------------------------------------------------ step 3: coalition fits
 
 
-def _fit_params(estimator, weights) -> dict:
-    """How to pass the training weights to ``estimator.fit`` ({} when it cannot take them)."""
-    if weights is None:
-        return {}
-    if has_fit_parameter(estimator, "sample_weight"):
-        return {"sample_weight": weights}
-    if (isinstance(estimator, Pipeline) and not _routing_enabled()
-            and has_fit_parameter(estimator.steps[-1][1], "sample_weight")):
-        return {f"{estimator.steps[-1][0]}__sample_weight": weights}
-    warnings.warn(
-        f"{type(estimator).__name__}.fit does not accept sample_weight: the coalition "
-        "models are fitted unweighted; the weights still weight the evaluation rows.",
-        UserWarning, stacklevel=5,  # the caller of esl_decomposition (behind validate_params)
-    )
-    return {}
-
-
-def _fit_predict(estimator, X_train, y_train, X_test, fit_params):
+def _fit_predict(estimator, X_train, y_train, X_test, weights):
     start = time.perf_counter()
-    estimator.fit(X_train, y_train, **fit_params)
+    fit_with_weights(estimator, X_train, y_train, weights, what="the coalition models")
     pred = estimator.predict(X_test)
     return pred, time.perf_counter() - start
 
@@ -225,9 +205,10 @@ def _fit_coalitions(estimator, rows: _Rows, players: dict, values, settings: _Se
         cols = [c for k in sorted(coalition) for c in players[names[k]]]
         return sorted(cols, key=column_order.get)
 
-    fit_params = _fit_params(estimator, rows.w_train)
+    if rows.w_train is not None:
+        check_weights_accepted(estimator, "the coalition models")
     jobs = (delayed(_fit_predict)(clone(estimator), rows.X_train[columns_of(T)],
-                                  rows.y_train, rows.X_test[columns_of(T)], fit_params)
+                                  rows.y_train, rows.X_test[columns_of(T)], rows.w_train)
             for T in coalitions)
     outputs = Parallel(n_jobs=settings.n_jobs, return_as="generator")(jobs)
     if settings.verbose:
@@ -433,8 +414,8 @@ def esl_decomposition(
         ``p_value < 1 - confidence``.
     sample_weight : array-like of shape (n_samples,), default=None
         Frequency weights of the rows of ``X``. The coalition models are fit with them
-        when ``estimator.fit`` accepts ``sample_weight`` (or, for a ``Pipeline``, its
-        last step; otherwise a ``UserWarning`` says the fits are unweighted); when ``X``
+        (``estimator.fit`` or, for a ``Pipeline``, its last step must accept
+        ``sample_weight``; otherwise a ``TypeError`` is raised before any fit); when ``X``
         is split, the test part also weights the evaluation rows. Integer weights give
         the numbers of the data with every row repeated ``w_i`` times; zero weights
         drop rows.

@@ -12,15 +12,15 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
-from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, has_fit_parameter
+from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
 from .._linear import linear_rule
 from ..preprocessing import decision_scale, integer_threshold, quantize
 from ..s3p import BayesNet, TableTooLargeError
-from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context, _routing_enabled
+from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
+from ..utils._fitting import fit_with_weights
 from ..utils._validation import check_sample_weight, check_unambiguous
 from ._influence import (
     edge_specific_network,
@@ -781,21 +781,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     # ------------------------------------------------------------------ fit
     def _fit_estimator(self, X, y, weight):
         """Fit a clone of ``estimator`` on ``X, y`` (with the weights when given)."""
-        estimator = clone(self.estimator)
-        if weight is None or isinstance(estimator, FrozenEstimator):
-            estimator.fit(X, y)
-        elif has_fit_parameter(estimator, "sample_weight"):
-            estimator.fit(X, y, sample_weight=weight)
-        elif (isinstance(estimator, Pipeline) and not _routing_enabled()
-              and hasattr(estimator.steps[-1][1], "fit")
-              and has_fit_parameter(estimator.steps[-1][1], "sample_weight")):
-            estimator.fit(X, y, **{f"{estimator.steps[-1][0]}__sample_weight": weight})
-        else:
-            raise TypeError(
-                f"{type(estimator).__name__}.fit does not take sample_weight; fit the model "
-                "with the weights yourself and pass FrozenEstimator(model) to verify it."
-            )
-        return estimator
+        return fit_with_weights(clone(self.estimator), X, y, weight)
 
     def _read_rule(self, frame, weight) -> None:
         """``rule_``, ``classes_`` and the rule divided by its (weighted) scale."""
