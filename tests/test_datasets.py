@@ -130,8 +130,8 @@ def test_adult_bunch(adult):
     assert isinstance(adult, Bunch)
     assert adult.data.shape == (48842, 15)
     assert adult.feature_names == list(adult.data.columns)
-    assert adult.sensitive == ["sex", "race"]
-    assert set(adult.sensitive) <= set(adult.data.columns)
+    assert adult.sensitive_features == ["sex", "race"]
+    assert set(adult.sensitive_features) <= set(adult.data.columns)
     assert list(adult.target_names) == ["<=50K", ">50K"]
     assert adult.target.name == "income_gt_50k"
     assert adult.target.index.equals(adult.data.index)
@@ -253,7 +253,7 @@ def test_german_counts_match_readme(german):
     assert int((german.target == 0).sum()) == 300
     assert german.target.name == "good_credit"
     assert list(german.target_names) == ["bad", "good"]
-    assert german.sensitive == ["sex", "age_group"]
+    assert german.sensitive_features == ["sex", "age_group"]
     assert german.data["sex"].value_counts().to_dict() == {"Male": 690, "Female": 310}
     assert german.data["age_group"].value_counts().to_dict() == {"old": 810, "young": 190}
     assert int((german.data["age"] > 25).sum()) == 810
@@ -319,7 +319,7 @@ def test_compas_counts_match_readme(compas):
     assert int((compas.target == 0).sum()) == 3251
     assert compas.target.name == "no_recid"
     assert list(compas.target_names) == ["recid", "no_recid"]
-    assert compas.sensitive == ["race", "sex"]
+    assert compas.sensitive_features == ["race", "sex"]
     assert compas.data["race"].value_counts().to_dict() == {
         "African-American": 3696,
         "Caucasian": 2454,

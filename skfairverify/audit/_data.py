@@ -60,7 +60,7 @@ def load_bundled(name: str) -> tuple[pd.DataFrame, pd.Series, list[str]]:
     else:
         raise ValueError(f"Unknown dataset {name!r}; choose one of {list(DATASETS)}.")
     y = pd.Series(np.asarray(bunch.target), index=X.index, name="target")
-    return X, y, list(bunch.sensitive)
+    return X, y, list(bunch.sensitive_features)
 
 
 def _binary_target(labels: pd.Series, target: str, positive) -> pd.Series:

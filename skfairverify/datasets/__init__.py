@@ -1,7 +1,7 @@
 """Fairness benchmark datasets bundled with skfairverify.
 
 Three loaders return a :class:`sklearn.utils.Bunch` with ``data``, ``target``
-(1 = favorable outcome), ``sensitive`` (names of the usual sensitive columns of
+(1 = favorable outcome), ``sensitive_features`` (names of the usual sensitive columns of
 ``data``), ``frame``, ``DESCR``, ``feature_names`` and ``target_names``. The data
 files ship with the package (gzip copies, byte-identical to the published files
 once decompressed), so no network access is needed.

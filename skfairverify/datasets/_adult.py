@@ -110,7 +110,7 @@ def load_adult(
             The 14 original features plus ``split``.
         target : Series of shape (n_rows,) or ndarray
             ``income_gt_50k``: 1 if income is ``>50K`` (favorable), else 0.
-        sensitive : list of str
+        sensitive_features : list of str
             ``["sex", "race"]`` (privileged groups ``Male`` and ``White``).
         frame : DataFrame of shape (n_rows, 17) or None
             ``data`` plus the normalised ``income`` label and the target.
@@ -133,7 +133,7 @@ def load_adult(
     {'train': 32561, 'test': 16281}
     >>> int(adult.target.sum())
     11687
-    >>> adult.sensitive
+    >>> adult.sensitive_features
     ['sex', 'race']
     >>> X, y = load_adult(split="train", dropna=True, return_X_y=True)
     >>> X.shape
@@ -167,7 +167,7 @@ def load_adult(
         feature_names=feature_names,
         target_column=ADULT_TARGET,
         target_names=["<=50K", ">50K"],
-        sensitive=["sex", "race"],
+        sensitive_features=["sex", "race"],
         descr=load_descr("adult"),
         as_frame=as_frame,
         return_X_y=return_X_y,

@@ -74,7 +74,7 @@ def make_bunch(
     feature_names: list[str],
     target_column: str,
     target_names: list[str],
-    sensitive: list[str],
+    sensitive_features: list[str],
     descr: str,
     as_frame: bool,
     return_X_y: bool,
@@ -92,7 +92,7 @@ def make_bunch(
     return Bunch(
         data=data,
         target=target,
-        sensitive=list(sensitive),
+        sensitive_features=list(sensitive_features),
         frame=frame,
         DESCR=descr,
         feature_names=list(feature_names),

@@ -98,7 +98,7 @@ def load_compas(
             The defendant's record (see above).
         target : Series of shape (n_rows,) or ndarray
             ``no_recid``: 1 if ``two_year_recid == 0`` (favorable), else 0.
-        sensitive : list of str
+        sensitive_features : list of str
             ``["race", "sex"]``.
         frame : DataFrame of shape (n_rows, 20) or None
             The 19 original columns plus the target.
@@ -119,7 +119,7 @@ def load_compas(
     (7214, 9)
     >>> int(compas.target.sum())
     3963
-    >>> compas.sensitive
+    >>> compas.sensitive_features
     ['race', 'sex']
     >>> load_compas(propublica_filter=True).data.shape
     (6172, 9)
@@ -148,7 +148,7 @@ def load_compas(
         feature_names=COMPAS_FEATURES,
         target_column=COMPAS_TARGET,
         target_names=["recid", "no_recid"],
-        sensitive=["race", "sex"],
+        sensitive_features=["race", "sex"],
         descr=load_descr("compas"),
         as_frame=as_frame,
         return_X_y=return_X_y,

@@ -158,7 +158,7 @@ def load_german(*, as_frame: bool = True, return_X_y: bool = False) -> Bunch | t
         target : Series of shape (1000,) or ndarray
             ``good_credit``: 1 for good credit risk (class 1, favorable), 0 for
             bad (class 2).
-        sensitive : list of str
+        sensitive_features : list of str
             ``["sex", "age_group"]`` (privileged groups ``Male`` and ``old``).
         frame : DataFrame of shape (1000, 24) or None
             ``data`` plus ``personal_status``, the original ``class`` (1/2) and
@@ -202,7 +202,7 @@ def load_german(*, as_frame: bool = True, return_X_y: bool = False) -> Bunch | t
         feature_names=GERMAN_FEATURES,
         target_column=GERMAN_TARGET,
         target_names=["bad", "good"],
-        sensitive=["sex", "age_group"],
+        sensitive_features=["sex", "age_group"],
         descr=load_descr("german"),
         as_frame=as_frame,
         return_X_y=return_X_y,
