@@ -234,13 +234,6 @@ def test_results_and_sensitive_features_():
     assert repr(fif) == "FairnessInfluenceResult(3 features x 4 groups; reference='states')"
 
 
-def test_sensitive_values_instead_of_names_are_refused():
-    X, y = _data(n=200)
-    with pytest.raises(ValueError, match="one per row of X.*names of columns"):
-        FairnessVerifier(LogisticRegression(), list(X["a"]), n_bins=5).fit(
-            X[["x0", "x1"]], y)
-
-
 def test_unit_weights_equal_no_weights():
     X, y = _data(seed=17)
     params = dict(n_bins=8, multiplier=100, random_state=0)

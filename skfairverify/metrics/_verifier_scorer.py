@@ -12,24 +12,16 @@ __all__ = ["make_verifier_scorer"]
 _METRICS = ("disparate_impact", "statistical_parity", "equalized_odds", "path_specific_causal")
 
 
-def _with_sensitive_columns(X, sensitive: pd.DataFrame, by_name: bool):
-    """``X`` as a DataFrame holding the sensitive columns, and their names in it.
+def _metadata_values(X, sensitive: pd.DataFrame) -> pd.DataFrame:
+    """Sensitive values of the metadata route, renamed apart from the columns of ``X``.
 
-    Columns named at creation are already in ``X``; metadata values are added as
-    columns (under ``<name>__sensitive`` when ``X`` has a column of that name).
+    The verifier reads ``X`` and the values side by side; a value column named as a
+    column of ``X`` is renamed ``<name>__sensitive``.
     """
-    if not isinstance(X, pd.DataFrame):
-        X = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
-    data = X.copy()
-    names = []
-    for col in sensitive.columns:
-        name = str(col)
-        if name in data.columns and not by_name:
-            name = f"{name}__sensitive"  # metadata route with a name clash
-        if name not in data.columns:
-            data[name] = sensitive[col].to_numpy()
-        names.append(name)
-    return data, names
+    columns = {str(c) for c in X.columns} if isinstance(X, pd.DataFrame) else set()
+    return sensitive.rename(
+        columns=lambda c: f"{c}__sensitive" if str(c) in columns else c
+    )
 
 
 class _VerifierScorer(_FairnessScorer):
@@ -45,13 +37,13 @@ class _VerifierScorer(_FairnessScorer):
 
         if self.metric == "equalized_odds" and y is None:
             raise ValueError("The equalized_odds verifier scorer needs y.")
-        data, names = _with_sensitive_columns(X, sensitive,
-                                              by_name=self.sensitive_features is not None)
+        names = self._sensitive_names  # columns of X named at creation, or None
+        values = None if names is not None else _metadata_values(X, sensitive)
         verifier = FairnessVerifier(FrozenEstimator(estimator), names, **self.verifier_params)
         # Labels only matter for equalized odds; without them the verifier learns one
         # network instead of three (all rows, Y = 1, Y = 0).
-        verifier.fit(data, y if self.metric == "equalized_odds" else None,
-                     sample_weight=sample_weight)
+        verifier.fit(X, y if self.metric == "equalized_odds" else None,
+                     sensitive_features=values, sample_weight=sample_weight)
         value = verifier.metrics_[self.metric]
         return value if self.metric == "disparate_impact" else -value
 
@@ -74,7 +66,8 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
     sensitive_features : str or list of str, default=None
         Columns of ``X`` with the sensitive attributes. Leave None to receive their
         values as metadata (``scorer.set_score_request(sensitive_features=True)`` with
-        metadata routing enabled); they are then added to the fold's rows as columns.
+        metadata routing enabled); they are then given to the verifier's ``fit`` as
+        ``sensitive_features`` values (the candidate never sees them).
     metric : {"statistical_parity", "disparate_impact", "equalized_odds", \
 "path_specific_causal"}, default="statistical_parity"
         The verified metric. ``"path_specific_causal"`` needs ``mediators=...``.
@@ -111,7 +104,7 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
         raise TypeError("make_verifier_scorer sets 'estimator' itself; do not pass it.")
     from ..verification import FairnessVerifier
 
-    valid = set(FairnessVerifier(None, "a").get_params()) - {"estimator", "sensitive_features"}
+    valid = set(FairnessVerifier(None).get_params()) - {"estimator", "sensitive_features"}
     unknown = sorted(set(verifier_params) - valid)
     if unknown:
         raise TypeError(f"Unknown FairnessVerifier parameter(s) {unknown}; valid: "

@@ -21,7 +21,7 @@ from ..preprocessing import decision_scale, integer_threshold, quantize
 from ..s3p import BayesNet, TableTooLargeError
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
-from ..utils._validation import check_sample_weight, check_unambiguous
+from ..utils._validation import check_sample_weight, check_sensitive, check_unambiguous
 from ._influence import (
     edge_specific_network,
     fvgm_mediated_network,
@@ -140,6 +140,60 @@ def _groups_present(group_codes: np.ndarray, sens_codes: np.ndarray) -> np.ndarr
     """Whether each group (row of ``group_codes``) has a row in ``sens_codes``."""
     present = {tuple(g) for g in np.unique(sens_codes, axis=0)}
     return np.array([tuple(g) in present for g in group_codes], dtype=bool)
+
+
+def _is_column_reference(item, frame: pd.DataFrame) -> bool:
+    """Whether ``item`` is the name or the position of a column of ``frame``."""
+    if isinstance(item, (bool, np.bool_)):
+        return False
+    if isinstance(item, str):
+        return item in frame.columns
+    if isinstance(item, Integral):
+        return 0 <= int(item) < frame.shape[1]
+    return False
+
+
+def _names_columns(raw, frame: pd.DataFrame) -> bool:
+    """Whether the constructor's ``sensitive_features`` names columns (else: values).
+
+    A scalar is a name or a position; a Series, DataFrame or ndarray holds values; a
+    list holds values when it has one entry per row of ``X`` and they are not all
+    columns of ``X`` (or there are more rows than columns, so they cannot all be).
+    """
+    if isinstance(raw, (str, Integral)):
+        return True
+    if isinstance(raw, (pd.Series, pd.DataFrame, np.ndarray)):
+        return False
+    items = list(raw)
+    if len(items) != len(frame):
+        return True
+    return len(frame) <= frame.shape[1] and all(_is_column_reference(i, frame) for i in items)
+
+
+def _check_value_columns(sens: pd.DataFrame, frame: pd.DataFrame) -> None:
+    """Refuse sensitive values whose names repeat or clash with a column of ``X``."""
+    if pd.Index([str(c) for c in sens.columns]).duplicated().any():
+        raise ValueError(
+            f"sensitive_features has duplicate column names {list(sens.columns)}; give "
+            "each attribute its own name."
+        )
+    clash = [c for c in sens.columns if c in frame.columns]
+    if clash:
+        raise ValueError(
+            f"The sensitive_features values are named {clash}, as column(s) of X: the "
+            "network reads X and the sensitive values side by side, so their names must "
+            f"differ. Rename the values (e.g. a Series named otherwise), or name the column "
+            f"of X instead: FairnessVerifier(estimator, sensitive_features={clash[0]!r})."
+        )
+
+
+def _short(raw) -> str:
+    """A short description of the constructor's ``sensitive_features`` for messages."""
+    if isinstance(raw, (str, Integral)):
+        return repr(raw)
+    if isinstance(raw, (list, tuple)) and len(raw) <= 5:
+        return repr(raw)
+    return f"<{type(raw).__name__} of {len(raw)} values>"
 
 
 def _sensitive_column_name(item, frame: pd.DataFrame) -> str:
@@ -261,12 +315,18 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         (see :func:`~skfairverify.linear_rule`). It is cloned and fitted on ``X``;
         wrap a fitted model in :class:`~sklearn.frozen.FrozenEstimator` to verify it
         as it is.
-    sensitive_features : str, int or list of str or int
-        Names of the columns of ``X`` holding the sensitive attributes (positions for
-        an array). The columns must be in ``X``: they are variables of the network, so
-        values given apart from ``X`` are not accepted (add them to ``X`` as columns;
-        the estimator may drop them). Each must be categorical or discrete (at most
-        10 distinct numeric values).
+    sensitive_features : str, int, list, array-like, Series or DataFrame, default=None
+        The sensitive attributes, as in fairlearn: the name of a column of ``X``
+        (a position for an array), a list of names, or the values themselves for the
+        rows of ``fit`` (one row per row of ``X``; several columns: the groups are
+        their intersections). Leave None to pass the values to the methods instead,
+        ``fit(X, y, sensitive_features=...)`` and ``verify(X, y,
+        sensitive_features=...)``; values given here apply to ``fit`` only, so
+        ``verify`` then needs the values of its own rows. Each attribute must be
+        categorical or discrete (at most 10 distinct numeric values). The estimator
+        sees ``X`` as given: values passed apart from ``X`` never reach it (a column
+        named here does, and the model may drop it); the network reads ``X`` and the
+        sensitive values side by side.
     n_bins : "auto" or int, default="auto"
         Quantile bins per numeric column; ``"auto"`` picks among 5, 10, 20, 30, 40, 60,
         ... up to ``max_bins`` by agreement.
@@ -367,7 +427,10 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     least_favored_group_ : dict
         Same for the smallest positive rate.
     sensitive_features_ : list of str
-        Names of the sensitive columns.
+        Names of the sensitive columns (variables of the network): the columns named
+        in the constructor, or the names of the values (of a Series or DataFrame;
+        ``"sensitive_features"``, or ``"sensitive_features_0"``, ``"_1"``, ... for
+        the columns of an array).
     feature_names_in_ : ndarray of str
         Columns of ``X``.
     n_features_in_ : int
@@ -410,11 +473,22 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     ['disparate_impact', 'equalized_odds', 'statistical_parity']
     >>> ver.groups_.columns.tolist()[:3]
     ['a', 'positive_rate', 'support']
+
+    The sensitive values apart from ``X`` (the model never sees them), as in
+    fairlearn:
+
+    >>> sex = pd.Series(np.where(a == 1, "M", "F"), name="sex")
+    >>> ver = FairnessVerifier(LogisticRegression(), network="independent", n_bins=20,
+    ...                        random_state=0).fit(X[["x"]], y, sensitive_features=sex)
+    >>> ver.sensitive_features_, ver.groups_["sex"].tolist()
+    (['sex'], ['F', 'M'])
+    >>> list(ver.estimator_.feature_names_in_)
+    ['x']
     """
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit"])],
-        "sensitive_features": [str, Integral, list, tuple],
+        "sensitive_features": [None, str, Integral, "array-like"],
         "n_bins": [StrOptions({"auto"}), Interval(Integral, 2, None, closed="left")],
         "max_bins": [Interval(Integral, 2, None, closed="left")],
         "multiplier": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
@@ -432,7 +506,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def __init__(
         self,
         estimator,
-        sensitive_features,
+        sensitive_features=None,
         *,
         n_bins="auto",
         max_bins=60,
@@ -493,13 +567,6 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         items = [raw] if isinstance(raw, (str, Integral)) else list(raw)
         if not items:
             raise ValueError("sensitive_features is empty; name at least one column.")
-        if len(items) == len(frame) > frame.shape[1]:
-            raise ValueError(
-                f"sensitive_features has {len(items)} entries, one per row of X: "
-                "FairnessVerifier takes the names of columns of X (the sensitive "
-                "features are variables of the network), not their values. Add the "
-                "values to X as a column and name it."
-            )
         names = []
         for item in items:
             name = _sensitive_column_name(item, frame)
@@ -509,6 +576,65 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         for name in names:
             _check_sensitive_column(frame[name], name)
         return names
+
+    def _with_sensitive_values(self, frame, values, *, fitting: bool):
+        """``frame`` with the sensitive values as columns, and the names of those columns."""
+        if isinstance(values, pd.DataFrame):
+            _check_value_columns(values, frame)
+        sens = check_sensitive(values, n_rows=len(frame), name="sensitive_features")
+        sens = sens.infer_objects()
+        sens.columns = [str(c) for c in sens.columns]
+        _check_value_columns(sens, frame)
+        if fitting:
+            names = list(sens.columns)
+            for name in names:
+                _check_sensitive_column(sens[name], name)
+        else:
+            names = list(self._sensitive)
+            if sorted(sens.columns) != sorted(names):
+                raise ValueError(
+                    f"verify got sensitive_features named {list(sens.columns)}, but fit used "
+                    f"{names}; pass the values under those names (a Series or DataFrame "
+                    "with those columns, or an array of as many columns as in fit)."
+                )
+        for name in names:  # by position, whatever the index of the values
+            frame[name] = sens[name].array
+        return frame, names
+
+    def _resolve_sensitive(self, frame, sensitive_features, *, fitting: bool):
+        """The frame the network reads (``X`` and the sensitive columns) and their names.
+
+        One source per call: the columns named in the constructor, or the values passed
+        to the method; values given to the constructor are those of the rows of ``fit``.
+        """
+        raw = self.sensitive_features
+        method = "fit" if fitting else "verify"
+        if fitting:
+            self._sensitive_by_name = raw is not None and _names_columns(raw, frame)
+        by_name = self._sensitive_by_name
+        if sensitive_features is not None:
+            if by_name or (fitting and raw is not None):
+                raise ValueError(
+                    f"{method} got the sensitive features twice: in the constructor "
+                    f"(sensitive_features={_short(raw)}) and as {method}(..., "
+                    "sensitive_features=...). Give one: FairnessVerifier(estimator, "
+                    "sensitive_features=None) to pass the values to the methods."
+                )
+            return self._with_sensitive_values(frame, sensitive_features, fitting=fitting)
+        if by_name:
+            return frame, self._sensitive_names(frame) if fitting else list(self._sensitive)
+        if raw is None:
+            raise ValueError(
+                f"{method} needs the sensitive features: name the columns of X in "
+                "FairnessVerifier(estimator, sensitive_features=...), or pass their values "
+                f"as {method}(X, y, sensitive_features=...)."
+            )
+        if fitting:
+            return self._with_sensitive_values(frame, raw, fitting=True)
+        raise ValueError(
+            "The constructor's sensitive_features holds the values of the rows of fit; "
+            "verify needs the values of its own rows: verify(X, y, sensitive_features=...)."
+        )
 
     def _positive_labels(self, y, n_rows: int) -> np.ndarray:
         """Whether each label is the positive class; refuses labels it cannot read."""
@@ -831,18 +957,27 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.least_favored_group_ = self._favored(ev.groups, ev.least_favored)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None, *, sample_weight=None):
+    def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None):
         """Fit the estimator, quantize its rule, learn the network and verify.
 
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
-            Training data including the sensitive columns (the estimator may drop them).
+            Training data, given as is to the estimator; it includes the sensitive
+            columns when the constructor names them (the estimator may drop them).
         y : array-like of shape (n_samples,), default=None
             Labels; needed to fit an unfitted estimator, and for equalized odds.
             May be None when ``estimator`` is a :class:`~sklearn.frozen.FrozenEstimator`.
             Every label must be one of the estimator's classes (same type: ``"1"`` is
             not ``1``); NaN labels or more than two classes raise a ValueError.
+        sensitive_features : array-like, Series or DataFrame, default=None
+            The sensitive values of the rows of ``X``, taken by position (one row per
+            row of ``X``; a DataFrame or 2-d array gives several attributes, whose
+            intersections are the groups), when the constructor's
+            ``sensitive_features`` is None. They are columns of the network only,
+            named after the Series or DataFrame columns (``"sensitive_features"``,
+            ``"sensitive_features_0"``, ... for arrays), which must differ from the
+            columns of ``X``.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weight of every row. Every count is weighted: the quantile
             bins and their means, the agreement of the integer rule, the counts of the
@@ -858,15 +993,38 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         -------
         self : FairnessVerifier
             The fitted verifier.
+
+        Raises
+        ------
+        ValueError
+            When the sensitive features are given twice (in the constructor and here)
+            or not at all, on values of the wrong length, with NaN, a single group,
+            too many numeric values, or a name that is a column of ``X``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from skfairverify import FairnessVerifier
+        >>> rng = np.random.default_rng(0)
+        >>> group = rng.choice(["F", "M"], 1000)
+        >>> X = pd.DataFrame({"x": rng.normal(group == "M", 1.0)})
+        >>> y = (X["x"] > 0.5).astype(int)
+        >>> ver = FairnessVerifier(LogisticRegression(), network="independent", n_bins=10)
+        >>> ver = ver.fit(X, y, sensitive_features=group)
+        >>> ver.sensitive_features_
+        ['sensitive_features']
+        >>> ver.groups_["sensitive_features"].tolist()
+        ['F', 'M']
         """
         frame = self._frame(X, reset=True)
         weight = check_sample_weight(sample_weight, len(frame))
         y = self._check_fit_labels(y, len(frame))
+        frame, sensitive = self._resolve_sensitive(frame, sensitive_features, fitting=True)
         if weight is not None and not weight.all():
             keep = np.flatnonzero(weight > 0)
             X = _take_rows(X, keep)
             frame, y, weight = _positive_rows(frame, y, weight)
-        sensitive = self._sensitive_names(frame)
         self.estimator_ = self._fit_estimator(X, y, weight)
         self._read_rule(frame, weight)
         y_pos = None if y is None else self._positive_labels(y, len(frame))
@@ -901,7 +1059,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                     f"Sensitive feature {s!r} has a single group in X; fairness needs two."
                 )
 
-    def verify(self, X, y=None, *, sample_weight=None) -> VerificationResult:
+    def verify(self, X, y=None, *, sensitive_features=None,
+               sample_weight=None) -> VerificationResult:
         """Re-estimate the distribution on other data and verify the fitted rule on it.
 
         The rule, bins, multiplier and network strategy of ``fit`` are kept; only the
@@ -915,6 +1074,13 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             Data with the columns seen in ``fit``.
         y : array-like of shape (n_samples,), default=None
             Labels, for equalized odds; validated as in :meth:`fit`.
+        sensitive_features : array-like, Series or DataFrame, default=None
+            The sensitive values of the rows of ``X`` (by position), required when
+            ``fit`` did not read them from columns of ``X`` named in the constructor
+            (values given to the constructor or to ``fit`` are those of fit's rows);
+            refused when it did. The same attributes as in ``fit``: a Series or
+            DataFrame with the names of ``sensitive_features_``, or an array with as
+            many columns as in ``fit`` when ``fit`` had an array.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weight of every row in the counts of the network, of the
             group supports and of the agreement (see :meth:`fit`).
@@ -930,7 +1096,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ------
         ValueError
             With a user-given network (there is nothing to re-estimate), on missing
-            columns, NaN, unseen categories, a sensitive column mixing values
+            columns or missing (or doubly given) sensitive values, NaN, unseen
+            categories, a sensitive column mixing values
             that print alike (``1`` and ``"1"``), a single sensitive group, or labels
             ``y`` that are missing, not binary or not among ``classes_``.
 
@@ -948,11 +1115,21 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         >>> result = ver.verify(X[500:], y[500:])
         >>> sorted(result.metrics)
         ['disparate_impact', 'equalized_odds', 'statistical_parity']
+
+        With the sensitive values apart from ``X``, ``verify`` takes those of its rows:
+
+        >>> ver = FairnessVerifier(LogisticRegression(), network="independent",
+        ...                        n_bins=10).fit(X[["x"]][:500], y[:500],
+        ...                                       sensitive_features=a[:500])
+        >>> result = ver.verify(X[["x"]][500:], y[500:], sensitive_features=a[500:])
+        >>> result.groups["sensitive_features"].tolist()
+        [0, 1]
         """
         check_is_fitted(self)
         frame = self._frame(X, reset=False)
         weight = check_sample_weight(sample_weight, len(frame))
         y = None if y is None else _check_y_shape(y, len(frame))
+        frame, _ = self._resolve_sensitive(frame, sensitive_features, fitting=False)
         frame, y, weight = _positive_rows(frame, y, weight)
         self._check_verify_frame(frame)
         y_pos = None if y is None else self._positive_labels(y, len(frame))
