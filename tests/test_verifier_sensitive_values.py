@@ -133,6 +133,8 @@ def test_values_equal_named_column_plain_estimator(kind):
     _assert_same(by_values, by_name)
     assert by_values.sensitive_features_ == [name]
     assert by_values.groups_[name].tolist() == by_name.groups_[name].tolist() == [0, 1]
+    assert_frame_equal(by_values.fairness_influence().table,
+                       by_name.fairness_influence().table)
     _assert_same_result(by_values.verify(X, y, sensitive_features=values),
                         by_name.verify(X.assign(**{name: a}), y))
 
