@@ -9,7 +9,6 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from pandas.api.types import is_scalar
 from scipy import stats
 from sklearn.base import BaseEstimator, clone
 from sklearn.compose import ColumnTransformer
@@ -25,10 +24,12 @@ from ..utils._compat import HasMethods, Interval
 from ..utils._fitting import fit_with_weights
 from ..utils._validation import check_sample_weight
 from ._base import K_CONSTRAINT, CounterfactualSet, check_frame, is_categorical
+from ._column_subset import ColumnSubsetClassifier
 from ._crossfit import CrossFittedSensitiveClassifier, group_report
 from ._metrics import _curves, _flip_matrix
 from ._registry import GENERATOR_CONSTRAINT, check_audit_generator, make_generator
 from ._results import CounterfactualResult
+from ._sensitive import SEPARATOR, group_labels, method_values, resolve_fit_sensitive, with_values
 
 __all__ = ["CounterfactualFairness", "default_sensitive_classifier"]
 
@@ -108,9 +109,20 @@ class CounterfactualFairness(BaseEstimator):
     A model that accepts the unprivileged mostly after they come to look
     privileged shows a large ``delta``.
 
-    Counterfactuals keep the row's sensitive value (it is an immutable feature of
-    the generator and takes no part in the distance); the sensitive-feature
-    classifier never sees the sensitive column.
+    Counterfactuals keep the row's sensitive values (they are immutable features of
+    the generator and take no part in the distance); the sensitive-feature
+    classifier never sees them.
+
+    The sensitive features are columns of ``X`` (named in the constructor) or their
+    values, passed to :meth:`fit` and :meth:`evaluate` as ``sensitive_features=``
+    (fairlearn's convention). Values are never handed to the decision model, which
+    reads ``X`` as given; for the generator and the sensitive-feature classifier they
+    are appended to ``X`` as columns, so the audit is exactly that of ``X`` with those
+    columns and a model that does not read them. Several attributes (a list of
+    names, or a DataFrame of values) are audited by their intersection: each
+    combination of values is a group, labelled ``str(a) + "|" + str(b)`` (e.g.
+    ``"F|Black"``, in the order of the attributes), and ``privileged`` names one such
+    label (or a tuple of values ``("F", "Black")``).
 
     The sensitive-feature classifier never judges a row it was fitted on: it is
     *cross-fitted* over ``cv`` folds of the training rows. The kd-tree generator
@@ -125,19 +137,21 @@ class CounterfactualFairness(BaseEstimator):
     Parameters
     ----------
     estimator : classifier
-        The decision model, fitted on ``X`` (all columns, sensitive one included) by
-        ``fit`` after :func:`~sklearn.base.clone`. A pipeline that drops the
-        sensitive column realises *unawareness*. A
+        The decision model, fitted on ``X`` as given (sensitive columns included when
+        they are columns of ``X``; never the values passed separately) by ``fit``
+        after :func:`~sklearn.base.clone`. A pipeline that drops the sensitive
+        columns, or sensitive values passed apart from ``X``, realise *unawareness*. A
         :class:`~sklearn.frozen.FrozenEstimator` is used as is. Binary; the
         favorable decision is ``classes_[-1]`` (1 for 0/1 labels).
-    sensitive_features : str or list of one str
-        The column of ``X`` with the sensitive attribute: **one** column name (a list
-        holding one name is accepted; several columns are refused: to audit an
-        intersection, add a column that combines them). Values (an array or Series)
-        are refused too: the generator must find the attribute in ``X`` to keep it
-        fixed. With two values the attribute is used as is; with more,
-        ``privileged`` names the privileged value and all other values form the
-        unprivileged group.
+    sensitive_features : str, list of str, array-like, Series or DataFrame, default=None
+        A column name of ``X``, a list of column names (their intersection), or the
+        values for the rows passed to ``fit`` (one per row; a DataFrame or 2-d array
+        for several attributes). Values given here apply to ``fit`` only:
+        :meth:`evaluate` then needs the values of its rows. ``None``: pass the values
+        to ``fit(X, y, sensitive_features=...)``. Exactly one source per call: names
+        or values here, or values to the method. With two groups the attribute is
+        used as is; with more, ``privileged`` names the privileged group and all the
+        others form the unprivileged group.
     generator : str or generator object, default="kdtree"
         ``"kdtree"`` (:class:`KDTreeCounterfactuals`), ``"linear"``
         (:class:`LinearCounterfactuals`, linear models only), ``"dice-genetic"``,
@@ -158,13 +172,15 @@ class CounterfactualFairness(BaseEstimator):
         categorical support. An unfitted classifier is cloned and cross-fitted (see
         ``cv``) on the non-sensitive columns against ``1 = privileged`` /
         ``0 = unprivileged``. A :class:`~sklearn.frozen.FrozenEstimator` is used as
-        is and must predict the raw sensitive values; then no cross-fitting takes
+        is and must predict the raw sensitive values (the compound ``"a|b"`` labels
+        for several attributes); then no cross-fitting takes
         place and *the user* must make sure it was not fitted on the rows passed to
         ``fit`` (the kd-tree counterfactuals), or CFlips is biased towards 0.
-    privileged : label, default=None
-        Privileged value of the sensitive attribute. ``None``: the group with the
-        higher rate of favorable decisions of the fitted model on the training data
-        (required when the attribute has more than two values).
+    privileged : label or tuple, default=None
+        Privileged group: a value of the sensitive attribute, or for several
+        attributes a compound label ``"a|b"`` or the tuple of values ``(a, b)``.
+        ``None``: the group with the higher rate of favorable decisions of the fitted
+        model on the training data (required when there are more than two groups).
     cv : int, default=5
         Number of cross-fitting folds of the sensitive-feature classifier (>= 2).
         Folds are drawn over distinct rows (copies of a row share a fold),
@@ -181,7 +197,10 @@ class CounterfactualFairness(BaseEstimator):
     estimator_ : classifier
         The fitted decision model.
     sensitive_features_ : list of str
-        The sensitive column, as a list of one name.
+        The sensitive columns: names in ``X``, or, for values, the names of the
+        columns they were appended as (a Series' name, a DataFrame's columns, or
+        ``"sensitive_features"`` / ``"__sensitive_<j>__"`` when unnamed or clashing
+        with a column of ``X``).
     sensitive_classifier_ : classifier
         The cross-fitted sensitive-feature classifier
         (``estimators_``: the fold models; ``predict`` / ``predict_proba`` of a
@@ -193,12 +212,12 @@ class CounterfactualFairness(BaseEstimator):
     generator_ : generator object
         The fitted counterfactual generator.
     privileged_ : label
-        The privileged value.
+        The privileged group (a compound ``"a|b"`` label for several attributes).
     selection_rates_ : pandas.Series
         Rate of favorable decisions of each group on the training rows (weighted by
         ``sample_weight``), when ``privileged`` is chosen from them.
     groups_ : numpy.ndarray
-        The values of the sensitive attribute seen in ``fit``.
+        The groups seen in ``fit`` (values of the attribute, or compound labels).
     favorable_ : label
         The favorable class of the model.
     sample_weight_ : numpy.ndarray or None
@@ -242,11 +261,21 @@ class CounterfactualFairness(BaseEstimator):
     ('M', True)
     >>> list(res.to_frame().columns)
     ['cflips', 'ndccf', 'n_refused', 'n_refused_all', 'n_without_counterfactuals']
+
+    The same audit with the sensitive values passed apart from ``X`` (the model
+    never sees them, so it can be fitted on ``X`` directly):
+
+    >>> Xns = X.drop(columns="sex")
+    >>> by_value = CounterfactualFairness(LogisticRegression(), k=5, random_state=0)
+    >>> res2 = by_value.fit(Xns, y, sensitive_features=X["sex"]).evaluate(
+    ...     Xns, sensitive_features=X["sex"])
+    >>> bool(np.isclose(res2.cflips["delta"], res.cflips["delta"]))
+    True
     """
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],
-        "sensitive_features": "no_validation",  # one column name: _sensitive_column
+        "sensitive_features": "no_validation",  # names or values: _sensitive
         "generator": GENERATOR_CONSTRAINT,
         "k": [K_CONSTRAINT],
         "sensitive_classifier": [HasMethods(["fit", "predict"]), None],
@@ -257,7 +286,7 @@ class CounterfactualFairness(BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, estimator, sensitive_features, *, generator="kdtree", k=10,
+    def __init__(self, estimator, sensitive_features=None, *, generator="kdtree", k=10,
                  sensitive_classifier=None, privileged=None, cv=5, random_state=None,
                  n_jobs=None, verbose=0):
         self.estimator = estimator
@@ -272,53 +301,69 @@ class CounterfactualFairness(BaseEstimator):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ validation
-    def _sensitive_column(self):
-        """The one sensitive column named by ``sensitive_features``."""
-        sf = self.sensitive_features
-        if isinstance(sf, (pd.Series, pd.DataFrame, np.ndarray)) or (
-            not is_scalar(sf) and not isinstance(sf, (list, tuple, pd.Index))
-        ):
-            raise TypeError(
-                "CounterfactualFairness needs sensitive_features as the name of a column "
-                f"of X (the generator keeps that column fixed); got {type(sf).__name__}."
-            )
-        if is_scalar(sf):
-            return sf
-        names = list(sf)
-        if len(names) != 1 or not is_scalar(names[0]):
-            raise ValueError(
-                "CounterfactualFairness audits one sensitive attribute: pass one column "
-                f"name; got {names}. To audit an intersection, add a column that combines "
-                "them, e.g. X['sex_race'] = X['sex'].astype(str) + '_' + X['race']."
-            )
-        return names[0]
+    def _describe(self) -> str:
+        """The sensitive attribute(s), for messages."""
+        return " x ".join(repr(c) for c in self.sensitive_features_)
 
-    def _check_X(self, X, column, *, fitting: bool) -> pd.DataFrame:
+    def _check_X(self, X, *, fitting: bool) -> pd.DataFrame:
         if not isinstance(X, pd.DataFrame):
             raise TypeError(
-                "CounterfactualFairness needs X as a pandas DataFrame holding the "
-                f"sensitive column {column!r}; got {type(X).__name__}."
+                "CounterfactualFairness needs X as a pandas DataFrame; got "
+                f"{type(X).__name__}."
             )
-        if column not in X.columns:
-            raise ValueError(
-                f"Sensitive column {column!r} not found in X; available "
-                f"columns: {list(X.columns)}."
-            )
+        if not fitting and not self._from_values:
+            missing = [c for c in self.sensitive_features_ if c not in X.columns]
+            if missing:
+                raise ValueError(
+                    f"Sensitive column {missing[0]!r} not found in X; available "
+                    f"columns: {list(X.columns)}."
+                )
         X = check_frame(X, None if fitting else list(self.feature_names_in_))
         if len(X) == 0:
             raise ValueError("X is empty.")
         return X
 
+    def _audit_frame(self, X: pd.DataFrame, sensitive_features, method: str) -> pd.DataFrame:
+        """``X`` with the sensitive values appended (values route), or ``X``."""
+        if not self._from_values:
+            if sensitive_features is not None:
+                raise ValueError(
+                    f"This audit was fitted with the columns {self.sensitive_features_} of "
+                    f"X as sensitive features; {method} reads them from X: do not pass "
+                    "sensitive_features values."
+                )
+            return X
+        if sensitive_features is None:
+            raise ValueError(
+                f"This audit was fitted with sensitive values; pass {method}(X, "
+                "sensitive_features=...) with the values for the rows of X."
+            )
+        frame = method_values(sensitive_features, X, method)
+        if frame.shape[1] != len(self.sensitive_features_):
+            raise ValueError(
+                f"sensitive_features has {frame.shape[1]} attribute(s) but the audit was "
+                f"fitted with {len(self.sensitive_features_)}."
+            )
+        return with_values(X, frame, self.sensitive_features_)
+
     # ------------------------------------------------------------------ fit
-    def fit(self, X: pd.DataFrame, y=None, *, sample_weight=None) -> CounterfactualFairness:
+    def fit(self, X: pd.DataFrame, y=None, *, sensitive_features=None,
+            sample_weight=None) -> CounterfactualFairness:
         """Fit the decision model, the sensitive-feature classifier and the generator.
 
         Parameters
         ----------
         X : DataFrame of shape (n_samples, n_features)
-            Training data, sensitive column included.
+            Training data (with the sensitive columns when the constructor names
+            them).
         y : array-like of shape (n_samples,), default=None
             Target of the decision model (ignored for a frozen estimator).
+        sensitive_features : array-like, Series or DataFrame, default=None
+            The sensitive values of the rows of ``X`` (one per row; a DataFrame or
+            2-d array gives several attributes, whose intersections are the groups),
+            when the constructor's ``sensitive_features`` is ``None``. The decision
+            model does not see them; :meth:`evaluate` then needs the values of its
+            rows too.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the training rows. They are passed to the fit of the decision
             model and of the sensitive-feature classifier (to each fold model; for a
@@ -336,30 +381,35 @@ class CounterfactualFairness(BaseEstimator):
         """
         self._validate_params()
         check_audit_generator(self.generator)
-        column = self._sensitive_column()
-        X = self._check_X(X, column, fitting=True)
+        X = self._check_X(X, fitting=True)
+        Xa, columns, from_values = resolve_fit_sensitive(self.sensitive_features,
+                                                         sensitive_features, X)
         weights = check_sample_weight(sample_weight, len(X))
-        groups = pd.unique(X[column])
-        if len(groups) < 2:
-            raise ValueError(
-                f"Sensitive feature {column!r} has a single group ({groups[0]!r}); the "
-                "audit compares two."
-            )
-        self.sensitive_features_ = [column]
-        self.groups_ = np.asarray(groups, dtype=object)
+        self.sensitive_features_ = columns
+        self._from_values = from_values
+        labels = group_labels(Xa[columns])
+        self.groups_ = np.asarray(pd.unique(labels), dtype=object)
         self.sample_weight_ = weights
         self.estimator_ = self._fit_estimator(X, y, weights)
-        self.privileged_ = self._choose_privileged(X, column, weights)
-        s_bin = (X[column].to_numpy(dtype=object) == self.privileged_).astype(int)
-        self._fit_sensitive_classifier(X.drop(columns=[column]), s_bin, weights)
-        gen = make_generator(self.generator, random_state=self.random_state)
-        if hasattr(gen, "get_params") and "immutable_features" in gen.get_params(deep=False):
-            own = gen.get_params(deep=False)["immutable_features"] or []
-            gen.set_params(immutable_features=list(dict.fromkeys([*own, column])))
-        self.generator_ = gen.fit(X, self.estimator_)
+        self.privileged_ = self._choose_privileged(X, labels, weights)
+        s_bin = (labels == self.privileged_).astype(int)
+        self._fit_sensitive_classifier(Xa.drop(columns=columns), s_bin, weights)
+        self.generator_ = self._fit_generator(Xa, X.columns)
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _fit_generator(self, Xa: pd.DataFrame, model_columns):
+        """The generator, fitted on the audit frame with the sensitive columns fixed."""
+        gen = make_generator(self.generator, random_state=self.random_state)
+        columns = self.sensitive_features_
+        if hasattr(gen, "get_params") and "immutable_features" in gen.get_params(deep=False):
+            own = gen.get_params(deep=False)["immutable_features"] or []
+            gen.set_params(immutable_features=list(dict.fromkeys([*own, *columns])))
+        model = self.estimator_
+        if self._from_values:  # the model reads X as given, not the appended values
+            model = FrozenEstimator(ColumnSubsetClassifier(model, model_columns))
+        return gen.fit(Xa, model)
 
     def _fit_estimator(self, X, y, weights):
         if isinstance(self.estimator, FrozenEstimator):
@@ -376,25 +426,35 @@ class CounterfactualFairness(BaseEstimator):
         self.favorable_ = classes[-1]
         return est
 
-    def _choose_privileged(self, X, column, weights):
+    def _privileged_label(self):
+        """``privileged`` as a group label (a tuple of values becomes ``"a|b"``)."""
+        priv = self.privileged
+        if isinstance(priv, tuple) and len(priv) == len(self.sensitive_features_) > 1:
+            return SEPARATOR.join(str(v) for v in priv)
+        return priv
+
+    def _choose_privileged(self, X, labels: np.ndarray, weights):
         groups = list(self.groups_)
         if self.privileged is not None:
-            if self.privileged not in set(groups):
+            privileged = self._privileged_label()
+            if privileged not in set(groups):
                 raise ValueError(
-                    f"privileged={self.privileged!r} is not a value of {column!r}: {groups}."
+                    f"privileged={self.privileged!r} is not a value of "
+                    f"{self._describe()}: {groups}."
                 )
-            return self.privileged
+            return privileged
         if len(groups) > 2:
+            shown = groups if len(groups) <= 10 else [*groups[:10], "..."]
             raise ValueError(
-                f"Sensitive feature {column!r} has {len(groups)} values {groups}; pass "
-                "privileged=<value> to binarise it (that value against all others)."
+                f"Sensitive feature {self._describe()} has {len(groups)} values {shown}; "
+                "pass privileged=<value> to binarise it (that value against all others)."
             )
         w = np.ones(len(X)) if weights is None else weights
         accepted = (np.asarray(self.estimator_.predict(X)) == self.favorable_) * w
-        s = X[column].astype(object).to_numpy()
-        totals = pd.Series(w).groupby(s).sum()
-        self.selection_rates_ = (pd.Series(accepted).groupby(s).sum() / totals).rename(
-            "selection_rate").rename_axis(column)
+        totals = pd.Series(w).groupby(labels).sum()
+        name = SEPARATOR.join(str(c) for c in self.sensitive_features_)
+        self.selection_rates_ = (pd.Series(accepted).groupby(labels).sum() / totals).rename(
+            "selection_rate").rename_axis(name)
         return self.selection_rates_.idxmax()
 
     def _fit_sensitive_classifier(self, X_ns: pd.DataFrame, s_bin: np.ndarray,
@@ -432,7 +492,7 @@ class CounterfactualFairness(BaseEstimator):
         if unknown or self.privileged_ not in labels:
             raise ValueError(
                 "The frozen sensitive_classifier must predict the raw values of "
-                f"{self.sensitive_features_[0]!r} {list(self.groups_)}; its classes_ are "
+                f"{self._describe()} {list(self.groups_)}; its classes_ are "
                 f"{labels} (not sensitive values: {unknown}"
                 + ("" if self.privileged_ in labels else
                    f"; the privileged value {self.privileged_!r} is missing") + ")."
@@ -466,47 +526,55 @@ class CounterfactualFairness(BaseEstimator):
                 bar.update(res.n_queries)
         return CounterfactualSet.concat(parts, n)
 
-    def _check_groups(self, values: np.ndarray, column) -> None:
+    def _check_groups(self, values: np.ndarray) -> None:
         known = pd.Index(self.groups_)
         unseen = pd.unique(values[known.get_indexer(values) < 0])
         if len(unseen):
             raise ValueError(
-                f"X[{column!r}] holds values {list(unseen)} not seen in fit (seen: "
+                f"{self._describe()} holds values {list(unseen)} not seen in fit (seen: "
                 f"{list(self.groups_)}); they cannot be assigned to a group."
             )
 
-    def _audit_rows(self, X: pd.DataFrame, sample_weight=None) -> _Audit:
+    def _audit_rows(self, X: pd.DataFrame, sensitive_features=None, sample_weight=None,
+                    method: str = "evaluate") -> _Audit:
         """Rows of X^-, their groups, their counterfactuals and predicted groups."""
         check_is_fitted(self, "generator_")
-        column = self.sensitive_features_[0]
-        X = self._check_X(X, column, fitting=False)
+        columns = self.sensitive_features_
+        X = self._check_X(X, fitting=False)
+        Xa = self._audit_frame(X, sensitive_features, method)
         weights = check_sample_weight(sample_weight, len(X))
         weights = np.ones(len(X)) if weights is None else weights
-        values = X[column].to_numpy(dtype=object)
-        self._check_groups(values, column)
+        values = group_labels(Xa[columns])
+        self._check_groups(values)
         s_bin = (values == self.privileged_).astype(int)
         refused = np.asarray(self.estimator_.predict(X)) != self.favorable_
-        recognised = self._sensitive_pred(X.drop(columns=[column])) == s_bin
+        recognised = self._sensitive_pred(Xa.drop(columns=columns)) == s_bin
         keep = refused & recognised
-        cs = self._generate(X.loc[keep])
+        cs = self._generate(Xa.loc[keep])
         s_cf_pred = np.zeros(0, dtype=int)
         if len(cs.counterfactuals):
             s_cf_pred = self._sensitive_pred(
-                cs.counterfactuals.drop(columns=[column]).reset_index(drop=True))
+                cs.counterfactuals.drop(columns=columns).reset_index(drop=True))
         return _Audit(
-            X=X.loc[keep], group=s_bin[keep], weight=weights[keep], counterfactuals=cs,
+            X=Xa.loc[keep], group=s_bin[keep], weight=weights[keep], counterfactuals=cs,
             s_cf=cs.to_matrix(s_cf_pred, self.k),
             refused_all={g: weights[refused & (s_bin == g)].sum() for g in (1, 0)},
         )
 
     # ------------------------------------------------------------------ evaluate
-    def evaluate(self, X: pd.DataFrame, *, sample_weight=None) -> CounterfactualResult:
+    def evaluate(self, X: pd.DataFrame, *, sensitive_features=None,
+                 sample_weight=None) -> CounterfactualResult:
         """CFlips and nDCCF per group on the refused, correctly recognised rows of X.
 
         Parameters
         ----------
         X : DataFrame
-            Rows to audit (e.g. a test set), sensitive column included.
+            Rows to audit (e.g. a test set), with the sensitive columns when the audit
+            was fitted with column names.
+        sensitive_features : array-like, Series or DataFrame, default=None
+            The sensitive values of the rows of ``X``: required when the audit was
+            fitted with values (passed to ``fit`` or to the constructor), refused when
+            it was fitted with columns of ``X`` (then read from ``X``).
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows of ``X``: the group values are weighted means over
             the audited rows of each group (a row of weight 2 counts as two copies
@@ -521,7 +589,7 @@ class CounterfactualFairness(BaseEstimator):
             and per-group report), ``privileged``, ``k``; ``to_frame()`` gives one
             row per group.
         """
-        audit = self._audit_rows(X, sample_weight)
+        audit = self._audit_rows(X, sensitive_features, sample_weight)
         with_weights = sample_weight is not None
         return self._summarise(audit, with_weights)
 
@@ -563,7 +631,7 @@ class CounterfactualFairness(BaseEstimator):
         )
 
     # ------------------------------------------------------------------ proxies
-    def proxy_correlations(self, X: pd.DataFrame) -> pd.DataFrame:
+    def proxy_correlations(self, X: pd.DataFrame, *, sensitive_features=None) -> pd.DataFrame:
         """Which feature changes move counterfactuals towards the other group (Section 6.3).
 
         For every row of :math:`\\mathcal{X}^-` and each of its counterfactuals
@@ -575,7 +643,10 @@ class CounterfactualFairness(BaseEstimator):
         Parameters
         ----------
         X : DataFrame
-            Rows to audit, sensitive column included.
+            Rows to audit, with the sensitive columns when the audit was fitted with
+            column names.
+        sensitive_features : array-like, Series or DataFrame, default=None
+            The sensitive values of the rows of ``X``, as in :meth:`evaluate`.
 
         Returns
         -------
@@ -589,16 +660,16 @@ class CounterfactualFairness(BaseEstimator):
         ValueError
             If no counterfactual can be generated for X.
         """
-        audit = self._audit_rows(X)
+        audit = self._audit_rows(X, sensitive_features, method="proxy_correlations")
         cs = audit.counterfactuals
         if len(cs.counterfactuals) < 3:
             raise ValueError(
                 "Too few counterfactuals for X (refused rows recognised by the sensitive "
                 f"classifier: {len(audit.X)}) to correlate perturbations."
             )
-        column = self.sensitive_features_[0]
-        base = audit.X.drop(columns=[column]).iloc[cs.query_positions].reset_index(drop=True)
-        cf = cs.counterfactuals.drop(columns=[column]).reset_index(drop=True)
+        columns = self.sensitive_features_
+        base = audit.X.drop(columns=columns).iloc[cs.query_positions].reset_index(drop=True)
+        cf = cs.counterfactuals.drop(columns=columns).reset_index(drop=True)
         delta = self._sensitive_proba(cf) - self._sensitive_proba(base)
         rows = []
         for name, e in _perturbations(base, cf).items():

@@ -17,11 +17,12 @@ __all__ = ["LinearCounterfactuals"]
 
 
 def _unwrap(estimator):
-    """The model to read as a linear rule: the inner model of a column subset view."""
-    inner = estimator.estimator if isinstance(estimator, FrozenEstimator) else estimator
-    if isinstance(inner, ColumnSubsetClassifier):
-        return inner.estimator
-    return estimator
+    """The model to read as a linear rule: the inner model of (nested) column subset views."""
+    while True:
+        inner = estimator.estimator if isinstance(estimator, FrozenEstimator) else estimator
+        if not isinstance(inner, ColumnSubsetClassifier):
+            return estimator
+        estimator = inner.estimator
 
 class LinearCounterfactuals(BaseGenerator):
     """Closed-form counterfactuals across the boundary of a linear model.

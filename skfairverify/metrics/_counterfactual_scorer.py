@@ -14,12 +14,19 @@ from ._base import _FairnessScorer
 
 __all__ = ["make_cflips_scorer", "make_ndccf_scorer"]
 
-_SENSITIVE = "__skfairverify_sensitive__"
+
+
+def _frame_view(estimator, X):
+    """The frozen model and ``X`` as a DataFrame (an array gets columns ``x0, x1, ...``)."""
+    if isinstance(X, pd.DataFrame):
+        return FrozenEstimator(estimator), X.reset_index(drop=True)
+    frame = pd.DataFrame(np.asarray(X), columns=[f"x{i}" for i in range(X.shape[1])])
+    return FrozenEstimator(ColumnSubsetClassifier(estimator, frame.columns, as_array=True)), frame
 
 # the scorer's parameters are those of the audit: one set of constraints
 _AUDIT = CounterfactualFairness._parameter_constraints
 _CONSTRAINTS = {
-    "sensitive_features": [str, None],
+    "sensitive_features": [str, list, tuple, None],
     **{name: _AUDIT[name] for name in ("k", "generator", "sensitive_classifier", "cv",
                                        "random_state", "n_jobs")},
     "privileged": "no_validation",
@@ -56,10 +63,12 @@ class _CounterfactualScorer(_FairnessScorer):
 
     Parameters
     ----------
-    sensitive_features : str, default=None
-        Column of ``X`` with the sensitive attribute (then hidden from the sensitive
-        classifier, and handed to the model as part of ``X``); ``None`` to receive it
-        as metadata. One attribute only.
+    sensitive_features : str or list of str, default=None
+        Columns of ``X`` with the sensitive attributes (then hidden from the sensitive
+        classifier, and handed to the model as part of ``X``); ``None`` to receive
+        the values as metadata (never handed to the model). Several attributes: their
+        intersections are the groups (labels ``"a|b"``), ``privileged`` is required
+        when there are more than two.
     metric : {"cflips", "ndccf"}
     k : int, default=10
     generator : str or generator object, default="kdtree"
@@ -84,39 +93,24 @@ class _CounterfactualScorer(_FairnessScorer):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def _audit_frame(self, estimator, X, sensitive: pd.DataFrame):
-        """The frozen model, the rows with the sensitive column, and that column."""
-        names = self._sensitive_names
-        if isinstance(X, pd.DataFrame) and names is not None and names[0] in X.columns:
-            return FrozenEstimator(estimator), X.reset_index(drop=True), names[0]
-        as_array = not isinstance(X, pd.DataFrame)
-        frame = (pd.DataFrame(np.asarray(X), columns=[f"x{i}" for i in range(X.shape[1])])
-                 if as_array else X)
-        column = sensitive.columns[0]
-        if not isinstance(column, str) or column in frame.columns:
-            column = _SENSITIVE
-        model = FrozenEstimator(ColumnSubsetClassifier(estimator, frame.columns,
-                                                       as_array=as_array))
-        Xa = frame.assign(**{column: sensitive.iloc[:, 0].to_numpy()})
-        return model, Xa.reset_index(drop=True), column
-
     def _score(self, estimator, X, y, sensitive: pd.DataFrame, sample_weight=None) -> float:
-        if sensitive.shape[1] != 1:
-            raise ValueError(
-                "The counterfactual scorers audit one binary sensitive attribute; got "
-                f"{sensitive.shape[1]} columns {list(sensitive.columns)}."
-            )
-        model, Xa, column = self._audit_frame(estimator, X, sensitive)
+        names = self._sensitive_names
+        if names is not None:  # columns of X (a DataFrame): the audit reads them
+            model, route = FrozenEstimator(estimator), {}
+            X = X.reset_index(drop=True)
+        else:  # metadata values: the audit appends them, the model never sees them
+            model, X = _frame_view(estimator, X)
+            route = {"sensitive_features": sensitive.reset_index(drop=True)}
         audit = CounterfactualFairness(
-            model, column, generator=self.generator, k=self.k,
+            model, names, generator=self.generator, k=self.k,
             sensitive_classifier=self.sensitive_classifier, privileged=self.privileged,
             cv=self.cv, random_state=self.random_state, n_jobs=self.n_jobs,
         )
-        audit.fit(Xa, y, sample_weight=sample_weight)
+        audit.fit(X, y, sample_weight=sample_weight, **route)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="No refused row with a counterfactual",
                                     category=UserWarning)
-            result = audit.evaluate(Xa, sample_weight=sample_weight)
+            result = audit.evaluate(X, sample_weight=sample_weight, **route)
         delta = getattr(result, self.metric)["delta"]
         if not np.isfinite(delta):
             raise ValueError(
@@ -138,11 +132,13 @@ def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtre
 
     Parameters
     ----------
-    sensitive_features : str, default=None
-        Column of ``X`` with the sensitive attribute (the model receives it with
-        ``X``, the sensitive classifier does not); one attribute. ``None``: pass the
-        values as metadata, ``scorer.set_score_request(sensitive_features=True)``
-        under ``sklearn.config_context(enable_metadata_routing=True)``, and
+    sensitive_features : str or list of str, default=None
+        Columns of ``X`` with the sensitive attributes (the model receives them with
+        ``X``, the sensitive classifier does not); several columns audit their
+        intersection (groups ``"a|b"``; ``privileged`` required with more than two).
+        ``None``: pass the values as metadata (the model never sees them),
+        ``scorer.set_score_request(sensitive_features=True)`` under
+        ``sklearn.config_context(enable_metadata_routing=True)``, and
         ``GridSearchCV.fit(X, y, sensitive_features=s)``.
     k : int, default=10
         Number of counterfactuals per refused row.
@@ -200,9 +196,9 @@ def make_ndccf_scorer(*, sensitive_features=None, k: int = 10, generator="kdtree
 
     Parameters
     ----------
-    sensitive_features : str, default=None
-        Column of ``X`` with the sensitive attribute, or ``None`` for the metadata
-        route.
+    sensitive_features : str or list of str, default=None
+        Columns of ``X`` with the sensitive attributes, or ``None`` for the metadata
+        route (see :func:`make_cflips_scorer`).
     k : int, default=10
         Number of counterfactuals per refused row.
     generator : str or generator object, default="kdtree"
