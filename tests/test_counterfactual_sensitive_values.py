@@ -270,3 +270,15 @@ def test_scorer_intersection_by_name_and_by_value(data):
                               cv=KFold(2)).fit(X[FEATURES], y,
                                              sensitive_features=X[["sex", "race"]])
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
+def test_weighted_values_equal_the_weighted_column(data):
+    X, y, Xt, _ = data
+    rng = np.random.default_rng(1)
+    w, wt = rng.integers(0, 4, len(X)).astype(float), rng.integers(0, 4, len(Xt)).astype(float)
+    X1, Xt1 = X.drop(columns="race"), Xt.drop(columns="race")
+    expected = audit("sex").fit(X1, y, sample_weight=w).evaluate(Xt1, sample_weight=wt)
+    by_value = audit().fit(X[FEATURES], y, sensitive_features=X["sex"], sample_weight=w)
+    got = by_value.evaluate(Xt[FEATURES], sensitive_features=Xt["sex"], sample_weight=wt)
+    assert_same_result(got, expected)
+    assert isinstance(got.n_refused["privileged"], float)
