@@ -24,6 +24,7 @@ the state index (``0 .. cardinalities[j] - 1``) of variable ``j``.
 
 from __future__ import annotations
 
+import math
 import warnings
 from math import lgamma
 
@@ -31,9 +32,126 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln
 
-from ..s3p import BayesNet
+from ..s3p import BayesNet, TableTooLargeError
 
-__all__ = ["learn_network", "independent_network", "coarsen_codes"]
+__all__ = ["learn_network", "independent_network", "coarsen_codes", "check_learning_size"]
+
+#: Bytes pgmpy allocates per entry of a count table (structure search and parameter
+#: estimation: pandas group-by, reindexing to all parent states, the prior and the
+#: CPT). Measured with pgmpy 1.x: ~240 bytes per entry (peak RSS 2.6 GiB for 1e7
+#: entries, 6.7 GiB for 2.7e7); rounded up.
+PGMPY_BYTES_PER_ENTRY = 256
+#: Bytes per entry of the exact engine's tables (int64/float64), the unit of
+#: ``max_table_size``.
+ENGINE_BYTES_PER_ENTRY = 8
+
+
+def _worst_family(cards, sensitive_idx, max_indegree):
+    """Largest ``card(v) * prod(card(parents))`` over the non-sensitive variables.
+
+    The parents are the sensitive variables (required) and the ``max_indegree``
+    largest other variables (all of them when ``max_indegree`` is None).
+    Returns ``(entries, variable, parents)``.
+    """
+    sens = list(sensitive_idx)
+    sens_size = math.prod(int(cards[a]) for a in sens)
+    best = (0, None, [])
+    for v in range(len(cards)):
+        if v in sens:
+            if int(cards[v]) > best[0]:
+                best = (int(cards[v]), v, [])
+            continue
+        others = sorted((j for j in range(len(cards)) if j != v and j not in sens),
+                        key=lambda j: -int(cards[j]))
+        extra = others if max_indegree is None else others[:max_indegree]
+        size = int(cards[v]) * sens_size * math.prod(int(cards[j]) for j in extra)
+        if size > best[0]:
+            best = (size, v, sens + extra)
+    return best
+
+
+def check_learning_size(names, cardinalities, sensitive, *, coarsenable=None,
+                        structure_bins=5, max_indegree=2, max_table_size=50_000_000):
+    """Refuse a network whose learning would allocate more than ``max_table_size`` allows.
+
+    pgmpy counts the states of a variable jointly with those of its (candidate)
+    parents: the sensitive variables are parents of every feature, plus up to
+    ``max_indegree`` other variables (any number when None). The largest such count
+    table, on the coarse states of the structure search and on the full states of the
+    parameter estimation, must fit in the memory budget of the exact engine,
+    ``max_table_size * 8`` bytes, at ``PGMPY_BYTES_PER_ENTRY`` bytes per entry.
+
+    Parameters
+    ----------
+    names : list of str
+        Variable names.
+    cardinalities : list of int
+        Number of states of each variable.
+    sensitive : list of str
+        Sensitive variables (parents of every other variable).
+    coarsenable : list of bool, default=None
+        Variables merged into ``structure_bins`` states for the structure search.
+    structure_bins : int, default=5
+        Largest number of states of a merged variable during the structure search.
+    max_indegree : int or None, default=2
+        Largest number of parents besides the sensitive variables.
+    max_table_size : int, default=50_000_000
+        Budget in entries of the exact engine (8 bytes each).
+
+    Returns
+    -------
+    int
+        Entries of the largest count table.
+
+    Raises
+    ------
+    TableTooLargeError
+        Naming the size, the variables that cause it and the parameters to change.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._network import check_learning_size
+    >>> check_learning_size(["a", "x", "z"], [2, 10, 10], ["a"], max_indegree=1)
+    200
+    >>> try:
+    ...     check_learning_size(["a", "b", "x", "z"], [100, 100, 10, 10], ["a", "b"],
+    ...                         max_indegree=1)
+    ... except MemoryError as exc:
+    ...     print(type(exc).__name__)
+    TableTooLargeError
+    """
+    names, cards = list(names), [int(c) for c in cardinalities]
+    coarsenable = [False] * len(cards) if coarsenable is None else list(coarsenable)
+    sens_idx = [names.index(s) for s in sensitive]
+    coarse = [min(c, structure_bins) if ok else c for c, ok in zip(cards, coarsenable)]
+    entries, v, parents = max(_worst_family(cards, sens_idx, max_indegree),
+                              _worst_family(coarse, sens_idx, max_indegree),
+                              key=lambda t: t[0])
+    budget = max_table_size * ENGINE_BYTES_PER_ENTRY
+    n_bytes = entries * PGMPY_BYTES_PER_ENTRY
+    if n_bytes > budget:
+        raise TableTooLargeError(_learning_message(names, cards, sens_idx, entries, v,
+                                                   parents, max_indegree, max_table_size))
+    return entries
+
+
+def _learning_message(names, cards, sens_idx, entries, v, parents, max_indegree,
+                      max_table_size) -> str:
+    n_bytes = entries * PGMPY_BYTES_PER_ENTRY
+    family = ", ".join(f"{names[p]!r} ({cards[p]} states)" for p in parents[:8])
+    if len(parents) > 8:
+        family += ", ..."
+    levels = ", ".join(f"{names[a]!r}: {cards[a]}" for a in sens_idx)
+    return (
+        f"Learning the Bayesian network refused: pgmpy would count {names[v]!r} "
+        f"({cards[v]} states) jointly with its possible parents {family}, a table of "
+        f"{entries:,} entries (about {n_bytes:,} bytes, {n_bytes / 2**30:.2f} GiB at "
+        f"~{PGMPY_BYTES_PER_ENTRY} bytes per entry in pgmpy), above the budget of "
+        f"max_table_size={max_table_size:,} ({max_table_size * ENGINE_BYTES_PER_ENTRY:,} "
+        f"bytes). Lower max_indegree (now {max_indegree}), use sensitive features with "
+        f"fewer levels ({levels}), fewer bins (max_bins / n_bins), network='independent', "
+        "or raise max_table_size."
+    )
 
 
 def coarsen_codes(codes: np.ndarray, cardinalities, coarsenable, max_states: int):
@@ -230,6 +348,7 @@ def learn_network(
     max_indegree: int | None = 2,
     equivalent_sample_size: float = 1.0,
     sample_weight=None,
+    max_table_size: int = 50_000_000,
 ) -> BayesNet:
     """Learn structure (K2 hill climbing) and smoothed parameters from state codes.
 
@@ -253,6 +372,9 @@ def learn_network(
         BDeu equivalent sample size of the parameter prior.
     sample_weight : ndarray of shape (n_samples,), default=None
         Weight of every row in the counts of the search and of the parameters.
+    max_table_size : int, default=50_000_000
+        Memory budget (in 8-byte entries) of the count tables, checked by
+        :func:`check_learning_size` before pgmpy allocates anything.
 
     Returns
     -------
@@ -262,6 +384,9 @@ def learn_network(
     codes = np.asarray(codes, dtype=np.int64)
     if coarsenable is None:
         coarsenable = [False] * len(names)
+    check_learning_size(names, cardinalities, sensitive, coarsenable=coarsenable,
+                        structure_bins=structure_bins, max_indegree=max_indegree,
+                        max_table_size=max_table_size)
     coarse = coarsen_codes(codes, cardinalities, coarsenable, structure_bins)
     edges = _learn_edges(coarse, list(names), list(sensitive), max_indegree, sample_weight)
     return _estimate(codes, list(names), list(cardinalities), edges, equivalent_sample_size,

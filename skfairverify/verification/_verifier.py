@@ -29,7 +29,7 @@ from ._influence import (
     uniform_network,
 )
 from ._metrics import disparate_impact, favored_indices, rate_gap
-from ._network import independent_network, learn_network
+from ._network import check_learning_size, independent_network, learn_network
 from ._results import FairnessInfluenceResult, VerificationResult
 from ._variables import MAX_SENSITIVE_VALUES, Encoding
 from ._warnings import MIN_AGREEMENT, LowAgreementWarning
@@ -810,10 +810,16 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             max_indegree=self.max_indegree,
             equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
             sample_weight=weight,
+            max_table_size=self.max_table_size,
         )
 
     def _learn_networks(self, encoding, codes, y_pos, weight):
         """Networks on all rows, and on the rows with ``Y = 1`` and ``Y = 0``."""
+        if isinstance(self.network, str) and self.network == "learn":
+            check_learning_size(encoding.names, encoding.cardinalities, self._sensitive,
+                                coarsenable=[v.kind == "binned" for v in encoding.variables],
+                                structure_bins=STRUCTURE_BINS, max_indegree=self.max_indegree,
+                                max_table_size=self.max_table_size)
         subsets = [np.ones(len(codes), dtype=bool)]
         if y_pos is not None:
             subsets += [y_pos, ~y_pos]
