@@ -8,6 +8,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import KBinsDiscretizer
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -16,6 +17,41 @@ from ..utils._validation import check_sample_weight
 from ._checks import check_finite_columns, check_numeric_columns, column_names
 
 __all__ = ["BinningDiscretizer"]
+
+#: Numbers of bins up to this are always accepted; above it, ``n_bins`` may not
+#: exceed the number of training rows (the bins could not all be filled, and the bin
+#: edges, quantiles or k-means centres alone take ``8 * n_bins`` bytes per feature).
+FREE_N_BINS = 10_000
+
+
+def _check_n_bins(n_bins, n_rows: int) -> None:
+    """Refuse, before anything is allocated, more bins than rows beyond FREE_N_BINS."""
+    largest = int(np.max(n_bins))
+    if largest > max(FREE_N_BINS, n_rows):
+        raise ValueError(
+            f"n_bins={largest:,} exceeds the number of training rows (n_samples = {n_rows:,}): "
+            f"a feature cannot fill more bins than it has rows, and the bin edges alone "
+            f"would take {8 * largest:,} bytes per feature. Use n_bins <= "
+            f"{max(FREE_N_BINS, n_rows):,}."
+        )
+
+
+def _ignore_kbins_warnings() -> None:
+    """Silence the KBinsDiscretizer warnings that do not apply (see the class Notes)."""
+    # Bins with equal edges are merged, as documented (``n_bins_``); scikit-learn
+    # would warn about it for every column with repeated values.
+    warnings.filterwarnings(
+        "ignore", message="Bins whose width are too small", category=UserWarning
+    )
+    # A constant feature keeps its single bin and that bin's mean (the constant).
+    warnings.filterwarnings(
+        "ignore", message=r"Feature \d+ is constant and will be replaced with 0",
+        category=UserWarning,
+    )
+    # k-means on repeated values: duplicate centres give coinciding edges, merged.
+    warnings.filterwarnings(
+        "ignore", message="Number of distinct clusters", category=ConvergenceWarning
+    )
 
 
 class BinningDiscretizer(TransformerMixin, BaseEstimator):
@@ -33,7 +69,10 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
     n_bins : int or array-like of shape (n_features,), default=5
         Number of bins per feature (>= 2). Bins whose edges coincide (quantile
         or k-means strategy on data with repeated values) are removed, see
-        ``n_bins_``.
+        ``n_bins_``. Above 10,000 (``FREE_N_BINS``), ``n_bins`` may not exceed the
+        number of training rows: such a request is refused with a ValueError before
+        anything is allocated (it is not clamped, since fewer quantiles would move the
+        edges).
     strategy : {"uniform", "quantile", "kmeans"}, default="quantile"
         How the bin edges are placed, as in
         :class:`~sklearn.preprocessing.KBinsDiscretizer` (quantiles by its
@@ -69,6 +108,15 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
 
     Notes
     -----
+    Warnings of :class:`~sklearn.preprocessing.KBinsDiscretizer` silenced at the
+    call, because they do not apply here: "Bins whose width are too small" (the
+    merged bins are reported by ``n_bins_``) and "Feature ... is constant and will
+    be replaced with 0" (a constant feature keeps one bin whose mean is the
+    constant). With ``strategy="kmeans"``, k-means' ``ConvergenceWarning`` "Number
+    of distinct clusters ... found smaller than n_clusters" is silenced as well
+    (the duplicate centres give coinciding edges, merged as above); any other
+    warning reaches the user.
+
     The output columns are feature-major: all bins of the first feature (in bin
     order), then those of the second, and so on; they are named
     ``"<feature>_bin<k>"``.
@@ -126,6 +174,7 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         """
         X = self._validate(X, reset=True)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        _check_n_bins(self.n_bins, X.shape[0])
         kbins = KBinsDiscretizer(
             n_bins=self.n_bins,
             encode="ordinal",
@@ -136,11 +185,7 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             dtype=np.float64,
         )
         with warnings.catch_warnings():
-            # Bins with equal edges are merged, as documented (``n_bins_``); scikit-learn
-            # would warn about it for every column with repeated values.
-            warnings.filterwarnings(
-                "ignore", message="Bins whose width are too small", category=UserWarning
-            )
+            _ignore_kbins_warnings()
             kbins.fit(X, sample_weight=sample_weight)
         self._kbins = kbins
         self.bin_edges_ = [np.asarray(e, dtype=float) for e in kbins.bin_edges_]
@@ -155,7 +200,8 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             edges = self.bin_edges_[j]
             # A bin without weight: the midpoint of its edges (finite, since a bin with an
             # infinite edge is the single bin of a constant feature and holds every value).
-            mid = 0.5 * (edges[:-1] + edges[1:])
+            with np.errstate(invalid="ignore"):  # -inf + inf of that single bin
+                mid = 0.5 * (edges[:-1] + edges[1:])
             means.append(np.where(mass > 0, sums / np.where(mass > 0, mass, 1.0), mid))
         self.bin_means_ = means
         return self

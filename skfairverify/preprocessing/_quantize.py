@@ -35,6 +35,12 @@ __all__ = ["decision_scale", "integer_threshold", "quantize", "select_multiplier
 
 # Upper bound on the number of float64 cells materialised at once (~32 MB).
 _MAX_CELLS = 4_000_000
+#: Largest integer score magnitude of the agreement search: below 2**53 float64 sums of
+#: integers are exact; 2**50 leaves room for the rounding of every term.
+MAX_EXACT_SCORE = 2**50
+#: Largest work of the multiplier search (candidates x rows x terms, a few ns each):
+#: ~6 ns each measured, 5e9 cells is about half a minute.
+MAX_SEARCH_CELLS = 5 * 10**9
 
 
 @validate_params({"decision": ["array-like"]}, prefer_skip_nested_validation=True)
@@ -208,6 +214,24 @@ def select_multiplier(
     multiplier : int
         The best ``l``; ties go to the earliest candidate (the smallest ``l`` for
         the default range).
+
+    Raises
+    ------
+    OverflowError
+        If an explicit multiplier makes the integer scores exceed ``MAX_EXACT_SCORE``
+        (2**50), where float64 sums of integers stop being exact.
+    ValueError
+        If the search would exceed ``MAX_SEARCH_CELLS`` (5e9 candidate x row x term
+        cells), checked before anything is allocated; the message names
+        ``max_multiplier``.
+
+    Notes
+    -----
+    The default range ``1 .. max_multiplier`` is clamped to the largest multiplier
+    whose integer scores stay below ``MAX_EXACT_SCORE``:
+    ``floor(2**50 / (sum_j max_i |term_ij| + |intercept|))`` (each term's largest
+    magnitude over the rows); larger multipliers would not be exact in float64 or
+    int64.
     agreement : float
         Its share of agreeing rows, in [0, 1].
 
@@ -228,18 +252,56 @@ def select_multiplier(
     n = reference.shape[0]
     if n == 0:
         raise ValueError("reference is empty; at least one row is needed to pick a multiplier.")
-    cand = _candidates(max_multiplier, multipliers)
     intercept = float(intercept)
     if not np.isfinite(intercept):
         raise ValueError(f"intercept must be finite, got {intercept}.")
     if values is None:
         C = _check_contributions(contributions, n)
-        counts = _agreement_counts_rows(C, intercept, reference, cand)
+        magnitude = float(np.abs(C).max(axis=0, initial=0.0).sum())
     else:
         C, V = _check_coefficients(contributions, values, n)
+        magnitude = float((np.abs(C) * np.abs(V).max(axis=0, initial=0.0)).sum())
+    limit = _exact_limit(magnitude + abs(intercept))
+    if multipliers is None:
+        max_multiplier = min(int(max_multiplier), limit)
+        _check_search_work(max_multiplier, n, C.shape[-1] if C.ndim > 1 else C.size)
+    cand = _candidates(max_multiplier, multipliers)
+    if multipliers is not None and int(cand.max()) > limit:
+        raise _overflow(int(cand.max()), magnitude + abs(intercept), limit)
+    if values is None:
+        counts = _agreement_counts_rows(C, intercept, reference, cand)
+    else:
         counts = _agreement_counts_coef(C, V, intercept, reference, cand)
     best = int(np.argmax(counts))  # first maximum: ties -> earliest candidate
     return int(cand[best]), float(counts[best] / n)
+
+
+def _exact_limit(magnitude: float) -> int:
+    """Largest multiplier keeping ``multiplier * magnitude`` within MAX_EXACT_SCORE."""
+    if magnitude <= 0.0:
+        return MAX_EXACT_SCORE
+    return max(1, min(MAX_EXACT_SCORE, int(MAX_EXACT_SCORE // magnitude)))
+
+
+def _overflow(multiplier: int, magnitude: float, limit: int) -> OverflowError:
+    return OverflowError(
+        f"multiplier {multiplier:,} makes the integer scores exceed 2**50 (the largest "
+        f"|score| of the rule at multiplier 1 is {magnitude:.4g}): they would not be "
+        f"exact in float64/int64. Use a multiplier <= {limit:,}."
+    )
+
+
+def _check_search_work(max_multiplier: int, n_rows: int, n_terms: int) -> None:
+    """Refuse a multiplier search beyond MAX_SEARCH_CELLS before allocating."""
+    cells = int(max_multiplier) * int(n_rows) * max(int(n_terms), 1)
+    if cells > MAX_SEARCH_CELLS:
+        largest = max(1, MAX_SEARCH_CELLS // (int(n_rows) * max(int(n_terms), 1)))
+        raise ValueError(
+            f"The multiplier search would evaluate {cells:,} cells ({max_multiplier:,} "
+            f"candidate multipliers x {n_rows:,} rows x {n_terms:,} terms), above the "
+            f"limit of {MAX_SEARCH_CELLS:,} (about half a minute). Use max_multiplier <= "
+            f"{largest:,}, or a fixed multiplier."
+        )
 
 
 def _candidates(max_multiplier, multipliers) -> np.ndarray:
