@@ -166,13 +166,7 @@ def test_command_line_errors(argv, match, capsys):
 
 def test_bad_inputs_are_named(tmp_path):
     frame, path = _csv_data(tmp_path)
-    with pytest.raises(ValueError, match="'race'"):
-        main(["audit", "--csv", str(path), "--target", "approved",
-              "--sensitive-features", "race"])
-    frame.assign(approved=np.arange(len(frame)) % 3).to_csv(path, index=False)
-    with pytest.raises(ValueError, match="--positive"):
-        main(["audit", "--csv", str(path), "--target", "approved",
-              "--sensitive-features", "sex"])
+    # the command line's answers to user mistakes: tests/test_audit_cli.py
     X = frame.drop(columns="approved")
     with pytest.raises(ValueError, match="Unknown audit step"):
         run_audit(X, frame.approved, ["sex"], steps=["verify", "plot"])

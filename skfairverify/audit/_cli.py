@@ -1,13 +1,59 @@
-"""``python -m skfairverify audit``: argument parsing and the command's main."""
+"""``python -m skfairverify audit``: argument parsing and the command's main.
+
+User mistakes end with one line on standard error and exit status 2 (argparse's
+convention), never a traceback. The rule that tells a user mistake from a bug:
+
+- options the parser can check (ranges, types, choices) are refused by argparse;
+- reading and checking what the user points to (``--csv``, ``--dataset``, columns,
+  ``--positive``, ``--privileged``, ``--model``, output paths, the ESL work) happens
+  before the run, in :func:`_prepare`; there ``ValueError``, ``TypeError`` and
+  ``OSError`` (and anything ``joblib.load`` raises on a file that is not a model, in
+  that call only) are the user's;
+- during the run only the errors the package raises to refuse an input are the user's:
+  ``ValueError`` (scikit-learn's convention for a bad value, parameter validation
+  included) and the size guards (``TableTooLargeError``). Anything else (``TypeError``,
+  ``KeyError``, ``AttributeError``, ...) is a bug and keeps its traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from ._data import DATASETS, load_bundled, load_csv
+from ..s3p import TableTooLargeError
+from ._data import DATASETS, check_columns, load_bundled, load_csv, resolve_privileged
 from ._run import STEPS, run_audit
+
+PROG = "skfairverify audit"
+
+# Coalition models the second ESL stage may fit unless --max-fits says otherwise: the
+# Shapley value enumerates all 2 ** n coalitions of the n features (about 0.1 s each on
+# the German data, so 256 fits take ~30 s; --esl-features 12 = 4,096 fits takes > 5 min).
+DEFAULT_MAX_FITS = 256
+
+
+def _ranged(kind, low=None, high=None, *, closed=True, name="value"):
+    """An argparse ``type=`` converting to ``kind`` and refusing values outside the range."""
+
+    def convert(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        below = low is not None and (value < low if closed else value <= low)
+        above = high is not None and (value > high if closed else value >= high)
+        if below or above:
+            bounds = f"in [{low}, {high}]" if closed else f"in ({low}, {high})"
+            if high is None:
+                bounds = f">= {low}" if closed else f"> {low}"
+            raise argparse.ArgumentTypeError(f"{name} must be {bounds}, not {text}")
+        return value
+
+    return convert
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,41 +76,165 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--positive", help="favorable value of the CSV label")
     audit.add_argument("--sensitive-features", nargs="+", metavar="COL",
                        help="sensitive columns (default for bundled data: its usual ones)")
+    audit.add_argument("--privileged", metavar="VALUE",
+                       help="privileged value of the first sensitive column for the "
+                            "counterfactual step (default: the documented one of a bundled "
+                            "dataset, else the group the model favors most on the "
+                            "training rows); the value used is printed")
     audit.add_argument("--model", metavar="FILE",
-                       help="a fitted model saved with joblib (taking the data's columns)")
+                       help="a fitted linear model saved with joblib (taking the data's "
+                            "columns)")
     audit.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
-    audit.add_argument("--k", type=int, default=10, help="counterfactuals per refused row")
-    audit.add_argument("--esl-features", type=int, default=4,
-                       help="features in the second ESL stage (2^n fits for Shapley)")
-    audit.add_argument("--random-state", type=int, default=0)
+    audit.add_argument("--test-size", type=_ranged(float, 0, 1, closed=False,
+                                                   name="--test-size"),
+                       default=0.3, help="share of rows held out for testing, in (0, 1)")
+    audit.add_argument("--k", type=_ranged(int, 1, name="--k"), default=10,
+                       help="counterfactuals per refused row (>= 1)")
+    audit.add_argument("--esl-features", type=_ranged(int, 1, name="--esl-features"),
+                       default=4, help="features in the second ESL stage (>= 1; 2^n fits "
+                                       "for Shapley)")
+    audit.add_argument("--max-fits", type=_ranged(int, 1, name="--max-fits"),
+                       default=DEFAULT_MAX_FITS,
+                       help="most coalition models the second ESL stage may fit "
+                            f"(default {DEFAULT_MAX_FITS})")
+    audit.add_argument("--random-state", type=_ranged(int, 0, 2**32 - 1,
+                                                      name="--random-state"), default=0)
     audit.add_argument("--html", metavar="FILE", help="also write an HTML report with plots")
-    audit.add_argument("--json", action="store_true", help="print JSON instead of text")
+    audit.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
+                       help="print strict JSON instead of text, or write it to FILE "
+                            "(undefined numbers are null)")
     audit.add_argument("--quiet", action="store_true", help="no progress messages")
     return parser
 
 
-def _data(args, parser):
+@dataclass
+class _Job:
+    """What the arguments point to, read and checked before the run."""
+
+    X: object
+    y: object
+    sensitive_features: list
+    name: str
+    model: object = None
+    privileged: object = None
+
+
+def _say(args, msg: str) -> None:
+    if not args.quiet:
+        print(f"[audit] {msg}", file=sys.stderr, flush=True)
+
+
+def _data(args) -> tuple:
     """Features, labels, sensitive columns and name of the data the arguments point to."""
     if args.csv:
-        if not args.target or not args.sensitive_features:
-            parser.error("--csv needs --target and --sensitive-features")
         X, y, sensitive_features = load_csv(args.csv, args.target, args.sensitive_features,
                                             args.positive)
         return X, y, sensitive_features, Path(args.csv).name
     name = args.dataset or "german"
     X, y, sensitive_features = load_bundled(name)
-    return X, y, args.sensitive_features or sensitive_features, name
+    sensitive_features = args.sensitive_features or sensitive_features
+    check_columns(X, None, sensitive_features, f"the {name} data")
+    return X, y, sensitive_features, name
+
+
+def _check_output(option: str, path: str | None) -> None:
+    """Refuse an output path that cannot be written, before the long run."""
+    if path is None or path == "-":
+        return
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise ValueError(f"{option} {path}: the folder {str(folder)!r} does not exist.")
+    if target.is_dir():
+        raise ValueError(f"{option} {path} is a directory; give a file name.")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ValueError(f"{option} {path}: not writable (permission denied).")
+
+
+def _load_model(path: str, X):
+    import joblib
+
+    from .._linear import linear_rule
+
+    if Path(path).is_dir():
+        raise ValueError(f"--model {path} is a directory, not a saved model.")
+    try:
+        model = joblib.load(path)
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - unpickling runs the file: its errors are its own
+        raise ValueError(f"--model {path} is not a model saved with joblib or pickle "
+                         f"({type(exc).__name__}: {exc}).") from exc
+    if not (hasattr(model, "fit") and hasattr(model, "predict")):
+        raise ValueError(f"--model {path} holds a {type(model).__name__}, not an estimator "
+                         "with fit and predict.")
+    try:
+        linear_rule(model)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"--model {path}: {exc}") from exc
+    return model
+
+
+def _check_esl_work(args, X, sensitive_features) -> None:
+    """Print the second ESL stage's number of fits; refuse it above ``--max-fits``."""
+    if "esl" not in args.steps:
+        return
+    n = min(args.esl_features, X.shape[1] - len(sensitive_features))
+    fits = 2 ** max(n, 0)
+    if fits > args.max_fits:
+        raise ValueError(
+            f"--esl-features {args.esl_features} needs 2**{n} = {fits:,} coalition model "
+            f"fits (the Shapley value enumerates every coalition of the features), above "
+            f"--max-fits {args.max_fits:,}; lower --esl-features or raise --max-fits."
+        )
+    _say(args, f"ESL second stage: {n} features, 2**{n} = {fits:,} coalition model fits "
+               f"(limit --max-fits {args.max_fits:,})")
+
+
+def _prepare(args, parser) -> _Job:
+    """Read and check everything the arguments point to; errors name the user's mistake."""
+    if args.csv and (not args.target or not args.sensitive_features):
+        parser.error("--csv needs --target and --sensitive-features")
+    _check_output("--json", args.json)
+    _check_output("--html", args.html)
+    X, y, sensitive_features, name = _data(args)
+    job = _Job(X, y, sensitive_features, name)
+    if args.model:
+        job.model = _load_model(args.model, X)
+    if "counterfactual" in args.steps:
+        attribute = sensitive_features[0]
+        job.privileged, why = resolve_privileged(X, attribute, args.privileged,
+                                                 None if args.csv else name)
+        if job.privileged is not None:
+            _say(args, f"privileged group of {attribute!r}: {job.privileged!r}, {why}")
+    _check_esl_work(args, X, sensitive_features)
+    return job
 
 
 def _print_report(report, args) -> None:
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2, default=str))
+    if args.json == "-":
+        print(report.to_json())
     else:
         print(report.to_text())
+    if args.json not in (None, "-"):
+        Path(args.json).write_text(report.to_json(), encoding="utf-8")
+        print(f"JSON report written to {args.json}")
     if args.html:
         Path(args.html).write_text(report.to_html(), encoding="utf-8")
-        if not args.json:
+        if args.json != "-":
             print(f"HTML report written to {args.html}")
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error as one line: its message, or for a file error the reason and the file."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror}{where}"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _fail(parser, exc: BaseException):
+    parser.exit(2, f"{PROG}: error: {_one_line(exc)}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit status (0; argument errors exit with status 2).
+        The exit status 0. A user mistake (bad option, unreadable file, unknown column,
+        ...) raises ``SystemExit(2)`` after one line on standard error, as argparse does.
 
     Examples
     --------
@@ -90,16 +261,19 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = _parser()
     args = parser.parse_args(argv)
-    X, y, sensitive_features, name = _data(args, parser)
-    model = None
-    if args.model:
-        import joblib
-
-        model = joblib.load(args.model)
-    report = run_audit(
-        X, y, sensitive_features, model=model, dataset_name=name, steps=args.steps,
-        k=args.k, n_esl_features=args.esl_features, figures=bool(args.html),
-        random_state=args.random_state, verbose=0 if (args.quiet or args.json) else 1,
-    )
+    try:
+        job = _prepare(args, parser)
+    except (ValueError, TypeError, OSError) as exc:
+        _fail(parser, exc)
+    try:
+        report = run_audit(
+            job.X, job.y, job.sensitive_features, model=job.model, dataset_name=job.name,
+            steps=args.steps, test_size=args.test_size, k=args.k,
+            n_esl_features=args.esl_features, figures=bool(args.html),
+            random_state=args.random_state, privileged=job.privileged,
+            verbose=0 if (args.quiet or args.json == "-") else 1,
+        )
+    except (ValueError, TableTooLargeError) as exc:
+        _fail(parser, exc)
     _print_report(report, args)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 
@@ -56,3 +57,14 @@ def jsonable(obj):
     """``obj`` with numpy scalars as Python numbers and anything else unknown as text."""
     return json.loads(json.dumps(obj, default=lambda o: o.item() if hasattr(o, "item")
                                  else str(o)))
+
+
+def finite_or_none(obj):
+    """``obj`` with every NaN or infinite float (nested in dicts/lists) replaced by None."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite_or_none(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_or_none(v) for v in obj]
+    return obj

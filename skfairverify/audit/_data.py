@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,15 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 DATASETS = ("adult", "german", "compas")
+
+# The privileged value of each sensitive column of the bundled data, as their
+# descriptions (``skfairverify/datasets/descr``) document it; compas: "Caucasian", the
+# reference group of ProPublica's analysis (its sex column has no documented value).
+PRIVILEGED = {
+    "adult": {"sex": "Male", "race": "White"},
+    "german": {"sex": "Male", "age_group": "old"},
+    "compas": {"race": "Caucasian"},
+}
 
 
 def default_model() -> object:
@@ -65,29 +75,89 @@ def load_bundled(name: str) -> tuple[pd.DataFrame, pd.Series, list[str]]:
 
 def _binary_target(labels: pd.Series, target: str, positive) -> pd.Series:
     """0/1 labels, 1 where the label is ``positive`` (guessed when there are two values)."""
+    values = sorted(pd.unique(labels), key=str)
+    shown = [str(v) for v in values[:10]] + (["..."] if len(values) > 10 else [])
+    if len(values) < 2:
+        raise ValueError(f"Target {target!r} has the single value {shown}; the audit needs "
+                         "favorable and unfavorable outcomes.")
     if positive is None:
-        values = sorted(pd.unique(labels), key=str)
         if len(values) != 2:
             raise ValueError(
-                f"Target {target!r} has {len(values)} values; pass --positive VALUE to say "
-                "which one is the favorable outcome."
+                f"Target {target!r} has {len(values)} values {shown}; pass --positive VALUE "
+                "to say which one is the favorable outcome."
             )
         positive = 1 if set(map(str, values)) == {"0", "1"} else values[-1]
+    elif str(positive) not in set(map(str, values)):
+        raise ValueError(f"--positive {positive!r} is not a value of the target {target!r}: "
+                         f"{shown}.")
     return (labels.astype(str) == str(positive)).astype(int).rename("target")
+
+
+def read_csv(path: str) -> pd.DataFrame:
+    """The CSV file's rows, or a ValueError / OSError naming what is wrong with the file."""
+    if Path(path).is_dir():
+        raise ValueError(f"{path} is a directory, not a CSV file.")
+    try:
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError as exc:
+        raise ValueError(f"{path} is empty: no header row, no data.") from exc
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        detail = " ".join(str(exc).split())
+        raise ValueError(f"{path} is not a readable CSV file ({detail}).") from exc
+    if frame.empty:
+        raise ValueError(f"{path} has a header row but no data rows.")
+    return frame
+
+
+def check_columns(frame: pd.DataFrame, target, sensitive_features: Sequence[str],
+                  source: str) -> None:
+    """Refuse sensitive (or target) columns ``frame`` lacks, and a sensitive target."""
+    missing = [c for c in [target, *sensitive_features] if c is not None
+               and c not in frame.columns]
+    if missing:
+        raise ValueError(f"Column(s) {missing} not found in {source}; columns: {list(frame)}.")
+    if target is not None and target in sensitive_features:
+        raise ValueError(f"The sensitive column {target!r} is the target (--target): a "
+                         "sensitive column must be a feature, not the label.")
 
 
 def load_csv(path: str, target: str, sensitive_features: Sequence[str], positive=None):
     """Features, 0/1 labels and sensitive columns of a CSV file (rows with NaN dropped)."""
-    frame = pd.read_csv(path)
-    missing = [c for c in [target, *sensitive_features] if c not in frame.columns]
-    if missing:
-        raise ValueError(f"Column(s) {missing} not found in {path}; columns: {list(frame)}.")
-    frame = frame.dropna()
+    frame = read_csv(path)
+    check_columns(frame, target, sensitive_features, path)
+    kept = frame.dropna()
+    if kept.empty:
+        gaps = [str(c) for c in frame.columns if frame[c].isna().any()]
+        raise ValueError(f"Every one of the {len(frame)} rows of {path} has a missing value "
+                         f"(NaN; columns with missing values: {gaps}); the audit drops such "
+                         "rows and none is left.")
+    frame = kept.copy()
     y = _binary_target(frame.pop(target), target, positive)
     for col in frame.columns:
         if frame[col].dtype == object or col in sensitive_features:
             frame[col] = frame[col].astype("category")
     return frame, y, list(sensitive_features)
+
+
+def resolve_privileged(X: pd.DataFrame, attribute: str, given, dataset: str | None):
+    """The privileged value of ``attribute`` and why it is that one, or ``(None, None)``.
+
+    ``given`` (``--privileged``, text) is matched to the column's values by its text;
+    otherwise a bundled dataset's documented value is taken (``PRIVILEGED``). ``None``
+    leaves the choice to the counterfactual step (highest favorable decision rate).
+    """
+    values = list(pd.unique(X[attribute].dropna()))
+    if given is not None:
+        match = [v for v in values if str(v) == str(given)]
+        if not match:
+            raise ValueError(f"--privileged {given!r} is not a value of {attribute!r}: "
+                             f"{sorted(map(str, values))}.")
+        return match[0], "given with --privileged"
+    default = PRIVILEGED.get(dataset or "", {}).get(attribute)
+    if default is not None and default in values:
+        return default, (f"the documented privileged value of the {dataset} data "
+                         "(change it with --privileged)")
+    return None, None
 
 
 def top_features(model, X: pd.DataFrame, candidates: list[str], n: int) -> list[str]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
+from ._common import finite_or_none, jsonable
 from ._render import render_html, render_text
 
 
@@ -26,6 +28,40 @@ class AuditReport:
         Seconds spent in each step.
     figures : dict, default={}
         Title -> PNG image (base64) for the HTML report.
+
+    Notes
+    -----
+    JSON schema (``to_json()``, ``--json``): one object whose keys are
+
+    - ``dataset``: ``name``, ``rows``, ``features``, ``favorable_rate`` (share of label
+      1), ``sensitive_features`` (list of column names), ``train_rows``, ``test_rows``;
+    - ``model``: ``description``, ``train_accuracy``, ``test_accuracy``;
+    - ``empirical``: observed rates on the test rows: ``label``, ``rows``, ``groups``
+      (one record per group: the sensitive columns, ``selection_rate``,
+      ``true_positive_rate``, ``false_positive_rate``, ``rows``, ``positives``,
+      ``negatives``) and ``metrics`` (``disparate_impact``, ``statistical_parity``,
+      ``equalized_odds``);
+    - ``verification`` (step ``verify``): ``label``, ``groups`` (verified rates and
+      ``support``), ``metrics``, ``metrics_network_relearned_on_test_rows`` (or null with
+      ``network_relearned_on_test_rows_error``), ``most_favored_group``,
+      ``least_favored_group``, ``agreement``, ``n_bins``, ``multiplier``,
+      ``network_edges`` (``[parent, child]`` pairs), ``fairness_influence`` (records)
+      and ``fairness_influence_units``;
+    - ``comparison`` (step ``verify``): one record per metric: ``metric``,
+      ``definition``, ``verified``, ``verified_network_relearned_on_test_rows``,
+      ``empirical_test_rows``, ``empirical_fairlearn_function``;
+    - ``counterfactual`` (step ``counterfactual``): ``sensitive_features``, ``k``,
+      ``privileged``, ``privileged_rule``, ``unprivileged``, ``cflips`` and ``ndccf``
+      (``privileged``, ``unprivileged``, ``delta``), ``n_refused``,
+      ``delta_definition``, ``units``, ``sensitive_classifier``, ``warnings``;
+    - ``esl_first_stage`` / ``esl_second_stage`` (step ``esl``): the groups' ESL values
+      with their two-group ``test``, and the features' contributions (``table``), each
+      with its ``units``;
+    - ``timings_seconds``: seconds per step.
+
+    Steps not run leave their keys out. Every number is a JSON number or ``null``:
+    an undefined value (NaN, e.g. the TPR of a group without positive labels, or an
+    infinite ratio) is written as ``null``, never as a bare ``NaN`` / ``Infinity``.
 
     See Also
     --------
@@ -55,6 +91,29 @@ class AuditReport:
         """
         return {"dataset": self.dataset, "model": self.model, **self.sections,
                 "timings_seconds": self.timings}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as strict JSON (undefined numbers as ``null``; see Notes).
+
+        Parameters
+        ----------
+        indent : int or None, default=2
+            Indentation of the JSON text.
+
+        Returns
+        -------
+        str
+            JSON text that ``json.loads`` reads without ``NaN`` or ``Infinity``.
+
+        Examples
+        --------
+        >>> from skfairverify.audit import AuditReport
+        >>> AuditReport(dataset={"name": "toy", "rate": float("nan")}, model={},
+        ...             timings={}).to_json(indent=None)
+        '{"dataset": {"name": "toy", "rate": null}, "model": {}, "timings_seconds": {}}'
+        """
+        data = finite_or_none(jsonable(self.to_dict()))
+        return json.dumps(data, indent=indent, allow_nan=False)
 
     def to_text(self) -> str:
         """A readable plain-text report.

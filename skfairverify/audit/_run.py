@@ -46,6 +46,7 @@ class _Audit:
     verbose: int
     figures: bool
     report: AuditReport
+    privileged: object = None
 
     @property
     def frozen(self) -> FrozenEstimator:
@@ -171,11 +172,13 @@ def _classifier_summary(summary: dict | None) -> dict | None:
             "by_group": records(by_group) if isinstance(by_group, pd.DataFrame) else None}
 
 
-def _counterfactual_section(cf, result, attribute: str, k: int, caught: list) -> dict:
+def _counterfactual_section(cf, result, attribute: str, k: int, caught: list,
+                            rule: str) -> dict:
     return {
         "sensitive_features": [attribute],
         "k": k,
         "privileged": jsonable(cf.privileged_),
+        "privileged_rule": rule,
         "unprivileged": [str(g) for g in cf.groups_ if g != cf.privileged_],
         "cflips": jsonable(result.cflips),
         "ndccf": jsonable(result.ndccf),
@@ -189,21 +192,40 @@ def _counterfactual_section(cf, result, attribute: str, k: int, caught: list) ->
     }
 
 
+PRIVILEGED_RULE = ("the group with the highest rate of favorable decisions of the model on "
+                   "the training rows")
+
+
+def _privileged(audit: _Audit, attribute: str) -> tuple[object, str]:
+    """The privileged group of ``attribute`` for the counterfactual step, and the rule."""
+    if audit.privileged is not None:
+        return audit.privileged, "given (privileged=)"
+    groups = audit.X_train[attribute]
+    if groups.nunique() <= 2:
+        return None, PRIVILEGED_RULE  # CounterfactualFairness applies the same rule
+    rates = pd.Series(np.asarray(audit.model.predict(audit.X_train)) == 1,
+                      index=groups.index).groupby(groups.astype(object)).mean()
+    return rates.idxmax(), PRIVILEGED_RULE
+
+
 def _counterfactual_step(audit: _Audit, timings: dict, k: int) -> None:
     from ..counterfactual import CounterfactualFairness
 
     attribute = audit.sensitive_features[0]
     audit.say(f"counterfactuals: CFlips/nDCCF for {attribute!r} (k={k})")
     t0 = time.perf_counter()
-    cf = CounterfactualFairness(audit.frozen, attribute, k=k,
+    privileged, rule = _privileged(audit, attribute)
+    cf = CounterfactualFairness(audit.frozen, attribute, k=k, privileged=privileged,
                                 random_state=audit.random_state,
                                 verbose=audit.verbose).fit(audit.X_train, audit.y_train)
+    audit.say(f"counterfactuals: privileged group of {attribute!r} = {cf.privileged_!r} "
+              f"({rule})")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = cf.evaluate(audit.X_test)
     timings["counterfactual"] = time.perf_counter() - t0
     audit.report.sections["counterfactual"] = _counterfactual_section(cf, result, attribute,
-                                                                       k, caught)
+                                                                       k, caught, rule)
     if audit.figures:
         from ..plotting import plot_cflips_at_k
 
@@ -289,6 +311,7 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int) -> None:
         "test_size": [Interval(RealNotInt, 0, 1, closed="neither")],
         "k": [Interval(Integral, 1, None, closed="left")],
         "n_esl_features": [Interval(Integral, 1, None, closed="left")],
+        "privileged": "no_validation",
         "figures": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -309,6 +332,7 @@ def run_audit(
     figures: bool = False,
     random_state: int | None = 0,
     verbose: int = 1,
+    privileged=None,
 ) -> AuditReport:
     """Audit a linear model for fairness on one dataset.
 
@@ -344,6 +368,12 @@ def run_audit(
         Seed of the split and of every randomised step.
     verbose : int, default=1
         Progress messages on standard error and progress bars when > 0.
+    privileged : label, default=None
+        Privileged value of the first sensitive feature for the counterfactual step
+        (that value against all the others). ``None``: the group with the highest rate
+        of favorable decisions of the model on the training rows. The report's
+        ``counterfactual`` section names the group used and the rule
+        (``privileged``, ``privileged_rule``).
 
     Returns
     -------
@@ -389,7 +419,7 @@ def run_audit(
         },
     )
     audit = _Audit(X_train, X_test, y_train, y_test, model, model.predict(X_test),
-                   sensitive_features, random_state, verbose, figures, report)
+                   sensitive_features, random_state, verbose, figures, report, privileged)
     report.sections["empirical"] = empirical_group_metrics(
         y_test, audit.y_pred, X_test[sensitive_features])
     if "verify" in steps:

@@ -1,0 +1,313 @@
+"""The ``audit`` command treats its user as a person: one line and exit status 2 for every
+user mistake, strict JSON, a privileged group it names, and the ESL work it announces."""
+
+import json
+import subprocess
+import sys
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import train_test_split
+
+from skfairverify.__main__ import main
+from skfairverify.audit import AuditReport
+from skfairverify.audit import _cli as cli
+from skfairverify.audit._run import PRIVILEGED_RULE
+
+
+class _RunStarted(Exception):
+    """Raised by a stand-in for run_audit: the checks before the run all passed."""
+
+
+def _run(argv, capsys):
+    """Exit status, stdout and stderr of ``skfairverify audit <argv>``."""
+    try:
+        code = main(["audit", *argv])
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _frame(n=300, seed=0, race=False):
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(["F", "M"], n)
+    proxy = (sex == "M") + rng.normal(0, 0.7, n)
+    other = rng.normal(size=n)
+    score = 0.8 * proxy + other + rng.normal(0, 0.8, n)
+    frame = pd.DataFrame({"proxy": proxy.round(3), "other": other.round(3), "sex": sex,
+                          "approved": np.where(score > 0.6, "yes", "no")})
+    if race:
+        frame.insert(2, "race", rng.choice(["a", "b", "c", "d"], n))
+        frame["proxy"] += (frame.race == "c") * 1.5  # group c is favored by the model
+    return frame
+
+
+@pytest.fixture
+def files(tmp_path):
+    """A good CSV and the bad files a user may point to."""
+    good = tmp_path / "data.csv"
+    _frame().to_csv(good, index=False)
+    (tmp_path / "header.csv").write_text("proxy,other,sex,approved\n")
+    (tmp_path / "nan.csv").write_text("proxy,other,sex,approved\n1,,F,yes\n,2,M,no\n")
+    (tmp_path / "bad.csv").write_text('a,b\n1,2,3,4\n"x\n')
+    (tmp_path / "binary.csv").write_bytes(b"\xff\xfe\x00\x81\x93garbage\x00")
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "text.joblib").write_text("not a pickle")
+    (tmp_path / "folder").mkdir()
+    rf = RandomForestClassifier(n_estimators=2, random_state=0)
+    joblib.dump(rf.fit(np.arange(10.0).reshape(-1, 1), np.arange(10) % 2),
+                tmp_path / "forest.joblib")
+    return tmp_path
+
+
+CSV = ["--target", "approved", "--sensitive-features", "sex"]
+
+MISTAKES = [
+    (["--csv", "{d}/missing.csv", *CSV], "No such file or directory: {d}/missing.csv"),
+    (["--csv", "{d}/folder", *CSV], "is a directory, not a CSV file"),
+    (["--csv", "{d}/bad.csv", *CSV], "is not a readable CSV file"),
+    (["--csv", "{d}/binary.csv", *CSV], "is not a readable CSV file"),
+    (["--csv", "{d}/empty.csv", *CSV], "is empty: no header row"),
+    (["--csv", "{d}/header.csv", *CSV], "has a header row but no data rows"),
+    (["--csv", "{d}/nan.csv", *CSV], "Every one of the 2 rows of {d}/nan.csv has a missing "
+                                     "value (NaN"),
+    (["--csv", "{d}/data.csv", "--target", "label", "--sensitive-features", "sex"],
+     "Column(s) ['label'] not found"),
+    (["--csv", "{d}/data.csv", "--target", "approved", "--sensitive-features", "race"],
+     "Column(s) ['race'] not found"),
+    (["--csv", "{d}/data.csv", *CSV, "--positive", "maybe"],
+     "--positive 'maybe' is not a value of the target 'approved': ['no', 'yes']"),
+    (["--csv", "{d}/data.csv", "--target", "approved", "--sensitive-features", "approved"],
+     "The sensitive column 'approved' is the target"),
+    (["--csv", "{d}/data.csv", "--target", "proxy", *CSV[2:]],
+     "pass --positive VALUE"),
+    (["--csv", "{d}/data.csv", *CSV, "--model", "{d}/text.joblib"],
+     "is not a model saved with joblib or pickle"),
+    (["--csv", "{d}/data.csv", *CSV, "--model", "{d}/nothing.joblib"],
+     "No such file or directory"),
+    (["--dataset", "german", "--model", "{d}/forest.joblib"],
+     "'RandomForestClassifier' is not a linear classifier"),
+    (["--dataset", "german", "--sensitive-features", "colour"],
+     "Column(s) ['colour'] not found in the german data"),
+    (["--dataset", "german", "--privileged", "Martian"],
+     "--privileged 'Martian' is not a value of 'sex': ['Female', 'Male']"),
+    (["--dataset", "german", "--html", "{d}/nowhere/report.html"],
+     "--html {d}/nowhere/report.html: the folder '{d}/nowhere' does not exist"),
+    (["--dataset", "german", "--json", "{d}/nowhere/report.json"],
+     "--json {d}/nowhere/report.json: the folder '{d}/nowhere' does not exist"),
+    (["--dataset", "german", "--html", "{d}/folder"], "is a directory; give a file name"),
+]
+
+
+@pytest.mark.parametrize("argv, problem", MISTAKES)
+def test_user_mistakes_get_one_line_and_status_2_before_the_run(argv, problem, files,
+                                                                capsys, monkeypatch):
+    def started(*args, **kwargs):
+        raise _RunStarted
+
+    monkeypatch.setattr(cli, "run_audit", started)  # every check happens before the run
+    argv = [a.format(d=files) for a in argv] + ["--quiet"]
+    code, out, err = _run(argv, capsys)
+    assert code == 2
+    assert "Traceback" not in err and out == ""
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("skfairverify audit: error: ")
+    assert problem.format(d=files) in err
+
+
+def test_unreadable_file_is_named(files, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "run_audit", lambda *a, **k: (_ for _ in ()).throw(_RunStarted))
+    path = files / "data.csv"
+    path.chmod(0)
+    try:
+        with path.open("rb"):
+            enforced = False  # running as root: permissions are not enforced
+    except PermissionError:
+        enforced = True
+    if not enforced:
+        path.chmod(0o644)
+        pytest.skip("file permissions are not enforced for this user")
+    code, _, err = _run(["--csv", str(path), *CSV, "--quiet"], capsys)
+    path.chmod(0o644)
+    assert code == 2 and err == f"skfairverify audit: error: Permission denied: {path}\n"
+
+
+def test_errors_during_the_run_user_value_error_vs_bug(files, capsys, monkeypatch):
+    """A ValueError of the run (the package refusing an input) is one line; a bug is not."""
+    argv = ["--csv", str(files / "data.csv"), *CSV, "--quiet"]
+
+    def refuses(*args, **kwargs):
+        raise ValueError("Group 'F' has no positive\nlabel in the test rows.")
+
+    monkeypatch.setattr(cli, "run_audit", refuses)
+    code, _, err = _run(argv, capsys)
+    assert (code, err) == (2, "skfairverify audit: error: Group 'F' has no positive label "
+                              "in the test rows.\n")
+
+    def bug(*args, **kwargs):
+        return {}["oops"]
+
+    monkeypatch.setattr(cli, "run_audit", bug)
+    with pytest.raises(KeyError):  # a bug keeps its traceback
+        main(["audit", *argv])
+
+
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("--esl-features", "-1", "--esl-features must be >= 1, not -1"),
+        ("--esl-features", "0", "--esl-features must be >= 1, not 0"),
+        ("--esl-features", "2.5", "'2.5' is not an integer"),
+        ("--k", "0", "--k must be >= 1, not 0"),
+        ("--k", "ten", "'ten' is not an integer"),
+        ("--test-size", "0", "--test-size must be in (0, 1), not 0"),
+        ("--test-size", "1", "--test-size must be in (0, 1), not 1"),
+        ("--test-size", "1.5", "--test-size must be in (0, 1), not 1.5"),
+        ("--test-size", "half", "'half' is not a number"),
+        ("--random-state", "-1", "--random-state must be in [0, 4294967295], not -1"),
+        ("--random-state", "1.5", "'1.5' is not an integer"),
+        ("--max-fits", "0", "--max-fits must be >= 1, not 0"),
+    ],
+)
+def test_out_of_range_options_are_refused_by_the_parser(option, value, message, capsys):
+    code, _, err = _run(["--dataset", "german", option, value], capsys)
+    assert code == 2
+    assert err.splitlines()[-1] == f"skfairverify audit: error: argument {option}: {message}"
+
+
+def test_command_line_in_a_subprocess_has_no_traceback(tmp_path):
+    for argv, problem in [
+        (["--csv", str(tmp_path / "nope.csv"), *CSV], "No such file or directory"),
+        (["--esl-features", "-1"], "--esl-features must be >= 1"),
+    ]:
+        proc = subprocess.run([sys.executable, "-m", "skfairverify", "audit", *argv],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2
+        assert "Traceback" not in proc.stderr and problem in proc.stderr
+
+
+# ------------------------------------------------------------------- ESL work, --max-fits
+
+
+def test_esl_fits_are_announced_and_capped(capsys, monkeypatch):
+    def started(*args, **kwargs):
+        raise _RunStarted
+
+    monkeypatch.setattr(cli, "run_audit", started)
+    code, _, err = _run(["--dataset", "german", "--steps", "esl", "--esl-features", "9"],
+                        capsys)
+    assert code == 2 and len(err.splitlines()) == 1
+    assert ("--esl-features 9 needs 2**9 = 512 coalition model fits" in err
+            and "above --max-fits 256; lower --esl-features or raise --max-fits" in err)
+    with pytest.raises(_RunStarted):  # raised: the run starts
+        main(["audit", "--dataset", "german", "--steps", "esl", "--esl-features", "9",
+              "--max-fits", "512"])
+    assert "2**9 = 512 coalition model fits (limit --max-fits 512)" in capsys.readouterr().err
+    # the count follows the features there are: german has 19 non-sensitive columns
+    with pytest.raises(_RunStarted):
+        main(["audit", "--dataset", "german", "--steps", "esl", "--esl-features", "3"])
+    assert "3 features, 2**3 = 8 coalition model fits" in capsys.readouterr().err
+    # no ESL step, no ESL check
+    with pytest.raises(_RunStarted):
+        main(["audit", "--dataset", "german", "--steps", "verify", "--esl-features", "30"])
+
+
+# ------------------------------------------------------------------------- strict JSON
+
+
+def _refuse_constant(name):
+    raise ValueError(f"non-strict JSON constant {name}")
+
+
+def test_to_json_writes_null_for_undefined_numbers():
+    report = AuditReport(dataset={"name": "toy", "rate": np.float64("nan")},
+                         model={"ratio": float("inf"), "rows": [1.0, -np.inf, 0.5]})
+    data = json.loads(report.to_json(), parse_constant=_refuse_constant)
+    assert data["dataset"]["rate"] is None and data["model"]["ratio"] is None
+    assert data["model"]["rows"] == [1.0, None, 0.5]
+    with pytest.raises(ValueError, match="non-strict"):
+        json.loads('{"a": NaN}', parse_constant=_refuse_constant)  # the check can fail
+
+
+def test_json_output_is_strict_with_an_undefined_rate(tmp_path, capsys):
+    """A group without favorable labels has no TPR: null in the JSON, not NaN."""
+    frame = _frame(n=300)
+    extra = pd.DataFrame({"proxy": 0.1, "other": 0.2, "sex": "X", "approved": "no"},
+                         index=range(20))
+    path = tmp_path / "data.csv"
+    pd.concat([frame, extra], ignore_index=True).to_csv(path, index=False)
+    out_file = tmp_path / "report.json"
+    argv = ["--csv", str(path), *CSV, "--positive", "yes", "--steps", "counterfactual",
+            "--k", "1", "--privileged", "M", "--json", str(out_file), "--quiet"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    assert f"JSON report written to {out_file}" in out  # and the text report on stdout
+    text = out_file.read_text()
+    assert "NaN" not in text
+    data = json.loads(text, parse_constant=_refuse_constant)
+    tpr = {g["sex"]: g["true_positive_rate"] for g in data["empirical"]["groups"]}
+    assert tpr["X"] is None and 0 <= tpr["F"] <= 1
+    assert data["counterfactual"]["privileged"] == "M"
+
+
+# ---------------------------------------------------------------------- privileged group
+
+
+def test_privileged_group_of_a_many_valued_column_is_chosen_and_named(tmp_path, capsys,
+                                                                      monkeypatch):
+    frame = _frame(n=300, race=True)
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    argv = ["--csv", str(path), "--target", "approved", "--positive", "yes",
+            "--sensitive-features", "race", "--steps", "counterfactual", "--k", "1", "--json"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    section = json.loads(out, parse_constant=_refuse_constant)["counterfactual"]  # on stdout
+    assert section["privileged_rule"] == PRIVILEGED_RULE
+    # independent: the unaware model's favorable decision rate per race on the train rows
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+
+    from skfairverify.audit import default_model
+
+    X = frame.drop(columns="approved").astype({"sex": "category", "race": "category"})
+    y = (frame.approved == "yes").astype(int)
+    X_tr, _, y_tr, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    select = make_column_transformer(("passthrough", ["proxy", "other", "sex"]),
+                                     verbose_feature_names_out=False)
+    model = make_pipeline(select.set_output(transform="pandas"), default_model()).fit(X_tr,
+                                                                                       y_tr)
+    rates = pd.Series(model.predict(X_tr), index=X_tr.index).groupby(X_tr.race,
+                                                                     observed=True).mean()
+    assert section["privileged"] == rates.idxmax() == "c"
+    assert sorted(section["unprivileged"]) == ["a", "b", "d"]
+    # given: passed on as given (the value of the column, matched by its text), and said so
+    seen = {}
+
+    def started(*args, **kwargs):
+        seen.update(kwargs)
+        raise _RunStarted
+
+    monkeypatch.setattr(cli, "run_audit", started)
+    with pytest.raises(_RunStarted):
+        main(["audit", *argv, "--privileged", "a"])
+    assert seen["privileged"] == "a"
+    assert ("[audit] privileged group of 'race': 'a', given with --privileged"
+            in capsys.readouterr().err)
+
+
+@pytest.mark.slow
+def test_compas_works_out_of_the_box(capsys):
+    """race has 6 values: the documented privileged value (Caucasian) is taken and named."""
+    code, out, err = _run(["--dataset", "compas", "--steps", "counterfactual", "--k", "1",
+                           "--json"], capsys)
+    assert code == 0, err
+    assert ("privileged group of 'race': 'Caucasian', the documented privileged value of "
+            "the compas data (change it with --privileged)") in err
+    section = json.loads(out, parse_constant=_refuse_constant)["counterfactual"]
+    assert section["privileged"] == "Caucasian"
+    assert "African-American" in section["unprivileged"] and len(section["unprivileged"]) == 5
