@@ -165,7 +165,12 @@ class CounterfactualFairness(BaseEstimator):
         nearest-accepted-training-row strategy with the sensitive value carried
         over from the query.
     k : int, default=10
-        Number of counterfactuals per refused row (``K`` of the ``per_k`` curves).
+        Number of counterfactuals per refused row (``K`` of the ``per_k`` curves). A
+        row never has more counterfactuals than the generator finds (the k-d tree: the
+        accepted training rows), so the arrays and ``per_k`` stop at the largest number
+        any audited row has when that is below ``k``: the curves are constant beyond it
+        (``k' = min(k, m)``) and the values at ``k`` are unchanged; ``k=10**7`` costs
+        what the data allows.
     sensitive_classifier : classifier, default=None
         Classifier of the sensitive group from the other columns. ``None``: a
         :class:`~sklearn.ensemble.HistGradientBoostingClassifier` with native
@@ -557,7 +562,7 @@ class CounterfactualFairness(BaseEstimator):
                 cs.counterfactuals.drop(columns=columns).reset_index(drop=True))
         return _Audit(
             X=Xa.loc[keep], group=s_bin[keep], weight=weights[keep], counterfactuals=cs,
-            s_cf=cs.to_matrix(s_cf_pred, self.k),
+            s_cf=cs.to_matrix(s_cf_pred, _matrix_width(cs, self.k)),
             refused_all={g: weights[refused & (s_bin == g)].sum() for g in (1, 0)},
         )
 
@@ -594,7 +599,9 @@ class CounterfactualFairness(BaseEstimator):
         return self._summarise(audit, with_weights)
 
     def _summarise(self, audit: _Audit, with_weights: bool) -> CounterfactualResult:
-        K = self.k
+        # per_k stops at the most counterfactuals a row has (constant beyond): k=10**7
+        # costs what the data allows, never an (n, k) array
+        K = max(min(int(self.k), audit.s_cf.shape[1]), 1)
         flips, n_av = _flip_matrix(audit.group.astype(object), audit.s_cf)
         cflips, nd = _curves(flips, n_av, K)
         count = (lambda v: float(v)) if with_weights else (lambda v: int(round(v)))
@@ -624,7 +631,7 @@ class CounterfactualFairness(BaseEstimator):
         return CounterfactualResult.from_per_k(
             per_k, n_refused=n_refused,
             sensitive_classifier=dict(self._sensitive_summary),
-            privileged=self.privileged_, k=K,
+            privileged=self.privileged_, k=int(self.k),
             n_refused_all={_NAMES[g]: count(v) for g, v in audit.refused_all.items()},
             n_without_counterfactuals=n_without, empty_groups=empty,
             counterfactuals=audit.counterfactuals,
@@ -700,3 +707,9 @@ def _perturbations(base: pd.DataFrame, cf: pd.DataFrame) -> dict:
         else:
             eps[c] = cf[c].to_numpy(dtype=float) - base[c].to_numpy(dtype=float)
     return eps
+
+
+def _matrix_width(cs: CounterfactualSet, k: int) -> int:
+    """Columns of the (rows, ranks) matrix: ``k`` or the largest rank present if smaller."""
+    ranks = np.asarray(cs.ranks)
+    return max(min(int(k), int(ranks.max()) if ranks.size else 1), 1)

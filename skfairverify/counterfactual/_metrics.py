@@ -14,6 +14,10 @@ row and ``k' = min(k, m)``:
 Positions start at 1 and count the available counterfactuals only: a missing
 entry (NaN / None) in the middle of a row is skipped, the next available one
 takes its position.
+
+Memory: ``k`` is clamped to the number of columns of ``s_cf`` (the most
+counterfactuals a row can have) before any array is built; the values are the
+same (``k' = min(k, m)``), so ``k=10**9`` costs what ``k=s_cf.shape[1]`` does.
 """
 
 from __future__ import annotations
@@ -30,8 +34,14 @@ _CONSTRAINTS = {"s_orig": ["array-like"], "s_cf": ["array-like"], "k": [K_CONSTR
 
 
 def _resolve_k(k, n_columns: int) -> int:
-    """``k``, or every column when ``k`` is None (``k`` is checked by the constraints)."""
-    return max(int(n_columns), 1) if k is None else int(k)
+    """``k`` clamped to the number of columns of ``s_cf`` (every column when None).
+
+    A row has at most ``n_columns`` counterfactuals and its values at every ``k`` beyond
+    its count ``m`` equal those at ``m`` (``k' = min(k, m)``), so the clamp changes no
+    value and bounds the (n, k) arrays by the data (``k`` is checked by the constraints).
+    """
+    width = max(int(n_columns), 1)
+    return width if k is None else min(int(k), width)
 
 
 def _flip_matrix(s_orig, s_cf) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +91,7 @@ def _flip_matrix(s_orig, s_cf) -> tuple[np.ndarray, np.ndarray]:
 def _curves(flips: np.ndarray, n_available: np.ndarray, k_max: int):
     """CFlips@k and nDCCF@k of every row for k = 1..k_max, as two (n, k_max) arrays."""
     n, K = flips.shape
-    width = max(k_max, 1)
+    width = max(min(k_max, K), 1)  # beyond K columns every curve is constant
     f = np.zeros((n, width))
     used = min(K, width)
     f[:, :used] = np.nan_to_num(flips[:, :used], nan=0.0)

@@ -35,10 +35,17 @@ from ._checks import (
     _check_values_names,
     _resolve_features,
 )
-from ._group import _cells, _check_cells, _denominator_rows, _first_stage_map
+from ._group import (
+    _cells,
+    _check_cells,
+    _check_first_stage_size,
+    _denominator_rows,
+    _first_stage_map,
+)
 from ._inference import _wald
+from ._limits import MAX_COALITIONS, MAX_FITS, check_limit, check_n_fits
 from ._results import ESLDecompositionResult
-from ._values import _coefficient_matrix, _esl_coefficients, _needed_coalitions
+from ._values import _coefficient_matrix, _esl_coefficients, _needed_coalitions, _needed_sizes
 from ._variance import _DENOMINATOR_ROWS, METRICS, _bootstrap_design, _check_metric, _Problem
 
 __all__ = ["esl_decomposition"]
@@ -214,7 +221,8 @@ def _fit_coalitions(estimator, rows: _Rows, players: dict, values, settings: _Se
     if settings.verbose:
         from tqdm.auto import tqdm
 
-        outputs = tqdm(outputs, total=len(coalitions), desc="coalition fits")
+        outputs = tqdm(outputs, total=len(coalitions),
+                       desc=f"{len(coalitions)} coalition fits ({len(names)} features)")
     yhat = np.empty((rows.X_test.shape[0], len(coalitions)), dtype=np.int8)
     fit_time = 0.0
     for j, (pred, elapsed) in enumerate(outputs):
@@ -329,6 +337,8 @@ def _assemble(values, fits: _Fits, groups: _Groups, rows: _Rows, settings: _Sett
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "sample_weight": ["array-like", None],
         "sample_weight_test": ["array-like", None],
+        "max_fits": [Interval(Integral, 1, None, closed="left")],
+        "max_coalitions": [Interval(Integral, 1, None, closed="left")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -353,6 +363,8 @@ def esl_decomposition(
     confidence: float = 0.95,
     sample_weight=None,
     sample_weight_test=None,
+    max_fits: int = MAX_FITS,
+    max_coalitions: int = MAX_COALITIONS,
 ) -> ESLDecompositionResult:
     """Two-stage ESL: contributions of every feature to every group's ESL value.
 
@@ -421,6 +433,15 @@ def esl_decomposition(
         drop rows.
     sample_weight_test : array-like of shape (n_test,), default=None
         Frequency weights of the rows of ``X_test`` (needs ``X_test``).
+    max_fits : int, default=2**12
+        Largest number of coalition models fit. The count is computed before any fit
+        (``2^n - 1`` for ``n`` features with any member but Equal Surplus, ``n + 1`` with
+        Equal Surplus alone); above the cap a
+        :class:`~skfairverify.s3p.TableTooLargeError` names the count and what to change.
+        The default lets every member run on 12 features (4,095 fits).
+    max_coalitions : int, default=2**20
+        Largest number of coalitions of groups of the first stage, as in
+        :func:`group_esl`.
 
     Returns
     -------
@@ -446,6 +467,12 @@ def esl_decomposition(
         (sum of fit+predict times), ``fit_wall_time``, ``wall_time``, ``ci``, ``metric``,
         ``members``, ``features``, ``baseline``, ``confidence``, ``n_test``;
         ``to_frame()`` is ``contributions``.
+
+    Raises
+    ------
+    TableTooLargeError
+        If the members need more than ``max_fits`` coalition models or more than
+        ``max_coalitions`` coalitions of groups; raised before any fit.
 
     Notes
     -----
@@ -505,9 +532,21 @@ def esl_decomposition(
     players = _resolve_features(features, rows.X_train, rows.sensitive_names)
     _check_players_in_test(players, rows.X_test)
     groups = _resolve_groups(rows, metric)
+    _check_work(values, players, groups, rows, max_fits, max_coalitions)
     fits = _fit_coalitions(estimator, rows, players, values, settings, t_start)
     estimates = [_estimate_member(v, fits, groups, rows, settings) for v in values]
     return _assemble(values, fits, groups, rows, settings, estimates, t_start)
+
+
+def _check_work(values, players: dict, groups: _Groups, rows: _Rows, max_fits,
+                max_coalitions) -> None:
+    """Count the fits and the group coalitions before any fit; refuse above the caps."""
+    max_fits = check_limit(max_fits, "max_fits")
+    check_n_fits(_needed_sizes(values, len(players)), max_fits, n_test=rows.X_test.shape[0],
+                 values=values)
+    for value in values:
+        _check_first_stage_size(groups.levels, value, max_coalitions,
+                                caller="esl_decomposition")
 
 
 def _check_denominators(problem, used, fits: _Fits, unions, group_index, metric):

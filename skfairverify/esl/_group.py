@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from itertools import product
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -11,6 +11,7 @@ import pandas as pd
 from ..utils._compat import Interval, StrOptions, validate_params
 from ..utils._validation import check_sample_weight, check_sensitive_features
 from ._checks import _binary_vector, _check_same_length, check_esl_params
+from ._limits import MAX_COALITIONS, check_limit, check_n_coalitions
 from ._results import GroupESLResult
 from ._values import VALUE_NAMES, _check_n_players, _coefficient_matrix, _resolve_coefficients
 from ._variance import _DENOMINATOR_ROWS, METRICS, _metric_parts, _Problem
@@ -86,6 +87,33 @@ def _accumulate(out: dict, prefix: tuple, functional: dict, coefficients) -> Non
             target[u] = target.get(u, 0.0) + c * coef
 
 
+def _check_first_stage_size(levels: list[list], value, max_coalitions: int,
+                            caller: str = "group_esl") -> None:
+    """Refuse, before building it, a first-stage map with too many unions of groups.
+
+    The multi-stage value evaluates (at most) the product over the attributes of the
+    coalitions each one needs; each union is a row of two (unions, cells) arrays.
+    """
+    max_coalitions = check_limit(max_coalitions, "max_coalitions")
+    shape = [len(lv) for lv in levels]
+    n_cells = int(np.prod(shape))
+    remaining = max_coalitions
+    for k, lv in enumerate(levels):
+        b = _resolve_coefficients(value, _check_n_players(len(lv)))
+        groups = "groups" if len(levels) == 1 else f"levels of sensitive attribute {k}"
+        count = check_n_coalitions(
+            b, remaining, what=f"{caller} with value={_value_name(value)} on {len(lv)} {groups}",
+            bytes_per_coalition=9 * n_cells,
+            extra=("Fewer groups also help: bin a numeric sensitive column (each distinct "
+                   "value is a group) or merge rare groups. "),
+        )
+        remaining = max(remaining // max(count, 1), 1)
+
+
+def _value_name(value) -> str:
+    return repr(value) if isinstance(value, str) else "given as constants"
+
+
 def _first_stage_map(levels: list[list], value) -> tuple[np.ndarray, np.ndarray]:
     """Build the linear map from the metric on unions of cells to the cells' ESL values.
 
@@ -105,6 +133,12 @@ def _first_stage_map(levels: list[list], value) -> tuple[np.ndarray, np.ndarray]
     shape = [len(lv) for lv in levels]
     coefs = [_coefficient_matrix(_resolve_coefficients(value, _check_n_players(k)))
              for k in shape]
+    if len(shape) == 1:  # the players are the cells: the member's map itself, vectorised
+        coalitions, matrix = coefs[0]
+        unions = np.zeros((len(coalitions), shape[0]), dtype=bool)
+        for j, coalition in enumerate(coalitions):
+            unions[j, list(coalition)] = True
+        return unions, matrix
     result = _stage([tuple(range(k)) for k in shape], len(shape), shape, coefs)
     all_unions = sorted({u for f in result.values() for u in f},
                         key=lambda u: (len(u), sorted(u)))
@@ -134,6 +168,7 @@ def _first_stage_map(levels: list[list], value) -> tuple[np.ndarray, np.ndarray]
         "baseline": [Interval(Real, 0, None, closed="neither")],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "sample_weight": ["array-like", None],
+        "max_coalitions": [Interval(Integral, 1, None, closed="left")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -147,6 +182,7 @@ def group_esl(
     baseline: float = 0.5,
     confidence: float = 0.95,
     sample_weight=None,
+    max_coalitions: int = MAX_COALITIONS,
 ) -> GroupESLResult:
     """Split a classification metric among sensitive groups with an ESL value.
 
@@ -187,6 +223,13 @@ def group_esl(
         Frequency weights of the rows: every rate is a ratio of weighted sums and the
         standard errors are those of the data with every row repeated ``w_i`` times
         (exactly, for integer weights). Zero weights drop rows.
+    max_coalitions : int, default=2**20
+        Largest number of coalitions (unions of groups) evaluated. Every member but
+        Equal Surplus needs all ``2^n - 1`` coalitions of the ``n`` groups, so beyond
+        20 groups (a numeric sensitive column gives one group per distinct value) it
+        raises :class:`~skfairverify.s3p.TableTooLargeError` before any work, naming the
+        count, the memory and the alternative (``value="equal_surplus"``, ``n + 1``
+        coalitions, or fewer groups).
 
     Returns
     -------
@@ -203,6 +246,8 @@ def group_esl(
         Unknown metric or value, lengths that differ, NaN, labels other than 0/1, a
         sensitive attribute with one group, a group (or intersection) without the rows
         the metric needs (e.g. no positives for ``"tpr"``), negative weights.
+    TableTooLargeError
+        If the member needs more than ``max_coalitions`` coalitions of groups.
 
     Notes
     -----
@@ -262,6 +307,7 @@ def group_esl(
     cells, levels, index = _cells(frame.reset_index(drop=True))
     what = "group" if len(levels) == 1 else "intersection"
     _check_cells(cells, index, _denominator_rows(metric, y, yhat, weights), metric, what)
+    _check_first_stage_size(levels, value, max_coalitions)
     unions, matrix = _first_stage_map(levels, value)
     problem = _Problem(yhat[:, None], y, cells, len(index), unions, metric, baseline, weights)
     identity = np.ones((1, 1))

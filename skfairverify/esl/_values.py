@@ -21,11 +21,12 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Iterator, Mapping
 from itertools import combinations
-from math import comb
+from math import comb, exp, lgamma, log
 
 import numpy as np
 
 from ..utils._compat import Interval, StrOptions, validate_params
+from ._limits import MAX_COALITIONS, check_limit, check_n_coalitions
 
 VALUE_NAMES = ("shapley", "solidarity", "equal_surplus", "consensus", "lsp")
 
@@ -94,8 +95,22 @@ def _esl_coefficients(value: str, n: int) -> np.ndarray:
         if n > 1:
             head[0] = n / 2.0
     else:  # lsp
-        head = np.array([comb(n - 1, k) * k / 2.0 ** (n - 2) for k in range(1, n)], dtype=float)
+        head = _lsp_head(n)
     return np.concatenate([head, [1.0]])
+
+
+def _lsp_head(n: int) -> np.ndarray:
+    """LSP constants ``C(n-1, s) s / 2^(n-2)`` for ``s = 1..n-1``, never overflowing.
+
+    Exact integer arithmetic (a correctly rounded ratio) up to 1024 players; above, in
+    log space with ``lgamma`` (the constants are at most ``2 s``; the tails underflow to 0).
+    """
+    if n <= 1024:
+        return np.array([comb(n - 1, k) * k / 2 ** (n - 2) for k in range(1, n)], dtype=float)
+    k = np.arange(1, n)
+    log_b = (lgamma(n) - np.array([lgamma(j + 1) + lgamma(n - j) for j in k])
+             + np.log(k) - (n - 2) * log(2.0))
+    return np.exp(log_b)
 
 
 def _check_n_players(n) -> int:
@@ -126,12 +141,17 @@ def _resolve_coefficients(value, n: int) -> np.ndarray:
     return b
 
 
-def _weights(n: int) -> np.ndarray:
-    """``w[s] = (s-1)!(n-s)!/n!`` for ``s = 1..n`` (index 0 unused, ``w[n+1] = 0``)."""
-    w = np.zeros(n + 2)
-    for s in range(1, n + 1):
-        w[s] = 1.0 / (n * comb(n - 1, s - 1))
-    return w
+def _weight(n: int, s: int) -> float:
+    """``w(s) = (s-1)!(n-s)!/n! = 1 / (n C(n-1, s-1))`` for ``1 <= s <= n``, else 0.
+
+    A correctly rounded ratio of integers up to 1024 players (no float overflow of the
+    binomial), ``exp`` of ``lgamma`` above (tiny weights underflow to 0).
+    """
+    if s < 1 or s > n:
+        return 0.0
+    if n <= 1024:
+        return 1 / (n * comb(n - 1, s - 1))
+    return exp(lgamma(s) + lgamma(n - s + 1) - lgamma(n + 1))
 
 
 def _coalitions_by_size(b: np.ndarray) -> Iterator[tuple[int, float, float, np.ndarray]]:
@@ -142,13 +162,10 @@ def _coalitions_by_size(b: np.ndarray) -> Iterator[tuple[int, float, float, np.n
     its members and ``coef_out * v(S)`` to every other player.
     """
     n = b.shape[0]
-    w = _weights(n)
-    for s in range(1, n + 1):
-        if b[s - 1] == 0:
-            continue
+    for s in (np.flatnonzero(b) + 1).tolist():
         members = np.array(list(combinations(range(n), s)), dtype=np.intp).reshape(-1, s)
-        coef_out = -w[s + 1] * b[s - 1] if s < n else 0.0
-        yield s, w[s] * b[s - 1], coef_out, members
+        coef_out = -_weight(n, s + 1) * b[s - 1] if s < n else 0.0
+        yield s, _weight(n, s) * b[s - 1], coef_out, members
 
 
 def _coefficient_matrix(b: np.ndarray) -> tuple[list[frozenset], np.ndarray]:
@@ -172,12 +189,17 @@ def _coefficient_matrix(b: np.ndarray) -> tuple[list[frozenset], np.ndarray]:
     return coalitions, np.vstack(blocks)
 
 
+def _needed_sizes(values, n: int) -> np.ndarray:
+    """Indicator (as constants, 1 or 0) of the sizes several members need."""
+    needed = np.zeros(n)
+    for value in values:
+        needed[_resolve_coefficients(value, n) != 0] = 1.0
+    return needed
+
+
 def _needed_coalitions(values, n: int) -> list[frozenset]:
     """Union (in a stable order) of the coalitions several members need."""
-    sizes = set()
-    for value in values:
-        b = _resolve_coefficients(value, n)
-        sizes.update(s for s in range(1, n + 1) if b[s - 1] != 0)
+    sizes = (np.flatnonzero(_needed_sizes(values, n)) + 1).tolist()
     out = []
     for s in sorted(sizes):
         out.extend(frozenset(c) for c in combinations(range(n), s))
@@ -189,6 +211,7 @@ def _needed_coalitions(values, n: int) -> list[frozenset]:
         "game": [Mapping, callable],
         "n_players": [Interval(numbers.Integral, 1, None, closed="left")],
         "value": [StrOptions(set(VALUE_NAMES)), "array-like"],
+        "max_coalitions": [Interval(numbers.Integral, 1, None, closed="left")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -196,6 +219,8 @@ def esl_value(
     game: Mapping[frozenset, float] | Callable[[frozenset], float],
     n_players: int,
     value: str | np.ndarray = "shapley",
+    *,
+    max_coalitions: int = MAX_COALITIONS,
 ) -> np.ndarray:
     """Exact ESL value of a cooperative game.
 
@@ -211,19 +236,30 @@ def esl_value(
     value : str or array-like of shape (n_players,), default="shapley"
         The ESL member: a name accepted by :func:`esl_coefficients` or the constants
         ``b_1..b_n`` themselves (``b_n`` must be 1).
+    max_coalitions : int, default=2**20
+        Largest number of coalitions evaluated. A member that needs more (every member
+        but Equal Surplus beyond 20 players) raises
+        :class:`~skfairverify.s3p.TableTooLargeError` before any evaluation, naming the
+        count and the memory; raise it only if the game is cheap and memory allows.
 
     Returns
     -------
     phi : ndarray of shape (n_players,)
         The value of every player; ``phi.sum() == game(all players)`` (efficiency).
 
+    Raises
+    ------
+    TableTooLargeError
+        If the member needs more than ``max_coalitions`` coalitions.
+
     Notes
     -----
     Coalitions are evaluated size by size and combined with vectorised sums. Members with
     ``b_s != 0`` for every size (Shapley, Solidarity, Consensus, LSP) evaluate all
-    ``2^n - 1`` non-empty coalitions; the Equal Surplus value evaluates only the ``n``
-    singletons and the grand coalition (``n + 2`` coalitions with the empty one, linear
-    time).
+    ``2^n - 1`` non-empty coalitions (there is no closed form in ``O(n)`` coalitions for
+    a general game); the Equal Surplus value evaluates only the ``n`` singletons and the
+    grand coalition (``n + 2`` coalitions with the empty one, linear time), so it is the
+    member to use with many players.
 
     Examples
     --------
@@ -236,6 +272,9 @@ def esl_value(
     """
     n = _check_n_players(n_players)
     b = _resolve_coefficients(value, n)
+    named = f" with value={value!r}" if isinstance(value, str) else ""
+    check_n_coalitions(b, check_limit(max_coalitions, "max_coalitions"),
+                       what=f"esl_value{named} on {n} players", bytes_per_coalition=8 * n + 8)
     if isinstance(game, Mapping):
         empty = game.get(frozenset(), 0.0)
         if empty != 0:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 
 from ..esl import group_esl
 from ..esl._checks import check_esl_params
+from ..esl._limits import MAX_COALITIONS
 from ..esl._values import VALUE_NAMES
 from ..esl._variance import METRICS
 from ..utils._compat import Interval, StrOptions, validate_params
@@ -49,6 +50,9 @@ class _ESLScorer(_FairnessScorer):
         Divisor of the metric in ESL units.
     units : {"metric", "esl"}, default="metric"
         Units of the gap.
+    max_coalitions : int, default=2**20
+        Passed to :func:`group_esl` (``units="esl"``); ``units="metric"`` needs the
+        group metrics only and evaluates the Equal Surplus map (``n + 1`` coalitions).
 
     Examples
     --------
@@ -68,20 +72,23 @@ class _ESLScorer(_FairnessScorer):
     """
 
     def __init__(self, sensitive_features=None, *, metric="tpr", value="equal_surplus",
-                 baseline=0.5, units="metric"):
+                 baseline=0.5, units="metric", max_coalitions=MAX_COALITIONS):
         super().__init__(sensitive_features=sensitive_features)
         self.metric = metric
         self.value = value
         self.baseline = baseline
         self.units = units
+        self.max_coalitions = max_coalitions
 
     def _score(self, estimator, X, y, sensitive, sample_weight=None):
         if y is None:
             raise ValueError("The ESL scorer needs the true labels y.")
         units = _check_units(self.units)
+        # the group metrics do not depend on the member: the O(n) one gives them
+        value = self.value if units == "esl" else "equal_surplus"
         result = group_esl(y, estimator.predict(X), sensitive_features=sensitive,
-                           metric=self.metric, value=self.value, baseline=self.baseline,
-                           sample_weight=sample_weight)
+                           metric=self.metric, value=value, baseline=self.baseline,
+                           sample_weight=sample_weight, max_coalitions=self.max_coalitions)
         by_group = result.metric_by_group if units == "metric" else result.esl_values
         return -float(by_group.max() - by_group.min())
 
@@ -93,6 +100,7 @@ class _ESLScorer(_FairnessScorer):
         "value": [StrOptions(set(VALUE_NAMES)), "array-like"],
         "baseline": [Interval(Real, 0, None, closed="neither")],
         "units": [StrOptions(set(_UNITS))],
+        "max_coalitions": [Interval(Integral, 1, None, closed="left")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -103,6 +111,7 @@ def make_esl_scorer(
     value: str = "equal_surplus",
     baseline: float = 0.5,
     units: str = "metric",
+    max_coalitions: int = MAX_COALITIONS,
 ):
     """Make a scorer of the gap between groups for ``GridSearchCV(scoring=...)``.
 
@@ -159,4 +168,4 @@ def make_esl_scorer(
     """
     check_esl_params(metric, value, baseline)
     return _ESLScorer(sensitive_features=sensitive_features, metric=metric, value=value,
-                      baseline=baseline, units=units)
+                      baseline=baseline, units=units, max_coalitions=max_coalitions)
