@@ -20,9 +20,37 @@ from ._base import BaseGenerator, CounterfactualSet
 
 __all__ = ["DiceCounterfactuals"]
 
-# warnings raised from dice-ml's own code (e.g. its pandas deprecations) are silenced;
-# any other warning reaches the user
+# dice-ml 0.12 calls pandas APIs deprecated since pandas 2.x/3.0; pandas warns at the call
+# inside dice_ml's code. Only these known-harmless deprecations are silenced, and only
+# when attributed to dice_ml's modules: any other warning (from dice-ml, the model,
+# scikit-learn or pandas elsewhere) reaches the user.
 _DICE_MODULES = r"dice_ml(\.|$)"
+_DICE_HARMLESS = (
+    (DeprecationWarning, r"The inplace keyword in DataFrame\.\w+ is deprecated"),
+    (FutureWarning, r"The inplace keyword in DataFrame\.\w+ is deprecated"),
+    (FutureWarning, r"Downcasting .* is deprecated"),
+    (FutureWarning, r"The behavior of DataFrame concatenation with empty or all-NA"),
+    (FutureWarning, r"Setting an item of incompatible dtype is deprecated"),
+)
+
+
+@contextlib.contextmanager
+def _dice_warnings_filtered():
+    """Silence dice-ml's known pandas deprecations (category, message and module).
+
+    Every other warning is recorded and issued again on exit, after dice-ml's console
+    output (stdout/stderr) is no longer redirected, so that it reaches the user.
+    """
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            for category, message in _DICE_HARMLESS:
+                warnings.filterwarnings("ignore", message=message, category=category,
+                                        module=_DICE_MODULES)
+            yield
+    finally:
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 class DiceCounterfactuals(BaseGenerator):
     """Counterfactuals from dice-ml (``genetic``, ``random`` or ``kdtree`` method).
@@ -108,8 +136,7 @@ class DiceCounterfactuals(BaseGenerator):
         data = dice_ml.Data(dataframe=frame, continuous_features=self.continuous_,
                             outcome_name=outcome)
         model = dice_ml.Model(model=_StringInputModel(estimator, X.dtypes), backend="sklearn")
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", module=_DICE_MODULES)
+        with _dice_warnings_filtered():
             self.explainer_ = dice_ml.Dice(data, model, method=self.method)
         return self
 
@@ -150,9 +177,8 @@ class DiceCounterfactuals(BaseGenerator):
     def _ask(self, row: pd.DataFrame, k: int, kwargs: dict):
         """dice-ml's counterfactuals of one row, or None when it finds none (or fails)."""
         try:
-            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
-                    contextlib.redirect_stderr(io.StringIO()):
-                warnings.filterwarnings("ignore", module=_DICE_MODULES)
+            with _dice_warnings_filtered(), contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):  # dice-ml prints progress
                 res = self.explainer_.generate_counterfactuals(
                     row, total_CFs=k, desired_class=_dice_class(self),
                     features_to_vary=self.features_, verbose=False, **kwargs)

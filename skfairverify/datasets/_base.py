@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from typing import IO
 
@@ -24,14 +26,18 @@ CHECKSUMS: dict[str, str] = {
 }
 
 
-def open_data_file(name: str) -> IO[bytes]:
-    """Open the bundled file ``name`` (decompressed) as a binary stream.
+@contextmanager
+def open_data_file(name: str) -> Iterator[IO[bytes]]:
+    """Open the bundled file ``name`` (decompressed) as a binary stream, in a ``with``.
 
     The ``.gz`` copy is read with :mod:`importlib.resources`, so this works from a
-    source tree, an installed wheel or a zip import alike.
+    source tree, an installed wheel or a zip import alike. Both the compressed file and
+    the gzip stream are closed on exit (``gzip.open`` on a file object leaves that
+    object open, hence a ResourceWarning before).
     """
     resource = resources.files(DATA_MODULE).joinpath("data", f"{name}.gz")
-    return gzip.open(resource.open("rb"), "rb")
+    with resource.open("rb") as raw, gzip.open(raw, "rb") as stream:
+        yield stream
 
 
 def data_file_sha256(name: str) -> str:
