@@ -135,6 +135,11 @@ def make_esl_scorer(
         ``"metric"``: the raw gap of the groups' metrics (a difference of rates, what a
         fairlearn user computes). ``"esl"``: the gap of the groups' ESL values (metric /
         baseline, split by the member ``value``), the unit of the paper's test.
+    max_coalitions : int, default=2**20
+        Largest number of coalitions of groups evaluated per score with ``units="esl"``
+        (see :func:`group_esl`): beyond 20 groups every member but Equal Surplus raises
+        :class:`~skfairverify.s3p.TableTooLargeError`. ``units="metric"`` needs only the
+        group metrics and evaluates ``n + 1`` coalitions whatever ``value``.
 
     Returns
     -------
