@@ -61,6 +61,11 @@ def files(tmp_path):
     rf = RandomForestClassifier(n_estimators=2, random_state=0)
     joblib.dump(rf.fit(np.arange(10.0).reshape(-1, 1), np.arange(10) % 2),
                 tmp_path / "forest.joblib")
+    from sklearn.linear_model import LogisticRegression
+
+    other = pd.DataFrame({"height": np.arange(10.0)})
+    joblib.dump(LogisticRegression().fit(other, np.arange(10) % 2),
+                tmp_path / "other_columns.joblib")
     return tmp_path
 
 
@@ -91,6 +96,9 @@ MISTAKES = [
      "No such file or directory"),
     (["--dataset", "german", "--model", "{d}/forest.joblib"],
      "'RandomForestClassifier' is not a linear classifier"),
+    (["--dataset", "german", "--model", "{d}/other_columns.joblib"],
+     "was fitted on column(s) ['height'] that the data lacks"),
+    (["--dataset", "german", "--target", "credit"], "--target and --positive apply to --csv"),
     (["--dataset", "german", "--sensitive-features", "colour"],
      "Column(s) ['colour'] not found in the german data"),
     (["--dataset", "german", "--privileged", "Martian"],
@@ -193,7 +201,7 @@ def test_command_line_in_a_subprocess_has_no_traceback(tmp_path):
 # ------------------------------------------------------------------- ESL work, --max-fits
 
 
-def test_esl_fits_are_announced_and_capped(capsys, monkeypatch):
+def test_esl_fits_are_announced_and_capped(tmp_path, capsys, monkeypatch):
     def started(*args, **kwargs):
         raise _RunStarted
 
@@ -201,16 +209,22 @@ def test_esl_fits_are_announced_and_capped(capsys, monkeypatch):
     code, _, err = _run(["--dataset", "german", "--steps", "esl", "--esl-features", "9"],
                         capsys)
     assert code == 2 and len(err.splitlines()) == 1
-    assert ("--esl-features 9 needs 2**9 = 512 coalition model fits" in err
+    assert ("--esl-features 9 needs 2**9 - 1 = 511 coalition model fits" in err
             and "above --max-fits 256; lower --esl-features or raise --max-fits" in err)
     with pytest.raises(_RunStarted):  # raised: the run starts
         main(["audit", "--dataset", "german", "--steps", "esl", "--esl-features", "9",
-              "--max-fits", "512"])
-    assert "2**9 = 512 coalition model fits (limit --max-fits 512)" in capsys.readouterr().err
-    # the count follows the features there are: german has 19 non-sensitive columns
+              "--max-fits", "511"])
+    assert "2**9 - 1 = 511 coalition model fits (limit --max-fits 511)" in capsys.readouterr().err
     with pytest.raises(_RunStarted):
         main(["audit", "--dataset", "german", "--steps", "esl", "--esl-features", "3"])
-    assert "3 features, 2**3 = 8 coalition model fits" in capsys.readouterr().err
+    assert "3 features, 2**3 - 1 = 7 coalition model fits" in capsys.readouterr().err
+    # the count follows the features there are: 2 non-sensitive columns, not 30
+    frame = _frame(n=40)
+    frame.to_csv(tmp_path / "small.csv", index=False)
+    with pytest.raises(_RunStarted):
+        main(["audit", "--csv", str(tmp_path / "small.csv"), *CSV, "--positive", "yes",
+              "--steps", "esl", "--esl-features", "30"])
+    assert "2 features, 2**2 - 1 = 3 coalition model fits" in capsys.readouterr().err
     # no ESL step, no ESL check
     with pytest.raises(_RunStarted):
         main(["audit", "--dataset", "german", "--steps", "verify", "--esl-features", "30"])
@@ -310,4 +324,5 @@ def test_compas_works_out_of_the_box(capsys):
             "the compas data (change it with --privileged)") in err
     section = json.loads(out, parse_constant=_refuse_constant)["counterfactual"]
     assert section["privileged"] == "Caucasian"
+    assert section["privileged_rule"].startswith("the documented privileged value")
     assert "African-American" in section["unprivileged"] and len(section["unprivileged"]) == 5

@@ -24,14 +24,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..s3p import TableTooLargeError
-from ._data import DATASETS, check_columns, load_bundled, load_csv, resolve_privileged
+from ._data import (
+    DATASETS,
+    check_columns,
+    load_bundled,
+    load_csv,
+    resolve_privileged,
+    taking_all_columns,
+)
 from ._run import STEPS, run_audit
 
 PROG = "skfairverify audit"
 
 # Coalition models the second ESL stage may fit unless --max-fits says otherwise: the
-# Shapley value enumerates all 2 ** n coalitions of the n features (about 0.1 s each on
-# the German data, so 256 fits take ~30 s; --esl-features 12 = 4,096 fits takes > 5 min).
+# Shapley value enumerates all 2 ** n - 1 non-empty coalitions of the n features, so the
+# default allows --esl-features 8 (255 fits, ~20 s on the German data at ~0.07 s a fit;
+# --esl-features 12 = 4,095 fits took > 300 s).
 DEFAULT_MAX_FITS = 256
 
 
@@ -117,6 +125,7 @@ class _Job:
     name: str
     model: object = None
     privileged: object = None
+    privileged_rule: str | None = None
 
 
 def _say(args, msg: str) -> None:
@@ -170,24 +179,29 @@ def _load_model(path: str, X):
                          "with fit and predict.")
     try:
         linear_rule(model)
+        taking_all_columns(model, X)  # the columns it was fitted on are in the data
     except (TypeError, ValueError) as exc:
         raise ValueError(f"--model {path}: {exc}") from exc
     return model
 
 
 def _check_esl_work(args, X, sensitive_features) -> None:
-    """Print the second ESL stage's number of fits; refuse it above ``--max-fits``."""
+    """Print the second ESL stage's number of fits; refuse it above ``--max-fits``.
+
+    The stage fits one model per non-empty coalition of its ``n`` features, ``2**n - 1``
+    (the Shapley, Solidarity, Consensus and LSP members need every coalition).
+    """
     if "esl" not in args.steps:
         return
-    n = min(args.esl_features, X.shape[1] - len(sensitive_features))
-    fits = 2 ** max(n, 0)
+    n = max(min(args.esl_features, X.shape[1] - len(sensitive_features)), 0)
+    fits = 2**n - 1
     if fits > args.max_fits:
         raise ValueError(
-            f"--esl-features {args.esl_features} needs 2**{n} = {fits:,} coalition model "
+            f"--esl-features {args.esl_features} needs 2**{n} - 1 = {fits:,} coalition model "
             f"fits (the Shapley value enumerates every coalition of the features), above "
             f"--max-fits {args.max_fits:,}; lower --esl-features or raise --max-fits."
         )
-    _say(args, f"ESL second stage: {n} features, 2**{n} = {fits:,} coalition model fits "
+    _say(args, f"ESL second stage: {n} features, 2**{n} - 1 = {fits:,} coalition model fits "
                f"(limit --max-fits {args.max_fits:,})")
 
 
@@ -195,6 +209,9 @@ def _prepare(args, parser) -> _Job:
     """Read and check everything the arguments point to; errors name the user's mistake."""
     if args.csv and (not args.target or not args.sensitive_features):
         parser.error("--csv needs --target and --sensitive-features")
+    if not args.csv and (args.target or args.positive):
+        raise ValueError("--target and --positive apply to --csv only; a bundled dataset "
+                         "has its own label.")
     _check_output("--json", args.json)
     _check_output("--html", args.html)
     X, y, sensitive_features, name = _data(args)
@@ -203,10 +220,11 @@ def _prepare(args, parser) -> _Job:
         job.model = _load_model(args.model, X)
     if "counterfactual" in args.steps:
         attribute = sensitive_features[0]
-        job.privileged, why = resolve_privileged(X, attribute, args.privileged,
-                                                 None if args.csv else name)
+        job.privileged, job.privileged_rule = resolve_privileged(
+            X, attribute, args.privileged, None if args.csv else name)
         if job.privileged is not None:
-            _say(args, f"privileged group of {attribute!r}: {job.privileged!r}, {why}")
+            _say(args, f"privileged group of {attribute!r}: {job.privileged!r}, "
+                       f"{job.privileged_rule}")
     _check_esl_work(args, X, sensitive_features)
     return job
 
@@ -275,5 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     except (ValueError, TableTooLargeError) as exc:
         _fail(parser, exc)
+    if job.privileged_rule and "counterfactual" in report.sections:
+        report.sections["counterfactual"]["privileged_rule"] = job.privileged_rule
     _print_report(report, args)
     return 0

@@ -117,7 +117,8 @@ def _classifier_text(clf: dict | None) -> list[str]:
 def _counterfactual_text(c: dict) -> list[str]:
     groups = ""
     if c.get("privileged") is not None:
-        groups = (f" (privileged = {c['privileged']}, unprivileged = "
+        rule = f": {c['privileged_rule']}" if c.get("privileged_rule") else ""
+        groups = (f" (privileged = {c['privileged']}{rule}; unprivileged = "
                   f"{', '.join(c['unprivileged'])})")
     out = ["", f"== Counterfactual fairness ({', '.join(c['sensitive_features'])}, "
                f"k={c['k']}) ==",
