@@ -123,3 +123,115 @@ def test_german_default_fit_accepted():
     ver = FairnessVerifier(model, "sex", random_state=0).fit(X, y)
     assert 0 <= ver.metrics_["statistical_parity"] <= 1
     assert np.isfinite(ver.metrics_["disparate_impact"])
+
+
+# ---------------------------------------------------------------- parameters sizing arrays
+
+
+def test_huge_parameters_refused_under_memory_cap():
+    body = """
+from skfairverify.preprocessing import BinningDiscretizer, IntegerWeightScaler
+X, y, sens = frame((2,))
+num = X[["x0", "x1", "x2"]]
+for make in (lambda: BinningDiscretizer(n_bins=10**9).fit(num),
+             lambda: IntegerWeightScaler(LogisticRegression(), max_multiplier=10**9).fit(num, y),
+             lambda: IntegerWeightScaler(LogisticRegression(), multiplier=10**17).fit(num, y)):
+    try:
+        make()
+    except (ValueError, OverflowError) as exc:
+        print(type(exc).__name__, "|", exc)
+"""
+    proc, elapsed = _run_capped(body)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 3, proc.stdout
+    assert lines[0].startswith("ValueError | n_bins=1,000,000,000 exceeds")
+    assert "Use n_bins <= 10,000" in lines[0]
+    assert lines[1].startswith("ValueError | The multiplier search would evaluate")
+    assert "max_multiplier <=" in lines[1]
+    assert lines[2].startswith("OverflowError | multiplier 100,000,000,000,000,000")
+    assert elapsed < 60
+
+
+def test_n_bins_allowed_up_to_rows_or_free_limit():
+    from skfairverify.preprocessing import BinningDiscretizer
+
+    X = np.arange(30.0)[:, None]
+    # below the free limit, more bins than rows is accepted
+    assert BinningDiscretizer(n_bins=100).fit(X).n_bins_[0] >= 30
+    with pytest.raises(ValueError, match="n_samples = 30"):
+        BinningDiscretizer(n_bins=10_001).fit(X)
+
+
+def test_multiplier_range_clamped_to_exact_scores():
+    from skfairverify.preprocessing import select_multiplier
+    from skfairverify.preprocessing._quantize import MAX_EXACT_SCORE
+
+    rng = np.random.default_rng(0)
+    C = rng.normal(size=(50, 2)) * 2.0**40
+    ref = C.sum(axis=1) > 0
+    limit = MAX_EXACT_SCORE // np.abs(C).max(axis=0).sum()
+    # 10**12 candidates would be refused as work; the clamp keeps ~1e3 exact ones
+    l, agreement = select_multiplier(C, 0.0, ref, max_multiplier=10**12)
+    assert 1 <= l <= limit and agreement == 1.0
+    with pytest.raises(OverflowError, match="multiplier"):
+        select_multiplier(C, 0.0, ref, max_multiplier=1, multipliers=[int(limit) + 1])
+
+
+# ---------------------------------------------------------------- engine work
+
+
+def _chain_network(k, n, w, seed=0):
+    from skfairverify.s3p import BayesNet
+
+    rng = np.random.default_rng(seed)
+    cards = [2] + [k] * n
+    parents = [()] + [(0,)] + [(0, i) for i in range(1, n)]
+    cpts = []
+    for v, pa in enumerate(parents):
+        t = rng.random(tuple(cards[p] for p in pa) + (cards[v],))
+        cpts.append(t / t.sum(-1, keepdims=True))
+    weights = [np.zeros(2, dtype=np.int64)] + [rng.integers(-w, w, k) for _ in range(n)]
+    return BayesNet(cards, parents, cpts), weights
+
+
+def test_engine_work_refused_before_running():
+    from skfairverify.verification._influence import group_rates
+
+    # ~270 s of frontier work (1,000 states per variable): refused in well under a minute
+    net, weights = _chain_network(1000, 8, 3000)
+    start = time.perf_counter()
+    with pytest.raises(TableTooLargeError, match=r"estimated at [\d,]+ s of work.*max_bins"):
+        group_rates(net, weights, 0, [0], np.array([[0], [1]]), 50_000_000)
+    assert time.perf_counter() - start < 20
+
+
+def test_engine_work_estimate_is_an_upper_bound_of_small_runs():
+    from skfairverify.s3p import plan
+    from skfairverify.verification._influence import engine_seconds, group_rates
+
+    net, weights = _chain_network(100, 4, 500)
+    estimate = engine_seconds(plan(weights, 0, net, evidence_vars=[0]), net)
+    start = time.perf_counter()
+    rates = group_rates(net, weights, 0, [0], np.array([[0], [1]]), 50_000_000)
+    elapsed = time.perf_counter() - start
+    assert np.all((rates >= 0) & (rates <= 1))
+    # loose: the estimate is within a factor 50 of the measured time (or both tiny)
+    assert elapsed < 50 * estimate + 0.5
+    assert estimate < 50 * elapsed + 0.5
+
+
+def test_verifier_many_bins_refused_quickly():
+    body = """
+X, y, sens = frame((2,))
+X = pd.concat([X] * 4, ignore_index=True); y = pd.concat([y] * 4, ignore_index=True)
+try:
+    FairnessVerifier(LogisticRegression(), sens, n_bins=5000, random_state=0).fit(X, y)
+except MemoryError as exc:
+    print(type(exc).__name__, "|", exc)
+"""
+    proc, elapsed = _run_capped(body)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("TableTooLargeError |"), proc.stdout
+    assert "max_bins / n_bins" in proc.stdout
+    assert elapsed < 60

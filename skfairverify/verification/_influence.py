@@ -19,6 +19,7 @@ import numpy as np
 from ..s3p import (
     BayesNet,
     TableTooLargeError,
+    plan,
     positive_probability,
     positive_probability_table,
 )
@@ -29,12 +30,70 @@ __all__ = [
     "fvgm_mediated_network",
     "group_rates",
     "uniform_network",
+    "engine_seconds",
 ]
+
+#: Measured cost of the frontier engine: ~0.6 ns per work unit of :func:`~skfairverify.s3p.plan`
+#: and state of the widest variable (shift-and-add per state; 20-600 ns per unit from
+#: 30 to 1,000 states). Variable elimination: ~2 ns per unit (the planner's figure).
+FRONTIER_NS_PER_UNIT_STATE, ELIMINATION_NS_PER_UNIT = 0.6, 2.0
+#: Largest engine work accepted, in seconds per 1e6 entries of ``max_table_size``:
+#: 2.4 s, i.e. 120 s with the default ``max_table_size=50_000_000``.
+SECONDS_PER_MILLION_ENTRIES = 2.4
 
 _HINT = (
     " FairnessVerifier: lower max_bins (fewer states per feature), max_indegree (a "
     "narrower network) or max_multiplier (a shorter score range), or raise max_table_size."
 )
+
+
+def engine_seconds(p, network) -> float:
+    """Estimated running time of the exact engine's plan ``p`` (seconds).
+
+    Parameters
+    ----------
+    p : Plan
+        Plan of :func:`~skfairverify.s3p.plan`.
+    network : BayesNet
+        The network planned on.
+
+    Returns
+    -------
+    float
+        ``work * 0.6 ns * largest cardinality`` for the frontier engine, ``work * 2 ns``
+        for variable elimination; summed over the runs of a per-group plan.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet, plan
+    >>> from skfairverify.verification._influence import engine_seconds
+    >>> net = BayesNet.independent([[0.5, 0.5]] * 3)
+    >>> engine_seconds(plan([np.array([0, 1])] * 3, 2, net), net) < 1e-3
+    True
+    """
+    if p.groups:
+        return sum(engine_seconds(g, network) for g in p.groups.values())
+    if p.engine == "elimination":
+        return p.work * ELIMINATION_NS_PER_UNIT * 1e-9
+    return p.work * FRONTIER_NS_PER_UNIT_STATE * max(network.cardinalities) * 1e-9
+
+
+def _check_engine_work(seconds: float, max_table_size: int) -> None:
+    """Refuse an exact computation estimated beyond the work bound of ``max_table_size``."""
+    limit = SECONDS_PER_MILLION_ENTRIES * max_table_size / 1e6
+    if seconds > limit:
+        raise TableTooLargeError(
+            f"Exact computation refused: the engine's plan is estimated at {seconds:,.0f} s "
+            f"of work, above the bound of {limit:,.0f} s that max_table_size="
+            f"{max_table_size:,} allows ({SECONDS_PER_MILLION_ENTRIES} s per million "
+            "entries)." + _HINT
+        )
+
+
+def _planned_seconds(weights, threshold, network, max_table_size, **where) -> float:
+    return engine_seconds(plan(weights, threshold, network, max_table_size=max_table_size,
+                               **where), network)
 
 
 def group_rates(network, weights, threshold, sensitive_idx, group_codes, max_table_size):
@@ -57,6 +116,9 @@ def group_rates(network, weights, threshold, sensitive_idx, group_codes, max_tab
     """
     group_codes = np.asarray(group_codes)
     try:
+        _check_engine_work(_planned_seconds(weights, threshold, network, max_table_size,
+                                            evidence_vars=list(sensitive_idx)),
+                           max_table_size)
         table = positive_probability_table(
             weights, threshold, network, list(sensitive_idx), max_table_size=max_table_size
         )
@@ -64,17 +126,40 @@ def group_rates(network, weights, threshold, sensitive_idx, group_codes, max_tab
     except TableTooLargeError:
         # Keeping every group in one table multiplies its size by the number of
         # sensitive states; one call per group (the group as evidence) needs less.
-        rates = np.empty(len(group_codes))
-        for g, codes in enumerate(group_codes):
-            evidence = {int(i): int(c) for i, c in zip(sensitive_idx, codes)}
-            try:
-                rates[g] = positive_probability(
-                    weights, threshold, network, evidence, max_table_size=max_table_size
-                )
-            except TableTooLargeError as exc:
-                raise TableTooLargeError(str(exc) + _HINT) from exc
-            except ValueError:
-                rates[g] = np.nan
+        rates = _rates_per_group(network, weights, threshold, sensitive_idx, group_codes,
+                                 max_table_size)
+    _check_defined(rates, network, sensitive_idx, group_codes)
+    return rates
+
+
+def _rates_per_group(network, weights, threshold, sensitive_idx, group_codes,
+                     max_table_size):
+    """One engine run per group (after checking their total work); NaN where impossible."""
+    evidences = [{int(i): int(c) for i, c in zip(sensitive_idx, codes)}
+                 for codes in group_codes]
+    seconds = 0.0
+    for evidence in evidences:
+        try:
+            seconds += _planned_seconds(weights, threshold, network, max_table_size,
+                                        evidence=evidence)
+        except TableTooLargeError as exc:
+            raise TableTooLargeError(str(exc) + _HINT) from exc
+        except ValueError:
+            pass  # probability-0 group: NaN below
+    _check_engine_work(seconds, max_table_size)
+    rates = np.empty(len(group_codes))
+    for g, evidence in enumerate(evidences):
+        try:
+            rates[g] = positive_probability(
+                weights, threshold, network, evidence, max_table_size=max_table_size
+            )
+        except ValueError:
+            rates[g] = np.nan
+    return rates
+
+
+def _check_defined(rates, network, sensitive_idx, group_codes) -> None:
+    """Raise when a group has probability 0 (its rate is NaN)."""
     bad = ~np.isfinite(rates)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
@@ -87,7 +172,6 @@ def group_rates(network, weights, threshold, sensitive_idx, group_codes, max_tab
             f"The group {group} has probability 0 under the network, so its positive "
             "rate is undefined."
         )
-    return rates
 
 
 def _einsum(factors, out_scope):

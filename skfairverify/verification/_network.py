@@ -180,6 +180,21 @@ def coarsen_codes(codes: np.ndarray, cardinalities, coarsenable, max_states: int
     return out
 
 
+class _PgmpyWarnings(warnings.catch_warnings):
+    """Silence pgmpy's known-harmless warnings only (by category and message).
+
+    pgmpy 1.x emits no warning on the calls made here (``causal_discovery``,
+    ``parameter_estimator``, ``structure_score``); its deprecation notices
+    (``FutureWarning`` "... is deprecated ...") are the one known-harmless kind and are
+    silenced. Anything else reaches the user.
+    """
+
+    def __enter__(self):
+        out = super().__enter__()
+        warnings.filterwarnings("ignore", message=r".*is deprecated", category=FutureWarning)
+        return out
+
+
 def _frame(codes: np.ndarray, names, cardinalities) -> pd.DataFrame:
     # pgmpy 1.x takes integer columns for continuous ones: use categoricals.
     return pd.DataFrame(
@@ -236,10 +251,7 @@ def _learn_edges(codes, names, sensitive, max_indegree, sample_weight=None):
     # and they carry Pr[X | A] directly. max_indegree bounds the other parents.
     required = {(a, v) for a in sens for v in sub_names if v not in sens}
     indegree = None if max_indegree is None else max_indegree + len(sens)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", UserWarning)
+    with _PgmpyWarnings():
         search = HillClimbSearch(
             scoring_method=_weighted_k2(data, sample_weight),
             max_indegree=indegree,
@@ -260,10 +272,7 @@ def _estimate(codes, names, cardinalities, edges, equivalent_sample_size,
 
     data = _frame(codes, names, cardinalities)
     state_names = {name: list(range(int(card))) for name, card in zip(names, cardinalities)}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", UserWarning)
+    with _PgmpyWarnings():
         model = DiscreteBayesianNetwork(edges)
         model.add_nodes_from(names)
         model.fit(
