@@ -115,7 +115,7 @@ def check_learning_size(names, cardinalities, sensitive, *, coarsenable=None,
     200
     >>> try:
     ...     check_learning_size(["a", "b", "x", "z"], [100, 100, 10, 10], ["a", "b"],
-    ...                         max_indegree=1)
+    ...                         max_indegree=1, max_table_size=1_000_000)
     ... except MemoryError as exc:
     ...     print(type(exc).__name__)
     TableTooLargeError

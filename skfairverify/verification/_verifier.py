@@ -366,7 +366,11 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         table wider and the fit several times slower. None: no bound.
     max_table_size : int, default=50_000_000
         Largest number of entries of the engine's working table; beyond it a
-        :class:`~skfairverify.s3p.TableTooLargeError` explains what to lower.
+        :class:`~skfairverify.s3p.TableTooLargeError` explains what to lower. The
+        same budget bounds, before anything is allocated, the network learning
+        (pgmpy's largest count table, at ~256 bytes per entry, within
+        ``8 * max_table_size`` bytes) and the engine's estimated running time
+        (2.4 s per million entries: 120 s by default); raising it raises all three.
     random_state : int, RandomState instance or None, default=None
         Seeds the held-out split and the binning subsample.
     n_jobs : int or None, default=None
