@@ -16,6 +16,7 @@ from skfairverify.__main__ import main
 from skfairverify.audit import AuditReport
 from skfairverify.audit import _cli as cli
 from skfairverify.audit._run import PRIVILEGED_RULE
+from skfairverify.s3p import TableTooLargeError
 
 
 class _RunStarted(Exception):
@@ -99,6 +100,8 @@ MISTAKES = [
     (["--dataset", "german", "--model", "{d}/other_columns.joblib"],
      "was fitted on column(s) ['height'] that the data lacks"),
     (["--dataset", "german", "--target", "credit"], "--target and --positive apply to --csv"),
+    (["--csv", "{d}/data.csv", *CSV, "--positive", "yes", "--sensitive-features", "sex",
+      "proxy", "other"], "Every feature of data.csv is a sensitive column"),
     (["--dataset", "german", "--sensitive-features", "colour"],
      "Column(s) ['colour'] not found in the german data"),
     (["--dataset", "german", "--privileged", "Martian"],
@@ -136,9 +139,11 @@ def test_unreadable_file_is_named(files, capsys, monkeypatch):
             enforced = False  # running as root: permissions are not enforced
     except PermissionError:
         enforced = True
-    if not enforced:
-        path.chmod(0o644)
-        pytest.skip("file permissions are not enforced for this user")
+    if not enforced:  # the error pandas would raise, simulated
+        def denied(filepath, *args, **kwargs):
+            raise PermissionError(13, "Permission denied", str(filepath))
+
+        monkeypatch.setattr(pd, "read_csv", denied)
     code, _, err = _run(["--csv", str(path), *CSV, "--quiet"], capsys)
     path.chmod(0o644)
     assert code == 2 and err == f"skfairverify audit: error: Permission denied: {path}\n"
@@ -155,6 +160,14 @@ def test_errors_during_the_run_user_value_error_vs_bug(files, capsys, monkeypatc
     code, _, err = _run(argv, capsys)
     assert (code, err) == (2, "skfairverify audit: error: Group 'F' has no positive label "
                               "in the test rows.\n")
+
+    def too_large(*args, **kwargs):
+        raise TableTooLargeError("The exact computation needs a table of 3.2e9 entries "
+                                 "(25.6 GB); raise max_table_size or lower n_bins.")
+
+    monkeypatch.setattr(cli, "run_audit", too_large)
+    code, _, err = _run(argv, capsys)
+    assert code == 2 and len(err.splitlines()) == 1 and "25.6 GB" in err
 
     def bug(*args, **kwargs):
         return {}["oops"]

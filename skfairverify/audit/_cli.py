@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
                             "training rows); the value used is printed")
     audit.add_argument("--model", metavar="FILE",
                        help="a fitted linear model saved with joblib (taking the data's "
-                            "columns)")
+                            "columns; unpickling runs code: only files you trust)")
     audit.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
     audit.add_argument("--test-size", type=_ranged(float, 0, 1, closed=False,
                                                    name="--test-size"),
@@ -216,6 +216,10 @@ def _prepare(args, parser) -> _Job:
     _check_output("--html", args.html)
     X, y, sensitive_features, name = _data(args)
     job = _Job(X, y, sensitive_features, name)
+    if not args.model and X.shape[1] <= len(set(sensitive_features)):
+        raise ValueError(f"Every feature of {name} is a sensitive column "
+                         f"{list(sensitive_features)}: the default model, which does not read "
+                         "them, needs at least one other feature.")
     if args.model:
         job.model = _load_model(args.model, X)
     if "counterfactual" in args.steps:
