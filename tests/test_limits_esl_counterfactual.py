@@ -251,3 +251,28 @@ def test_equal_surplus_with_2000_players_is_exact():
     phi = esl_value(lambda S: singles[list(S)].sum() + (100.0 if len(S) == n else 0.0), n,
                     value="equal_surplus")
     np.testing.assert_allclose(phi, singles + 100.0 / n)
+
+
+@pytest.mark.parametrize("metric", ["tpr", "ppv"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_covariance_gram_route_equals_row_route(monkeypatch, metric, weighted):
+    # many groups use the Gram route (a cell's rows summed once), few rows per cell the
+    # outer products: both are sum_i w_i psi_i psi_i^T
+    import skfairverify.esl._variance as variance
+
+    rng = np.random.default_rng(3)
+    n, n_models = 3000, 7
+    cells = rng.integers(0, 4, n)
+    unions = rng.integers(0, 2, (9, 4)).astype(bool)
+    unions[0] = True
+    problem = variance._Problem(rng.integers(0, 2, (n, n_models)), rng.integers(0, 2, n),
+                                cells, 4, unions, metric, 0.5,
+                                rng.integers(1, 4, n).astype(float) if weighted else None)
+    union_map, model_map = rng.normal(size=(9, 4)), rng.normal(size=(n_models, 3))
+    model_map[2] = 0
+    monkeypatch.setattr(variance, "_gram_is_cheaper", lambda *a: True)
+    gram = problem.covariance(model_map, union_map)
+    monkeypatch.setattr(variance, "_gram_is_cheaper", lambda *a: False)
+    rows = problem.covariance(model_map, union_map, max_elements=500)
+    np.testing.assert_allclose(gram, rows, atol=1e-14)
+    assert np.abs(rows).max() > 1e-3

@@ -187,8 +187,9 @@ class _Problem:
             r_inv = np.where(dcount > 0, r * inv, 0.0)
         inside = self.unions.T.astype(float)  # (cells, U)
         scaled = union_map / self.baseline
-        p = np.einsum("cu,tu,ul->ctl", inside, inv, scaled)
-        q = np.einsum("cu,tu,ul->ctl", inside, r_inv, scaled)
+        # optimize: contract through BLAS instead of the naive (c, t, u, l) loop
+        p = np.einsum("cu,tu,ul->ctl", inside, inv, scaled, optimize=True)
+        q = np.einsum("cu,tu,ul->ctl", inside, r_inv, scaled, optimize=True)
         return p, q
 
     def covariance(self, model_map, union_map, max_elements=2**22):
@@ -206,19 +207,57 @@ class _Problem:
         n_out, n_leaves = model_map.shape[1], union_map.shape[1]
         cov = np.zeros((n_out * n_leaves, n_out * n_leaves))
         chunk = max(1, max_elements // max(1, used.size))
+        stacked: list = []  # Gram-route factors, multiplied in batches of max_elements
+        n_stacked = 0
         for c in range(self.n_cells):
             cell_rows = np.flatnonzero(self.cells == c)
-            for start in range(0, cell_rows.size, chunk):
-                rows = cell_rows[start:start + chunk]
-                num, den = self._row_terms(rows)
-                num, den = num[:, used], den[:, used]
-                psi = np.stack([(num * p[c, :, l] - den * q[c, :, l]) @ mm
-                                for l in range(n_leaves)], axis=2)  # (rows, out, leaves)
-                psi = psi.reshape(rows.size, -1)
-                if self.weights is not None:  # frequency weights: sum_i w_i phi_i phi_i^T
-                    psi = psi * np.sqrt(self.weights[rows])[:, None]
-                cov += psi.T @ psi
+            if cell_rows.size == 0:
+                continue
+            if _gram_is_cheaper(cell_rows.size, used.size, n_out * n_leaves):
+                stacked.append(self._cell_gram_factors(cell_rows, used, mm, p[c], q[c], chunk))
+                n_stacked += stacked[-1][0].size
+                if n_stacked >= max_elements:
+                    cov += _stacked_product(stacked)
+                    stacked, n_stacked = [], 0
+            else:
+                cov += self._cell_covariance_rows(cell_rows, used, mm, p[c], q[c], chunk)
+        if stacked:
+            cov += _stacked_product(stacked)
         return cov
+
+    def _cell_covariance_rows(self, cell_rows, used, mm, p_c, q_c, chunk):
+        """``sum_i psi_i psi_i^T`` over the rows of one cell, row by row (in chunks)."""
+        n_leaves = p_c.shape[1]
+        out = 0.0
+        for start in range(0, cell_rows.size, chunk):
+            rows = cell_rows[start:start + chunk]
+            num, den = self._row_terms(rows)
+            num, den = num[:, used], den[:, used]
+            psi = np.stack([(num * p_c[:, l] - den * q_c[:, l]) @ mm
+                            for l in range(n_leaves)], axis=2)  # (rows, out, leaves)
+            psi = psi.reshape(rows.size, -1)
+            if self.weights is not None:  # frequency weights: sum_i w_i phi_i phi_i^T
+                psi = psi * np.sqrt(self.weights[rows])[:, None]
+            out = out + psi.T @ psi
+        return out
+
+    def _cell_gram_factors(self, cell_rows, used, mm, p_c, q_c, chunk):
+        """``(G, (Z^T W Z) G)`` of one cell: its covariance is ``G^T (Z^T W Z) G``.
+
+        Within a cell ``psi_i = z_i @ G`` with ``z_i = (num_i(T), den_i(T))`` and
+        ``G = [mm[T, o] p[T, l]; -mm[T, o] q[T, l]]``: cheaper than the rows' outer
+        products when a cell has more rows than models.
+        """
+        g = np.concatenate([np.einsum("to,tl->tol", mm, p_c),
+                            -np.einsum("to,tl->tol", mm, q_c)]).reshape(2 * used.size, -1)
+        gram = np.zeros((2 * used.size, 2 * used.size))
+        for start in range(0, cell_rows.size, chunk):
+            rows = cell_rows[start:start + chunk]
+            num, den = self._row_terms(rows)
+            z = np.concatenate([num[:, used], den[:, used]], axis=1)
+            wz = z if self.weights is None else z * self.weights[rows][:, None]
+            gram += z.T @ wz
+        return g, gram @ g
 
     def magnitude(self, model_map, union_map):
         """Return ``|model_map|^T (|R| |union_map|) / baseline``.
@@ -257,6 +296,19 @@ class _Problem:
             jobs = tqdm(jobs, total=len(seeds), desc="bootstrap")
         parts = Parallel(n_jobs=n_jobs)(jobs)
         return np.concatenate(parts, axis=0)
+
+
+def _stacked_product(factors: list) -> np.ndarray:
+    """``sum_c G_c^T H_c`` as one matrix product of the stacked factors."""
+    return np.vstack([g for g, _ in factors]).T @ np.vstack([h for _, h in factors])
+
+
+def _gram_is_cheaper(n_rows: int, n_models: int, n_outputs: int) -> bool:
+    """Whether the Gram route of the covariance costs fewer operations for a cell."""
+    t2 = 2 * n_models
+    rows_route = n_rows * (n_models * n_outputs + n_outputs**2)
+    gram_route = n_rows * t2**2 + t2**2 * n_outputs + t2 * n_outputs**2
+    return gram_route < rows_route
 
 
 def _bootstrap_design(weights, n_rows: int):
