@@ -339,3 +339,14 @@ def test_compas_works_out_of_the_box(capsys):
     assert section["privileged"] == "Caucasian"
     assert section["privileged_rule"].startswith("the documented privileged value")
     assert "African-American" in section["unprivileged"] and len(section["unprivileged"]) == 5
+
+
+def test_run_audit_passes_max_fits_to_the_esl_guard():
+    from skfairverify.audit import run_audit
+    from skfairverify.datasets import load_german
+    from skfairverify.s3p import TableTooLargeError
+
+    data = load_german()
+    with pytest.raises(TableTooLargeError, match="max_fits"):
+        run_audit(data.data, data.target, "sex", steps=["esl"], n_esl_features=3,
+                  max_fits=6, verbose=0)  # 2**3 - 1 = 7 fits needed

@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
             steps=args.steps, test_size=args.test_size, k=args.k,
             n_esl_features=args.esl_features, figures=bool(args.html),
             random_state=args.random_state, privileged=job.privileged,
-            verbose=0 if (args.quiet or args.json == "-") else 1,
+            max_fits=args.max_fits, verbose=0 if (args.quiet or args.json == "-") else 1,
         )
     except (ValueError, TableTooLargeError) as exc:
         _fail(parser, exc)

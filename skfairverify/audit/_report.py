@@ -29,6 +29,10 @@ class AuditReport:
     figures : dict, default={}
         Title -> PNG image (base64) for the HTML report.
 
+    See Also
+    --------
+    run_audit : builds the report.
+
     Notes
     -----
     JSON schema (``to_json()``, ``--json``): one object whose keys are
@@ -62,10 +66,6 @@ class AuditReport:
     Steps not run leave their keys out. Every number is a JSON number or ``null``:
     an undefined value (NaN, e.g. the TPR of a group without positive labels, or an
     infinite ratio) is written as ``null``, never as a bare ``NaN`` / ``Infinity``.
-
-    See Also
-    --------
-    run_audit : builds the report.
 
     Examples
     --------

@@ -275,7 +275,7 @@ def _esl_sections(first, second, attribute: str, chosen: list[str]) -> dict:
     }
 
 
-def _esl_step(audit: _Audit, timings: dict, n_features: int) -> None:
+def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> None:
     from ..esl import esl_decomposition, group_esl
 
     attribute = audit.sensitive_features[0]
@@ -289,7 +289,7 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int) -> None:
     second = esl_decomposition(
         default_model(), audit.X_train, audit.y_train, X_test=audit.X_test,
         y_test=audit.y_test, sensitive_features=attribute, features=chosen, metric="tpr",
-        random_state=audit.random_state, verbose=audit.verbose,
+        random_state=audit.random_state, verbose=audit.verbose, max_fits=max_fits,
     )
     timings["esl"] = time.perf_counter() - t0
     audit.report.sections.update(_esl_sections(first, second, attribute, chosen))
@@ -311,6 +311,7 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int) -> None:
         "test_size": [Interval(RealNotInt, 0, 1, closed="neither")],
         "k": [Interval(Integral, 1, None, closed="left")],
         "n_esl_features": [Interval(Integral, 1, None, closed="left")],
+        "max_fits": [Interval(Integral, 1, None, closed="left")],
         "privileged": "no_validation",
         "figures": ["boolean"],
         "random_state": ["random_state"],
@@ -333,6 +334,7 @@ def run_audit(
     random_state: int | None = 0,
     verbose: int = 1,
     privileged=None,
+    max_fits: int = 2**12,
 ) -> AuditReport:
     """Audit a linear model for fairness on one dataset.
 
@@ -374,6 +376,10 @@ def run_audit(
         of favorable decisions of the model on the training rows. The report's
         ``counterfactual`` section names the group used and the rule
         (``privileged``, ``privileged_rule``).
+    max_fits : int, default=4096
+        Largest number of coalition models the ESL second stage may fit
+        (``2 ** n_esl_features - 1`` for the Shapley member); beyond it the audit is
+        refused with :class:`~skfairverify.s3p.TableTooLargeError` before any fit.
 
     Returns
     -------
@@ -427,6 +433,6 @@ def run_audit(
     if "counterfactual" in steps:
         _counterfactual_step(audit, timings, k)
     if "esl" in steps:
-        _esl_step(audit, timings, n_esl_features)
+        _esl_step(audit, timings, n_esl_features, max_fits)
     report.timings = {k_: round(v, 3) for k_, v in timings.items()}
     return report

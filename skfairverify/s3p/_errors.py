@@ -12,11 +12,14 @@ MAX_SCORE_RANGE = 2**62
 
 
 class TableTooLargeError(MemoryError):
-    """The exact computation would need a table larger than ``max_table_size``.
+    """A computation would exceed a memory or work limit; refused before it starts.
 
-    The message names the frontier (the variables kept jointly in the table),
-    the range of partial scores and the memory the table would need, and
-    suggests what to reduce. It is raised before any large allocation.
+    The package's one guard error: the exact engine's table beyond
+    ``max_table_size`` (the message names the frontier, the range of partial scores and
+    the memory), the verifier's network learning and engine work, the ESL coalitions
+    and coalition fits (``max_coalitions``, ``max_fits``). Every message names the
+    size, its cause and the parameter to change; it is raised before any large
+    allocation. See ``docs/limits.md``.
 
     Examples
     --------
