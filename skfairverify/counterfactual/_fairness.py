@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from scipy import stats
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -311,10 +312,20 @@ class CounterfactualFairness(BaseEstimator):
         return " x ".join(repr(c) for c in self.sensitive_features_)
 
     def _check_X(self, X, *, fitting: bool) -> pd.DataFrame:
+        if issparse(X):
+            raise TypeError(
+                "Sparse data was passed for X, but dense data is required: the "
+                "counterfactuals are rows of a DataFrame. Convert it with X.toarray()."
+            )
         if not isinstance(X, pd.DataFrame):
             raise TypeError(
                 "CounterfactualFairness needs X as a pandas DataFrame; got "
                 f"{type(X).__name__}."
+            )
+        if X.shape[1] == 0:
+            raise ValueError(
+                f"0 feature(s) (shape={X.shape}) while a minimum of 1 is required by "
+                "CounterfactualFairness."
             )
         if not fitting and not self._from_values:
             missing = [c for c in self.sensitive_features_ if c not in X.columns]
@@ -686,6 +697,14 @@ class CounterfactualFairness(BaseEstimator):
             rows.append((name, float(r), float(p), int(np.count_nonzero(e))))
         out = pd.DataFrame(rows, columns=["feature", "correlation", "p_value", "n_changed"])
         return out.sort_values("correlation", ascending=False, ignore_index=True)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = False
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        return tags
 
 
 def _mean(values: np.ndarray, weights: np.ndarray, with_weights: bool) -> np.ndarray:

@@ -132,15 +132,16 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
         self.multiplier = multiplier
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Fit the estimator and choose the integer multiplier.
 
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
             Training data, as the estimator takes it.
-        y : array-like of shape (n_samples,)
-            Binary target.
+        y : array-like of shape (n_samples,), default=None
+            Binary target. May be None when ``estimator`` is a
+            :class:`~sklearn.frozen.FrozenEstimator` (it is not refitted).
 
         Returns
         -------
@@ -152,14 +153,18 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
         TypeError
             If the estimator is not a binary linear classifier (the message names it).
         """
-        validate_data(self, X, y, skip_check_array=True)
-        y_type = type_of_target(y, input_name="y")
+        frozen = isinstance(self.estimator, FrozenEstimator)
+        if y is None and frozen:
+            validate_data(self, X, skip_check_array=True)
+        else:  # refuses y=None for an estimator to fit, as scikit-learn does
+            validate_data(self, X, y, skip_check_array=True)
+        y_type = None if y is None else type_of_target(y, input_name="y")
         if y_type in ("multiclass", "multiclass-multioutput", "multilabel-indicator"):
             raise ValueError(
                 "Only binary classification is supported. The type of the target "
                 f"is {y_type}."
             )
-        if isinstance(self.estimator, FrozenEstimator):
+        if frozen:
             self.estimator_ = self.estimator
         else:
             self.estimator_ = clone(self.estimator).fit(X, y)

@@ -9,11 +9,12 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 from tqdm.auto import tqdm
 
 from .._linear import linear_rule
@@ -64,12 +65,30 @@ def _candidates(grid, largest) -> list[int]:
 
 def _check_y_shape(y, n_rows: int) -> np.ndarray:
     y = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
+    if y.ndim == 2 and y.shape[1] == 1:  # a column vector, as scikit-learn: warn, ravel
+        y = column_or_1d(y, warn=True)
     if y.ndim != 1 or len(y) != n_rows:
         raise ValueError(
             f"y must be 1-dimensional with {n_rows} entries (one per row of X); got shape "
             f"{y.shape}."
         )
     return y
+
+
+def _check_binary(y) -> None:
+    """Refuse more than two distinct labels before fitting (NaN labels are not counted)."""
+    values = [v for v in pd.unique(y.astype(object)) if not pd.isna(v)]
+    if len(values) > 2 and y.dtype.kind == "f" and np.any(np.asarray(values) % 1 != 0):
+        raise ValueError(
+            f"Unknown label type: continuous (y has {len(values)} distinct non-integer "
+            "values). FairnessVerifier verifies binary classifiers: y must hold two classes."
+        )
+    if len(values) > 2:
+        raise ValueError(
+            "Only binary classification is supported. The type of the target is "
+            f"multiclass: y has {len(values)} classes "
+            f"{sorted(values, key=str)[:10]}; equalized odds and the integer rule need two."
+        )
 
 
 def _same_label(value, cls) -> bool:
@@ -542,11 +561,19 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ input checks
     def _frame(self, X, *, reset: bool) -> pd.DataFrame:
+        if issparse(X):
+            raise TypeError(
+                "Sparse data was passed for X, but dense data is required: "
+                "FairnessVerifier reads X as a table. Convert it with X.toarray()."
+            )
         if isinstance(X, pd.DataFrame):
             frame = X.copy()
-            frame.columns = [str(c) for c in frame.columns]
+            # Not-string column names are not feature names for scikit-learn: the
+            # estimator then reads the columns by position, as x0, x1, ...
+            named = all(isinstance(c, str) for c in frame.columns)
+            frame.columns = [c if named else f"x{i}" for i, c in enumerate(frame.columns)]
         else:
-            arr = np.asarray(X, dtype=object) if not hasattr(X, "toarray") else X.toarray()
+            arr = np.asarray(X, dtype=object)
             if arr.ndim != 2:
                 raise ValueError(
                     f"X must be 2-dimensional (n_samples, n_features); got shape {arr.shape}."
@@ -555,6 +582,15 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             frame = frame.infer_objects()
         if len(frame) == 0:
             raise ValueError("X has no rows; FairnessVerifier needs data.")
+        if frame.shape[1] == 0:
+            raise ValueError(
+                f"0 feature(s) (shape={frame.shape}) while a minimum of 1 is required by "
+                "FairnessVerifier."
+            )
+        if reset and len(frame) == 1:
+            raise ValueError(
+                "FairnessVerifier needs at least 2 samples (two groups); got n_samples = 1."
+            )
         if reset:
             self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
             self.n_features_in_ = frame.shape[1]
@@ -938,10 +974,15 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def _check_fit_labels(self, y, n_rows: int):
         if y is None and not isinstance(self.estimator, FrozenEstimator):
             raise ValueError(
-                "y is required to fit the estimator; pass y, or wrap a fitted model in "
+                "FairnessVerifier requires y to be passed, but the target y is None: y "
+                "is required to fit the estimator; pass y, or wrap a fitted model in "
                 "sklearn.frozen.FrozenEstimator."
             )
-        return None if y is None else _check_y_shape(y, n_rows)
+        if y is None:
+            return None
+        y = _check_y_shape(y, n_rows)
+        _check_binary(y)
+        return y
 
     def _set_variables(self, encoding: Encoding, sensitive: list[str]) -> None:
         self._encoding = encoding
@@ -1314,6 +1355,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = False
         tags.input_tags.allow_nan = False
         tags.input_tags.categorical = True
         tags.input_tags.string = True
