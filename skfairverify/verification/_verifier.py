@@ -1050,7 +1050,11 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ValueError
             When the sensitive features are given twice (in the constructor and here)
             or not at all, on values of the wrong length, with NaN, a single group,
-            too many numeric values, or a name that is a column of ``X``.
+            too many numeric values, or a name that is a column of ``X``; when ``y``
+            has more than two classes or continuous values (before the estimator is
+            fitted), or is None for an estimator to fit.
+        TypeError
+            When ``X`` is sparse, or the estimator is not a binary linear classifier.
 
         Examples
         --------
