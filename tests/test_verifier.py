@@ -480,7 +480,7 @@ def test_non_linear_and_multiclass_estimators_rejected(proxy_data):
     with pytest.raises(TypeError, match="DecisionTreeClassifier"):
         FairnessVerifier(DecisionTreeClassifier(), "sex").fit(num, y)
     y3 = np.arange(len(y)) % 3
-    with pytest.raises(TypeError, match="multiclass"):
+    with pytest.raises(ValueError, match="Only binary classification is supported"):
         FairnessVerifier(LogisticRegression(), "sex").fit(num, y3)
 
 
