@@ -1,0 +1,372 @@
+"""Posterior draws of a network's parameters and credible intervals of verified rates.
+
+Given its structure, the parameters of a discrete Bayesian network learned with a
+Dirichlet prior have a posterior that is a product of independent Dirichlet
+distributions, one per row of every conditional probability table (CPT)::
+
+    theta_{i,j} | data ~ Dirichlet(N_{i,j,1} + alpha_{i,j,1}, ..., N_{i,j,r} + alpha_{i,j,r})
+
+with ``N`` the (weighted) counts of variable ``i`` in state ``k`` with its parents in
+state ``j`` and, for the BDeu prior of equivalent sample size ``ess`` that the verifier
+uses, ``alpha = ess / (r q)`` (``r`` states, ``q`` parent states). Its mean is pgmpy's
+BDeu estimate, i.e. the network the verifier solves. :func:`posterior_networks` draws
+networks from this posterior (one gamma array per CPT, normalised: vectorised over the
+draws); every draw is solved exactly by the engine, so the spread of the verified rates
+over the draws is the uncertainty that comes from the finite sample
+(:func:`rate_intervals`, :func:`credible_intervals`, :func:`metric_draws`).
+
+The draws are on the full states of the network (the structure search may coarsen
+states; the CPTs are not coarsened) and condition on the structure: the uncertainty
+of the structure search and of the discretization is not included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..s3p import BayesNet, TableTooLargeError
+from ._parameters import check_codes, check_ess, check_weights, family_counts
+
+__all__ = [
+    "RateIntervals",
+    "credible_intervals",
+    "dirichlet_draws",
+    "metric_draws",
+    "posterior_cpts",
+    "posterior_networks",
+    "rate_intervals",
+]
+
+#: Default budget of the draws, in float64 entries (the unit of ``max_table_size``).
+DEFAULT_MAX_TABLE_SIZE = 50_000_000
+
+
+def dirichlet_draws(alpha, n_draws: int, random_state=None) -> np.ndarray:
+    """Independent Dirichlet draws of every row (last axis) of ``alpha``.
+
+    Gamma draws normalised per row, computed in log space as
+    ``Gamma(alpha + 1) * U ** (1 / alpha)`` so that tiny concentrations (BDeu
+    pseudo-counts of 1e-5 in an empty row) do not underflow to a row of zeros.
+
+    Parameters
+    ----------
+    alpha : array-like of shape (..., r)
+        Positive concentrations.
+    n_draws : int
+        Number of draws.
+    random_state : int, numpy Generator or None, default=None
+        Seed or generator.
+
+    Returns
+    -------
+    ndarray of shape (n_draws, ..., r)
+        Every row sums to one.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._posterior import dirichlet_draws
+    >>> draws = dirichlet_draws([[1.0, 3.0], [2e-5, 1e-5]], 4000, random_state=0)
+    >>> draws.shape, round(float(draws[:, 0, 1].mean()), 2)
+    ((4000, 2, 2), 0.75)
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    if alpha.ndim == 0 or not np.all(np.isfinite(alpha)) or np.any(alpha <= 0):
+        raise ValueError("alpha must be an array of positive, finite concentrations.")
+    rng = np.random.default_rng(random_state)
+    shape = (int(n_draws),) + alpha.shape
+    log_g = np.log(rng.standard_gamma(alpha + 1.0, size=shape))
+    log_g += np.log1p(-rng.random(shape)) / alpha  # log U with U in (0, 1]
+    log_g -= log_g.max(axis=-1, keepdims=True)
+    np.exp(log_g, out=log_g)
+    log_g /= log_g.sum(axis=-1, keepdims=True)
+    return log_g
+
+
+def _check_n_draws(n_draws) -> int:
+    if isinstance(n_draws, (bool, np.bool_)) or not float(n_draws).is_integer():
+        raise ValueError(f"n_draws must be an integer; got {n_draws!r}.")
+    if int(n_draws) < 2:
+        raise ValueError(f"n_draws must be at least 2; got {n_draws!r}.")
+    return int(n_draws)
+
+
+def check_draw_memory(n_draws: int, sizes, max_table_size: int) -> int:
+    """Entries needed by ``n_draws`` draws of tables of ``sizes``; refuse beyond the budget.
+
+    Counts the draws twice (the stacked arrays and the networks' validated copies)
+    and three temporaries of the largest table (gamma draws, uniforms, normalisation).
+
+    Examples
+    --------
+    >>> from skfairverify.verification._posterior import check_draw_memory
+    >>> check_draw_memory(100, [4, 6], 10_000)
+    3800
+    """
+    total, largest = int(sum(sizes)), int(max(sizes, default=0))
+    entries = n_draws * (2 * total + 3 * largest)
+    if entries > max_table_size:
+        raise TableTooLargeError(
+            f"Posterior draws refused: {n_draws:,} draws of the network's tables "
+            f"({total:,} entries, largest {largest:,}) need about {entries:,} float64 "
+            f"entries ({entries * 8 / 2**30:.2f} GiB), above max_table_size="
+            f"{max_table_size:,}. Lower n_draws, use fewer bins or a narrower network "
+            "(max_bins, max_indegree), or raise max_table_size."
+        )
+    return entries
+
+
+def posterior_cpts(network, codes, *, sample_weight=None, equivalent_sample_size,
+                   n_draws, random_state=None, max_table_size=DEFAULT_MAX_TABLE_SIZE):
+    """Draws of every CPT of ``network`` from its Dirichlet posterior (stacked arrays).
+
+    Same parameters as :func:`posterior_networks`.
+
+    Returns
+    -------
+    list of ndarray
+        ``cpts[i]`` has shape ``(n_draws, *network.cpts[i].shape)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.verification._posterior import posterior_cpts
+    >>> net = BayesNet([2, 3], [(), (0,)], [np.full(2, .5), np.full((2, 3), 1 / 3)])
+    >>> codes = np.array([[0, 1], [1, 2], [1, 2]])
+    >>> [c.shape for c in posterior_cpts(net, codes, equivalent_sample_size=1.0,
+    ...                                  n_draws=10, random_state=0)]
+    [(10, 2), (10, 2, 3)]
+    """
+    if not isinstance(network, BayesNet):
+        raise TypeError(f"network must be a BayesNet; got {type(network).__name__}.")
+    n_draws = _check_n_draws(n_draws)
+    cards = network.cardinalities
+    codes = check_codes(codes, cards)
+    weight = check_weights(sample_weight, len(codes))
+    ess = check_ess(equivalent_sample_size)
+    check_draw_memory(n_draws, [c.size for c in network.cpts], max_table_size)
+    rng = np.random.default_rng(random_state)
+    out = []
+    for i, parents in enumerate(network.parents):
+        counts = family_counts(codes, cards, i, parents, weight)
+        out.append(dirichlet_draws(counts + ess / counts.size, n_draws, rng))
+    return out
+
+
+def posterior_networks(network, codes, *, sample_weight=None, equivalent_sample_size,
+                       n_draws, random_state=None, max_table_size=DEFAULT_MAX_TABLE_SIZE):
+    """Networks drawn from the posterior of ``network``'s parameters given its structure.
+
+    Every row of every CPT is drawn from ``Dirichlet(counts + ess / (r q))``, the BDeu
+    posterior of the rows ``codes`` (with ``sample_weight``) that the network was
+    learned from. The mean of the draws is the BDeu estimate (the network the verifier
+    learns with the same ``equivalent_sample_size``); ``network.cpts`` only provide
+    the structure, states and names.
+
+    Parameters
+    ----------
+    network : BayesNet
+        The fitted network (its structure ``parents`` and cardinalities are used).
+    codes : array-like of shape (n_samples, n_variables)
+        State codes of the rows it was learned from (full states, not the coarse ones
+        of the structure search).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weight of every row in the counts.
+    equivalent_sample_size : float
+        Equivalent sample size of the BDeu prior (the verifier's
+        ``EQUIVALENT_SAMPLE_SIZE``).
+    n_draws : int
+        Number of networks (at least 2; a few hundred for 95% intervals).
+    random_state : int, numpy Generator or None, default=None
+        Seed or generator.
+    max_table_size : int, default=50_000_000
+        Budget in float64 entries; the draws need about ``n_draws * (2 * sum of CPT
+        sizes + 3 * largest CPT size)``, checked before drawing.
+
+    Returns
+    -------
+    list of BayesNet
+        ``n_draws`` networks with the structure, names and states of ``network``.
+
+    Raises
+    ------
+    TableTooLargeError
+        The draws would exceed ``max_table_size``; the message names the size.
+    ValueError
+        Codes outside the network's states, bad weights, ``n_draws < 2`` or a
+        non-positive ``equivalent_sample_size``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.verification._posterior import posterior_networks
+    >>> net = BayesNet([2, 2], [(), (0,)], [np.full(2, .5), np.full((2, 2), .5)])
+    >>> codes = np.array([[0, 0]] * 30 + [[1, 1]] * 10)
+    >>> draws = posterior_networks(net, codes, equivalent_sample_size=1.0,
+    ...                            n_draws=2000, random_state=0)
+    >>> round(float(np.mean([d.cpts[0][0] for d in draws])), 2)  # (30 + .5) / 41
+    0.74
+    """
+    stacked = posterior_cpts(network, codes, sample_weight=sample_weight,
+                             equivalent_sample_size=equivalent_sample_size, n_draws=n_draws,
+                             random_state=random_state, max_table_size=max_table_size)
+    return [
+        BayesNet(network.cardinalities, network.parents, [c[d] for c in stacked],
+                 names=network.names, state_names=network.state_names)
+        for d in range(len(stacked[0]))
+    ]
+
+
+def _check_level(level) -> float:
+    level = float(level)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), e.g. 0.95; got {level!r}.")
+    return level
+
+
+def credible_intervals(draws_of_values, level=0.95):
+    """Equal-tailed percentile intervals of every column of the draws.
+
+    Parameters
+    ----------
+    draws_of_values : array-like of shape (n_draws,) or (n_draws, n_columns)
+        One row per posterior draw.
+    level : float, default=0.95
+        Posterior probability of the interval; the bounds are the
+        ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles (linear interpolation).
+
+    Returns
+    -------
+    low, high : ndarray of shape (n_columns,) or float
+        Lower and upper bounds.
+
+    Raises
+    ------
+    ValueError
+        Non-finite values, fewer draws than the level needs (at least
+        ``2 / (1 - level)``: one draw beyond each bound), or a level outside (0, 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._posterior import credible_intervals
+    >>> low, high = credible_intervals(np.arange(101.0), 0.9)
+    >>> round(low, 6), round(high, 6)
+    (5.0, 95.0)
+    """
+    level = _check_level(level)
+    values = np.asarray(draws_of_values, dtype=float)
+    if values.ndim not in (1, 2):
+        raise ValueError(f"draws_of_values must be 1- or 2-dimensional; got {values.shape}.")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("draws_of_values contain NaN or infinite values.")
+    needed = int(np.ceil(2.0 / (1.0 - level)))
+    if len(values) < needed:
+        raise ValueError(
+            f"{len(values)} draws are too few for {level:.0%} intervals; use at least "
+            f"{needed} (n_draws)."
+        )
+    low, high = np.quantile(values, [(1.0 - level) / 2.0, (1.0 + level) / 2.0], axis=0)
+    if values.ndim == 1:
+        return float(low), float(high)
+    return low, high
+
+
+@dataclass(frozen=True)
+class RateIntervals:
+    """Credible intervals of group rates from posterior draws.
+
+    Attributes
+    ----------
+    draws : ndarray of shape (n_draws, n_groups)
+        Rate of every group under every drawn network.
+    ci_low, ci_high : ndarray of shape (n_groups,)
+        Equal-tailed bounds at ``level``.
+    level : float
+        Posterior probability of every interval.
+    """
+
+    draws: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    level: float
+
+
+def rate_intervals(rates_of, draws, level=0.95) -> RateIntervals:
+    """Credible intervals of the rates ``rates_of(network)`` over the drawn networks.
+
+    Parameters
+    ----------
+    rates_of : callable
+        ``rates_of(network) -> ndarray of shape (n_groups,)``, e.g. the verifier's
+        exact group rates of its integer rule.
+    draws : list of BayesNet
+        Networks of :func:`posterior_networks`.
+    level : float, default=0.95
+        Posterior probability of the intervals.
+
+    Returns
+    -------
+    RateIntervals
+        Per-draw rates (for the metrics' intervals from the same draws, see
+        :func:`metric_draws`) and per-group bounds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.verification._posterior import posterior_networks, rate_intervals
+    >>> net = BayesNet([2, 2], [(), (0,)], [np.full(2, .5), np.full((2, 2), .5)])
+    >>> codes = np.array([[0, 0]] * 20 + [[0, 1]] * 20 + [[1, 1]] * 5)
+    >>> draws = posterior_networks(net, codes, equivalent_sample_size=1.0, n_draws=400,
+    ...                            random_state=0)
+    >>> out = rate_intervals(lambda n: n.cpts[1][:, 1], draws)
+    >>> out.draws.shape, bool(out.ci_low[0] < 0.5 < out.ci_high[0])
+    ((400, 2), True)
+    """
+    level = _check_level(level)
+    values = np.array([np.asarray(rates_of(net), dtype=float).ravel() for net in draws])
+    if values.ndim != 2:
+        raise ValueError("rates_of must return the same number of rates for every network.")
+    low, high = credible_intervals(values, level)
+    return RateIntervals(values, low, high, level)
+
+
+def metric_draws(rate_draws) -> dict:
+    """Disparate impact and statistical parity of every draw of the group rates.
+
+    Parameters
+    ----------
+    rate_draws : array-like of shape (n_draws, n_groups)
+        Group rates per draw (``RateIntervals.draws``); at least two groups.
+
+    Returns
+    -------
+    dict of ndarray of shape (n_draws,)
+        ``"disparate_impact"`` (min / max; 1 where every rate is 0) and
+        ``"statistical_parity"`` (max - min). Equalized odds per draw is
+        ``np.maximum`` of the statistical parity of the TPR and of the FPR draws.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._posterior import metric_draws
+    >>> out = metric_draws([[0.2, 0.4], [0.0, 0.0]])
+    >>> out["disparate_impact"].tolist(), out["statistical_parity"].tolist()
+    ([0.5, 1.0], [0.2, 0.0])
+    """
+    rates = np.asarray(rate_draws, dtype=float)
+    if rates.ndim != 2 or rates.shape[1] < 2:
+        raise ValueError(
+            f"rate_draws must have shape (n_draws, n_groups >= 2); got {rates.shape}."
+        )
+    if not np.all(np.isfinite(rates)):
+        raise ValueError("rate_draws contain NaN or infinite values.")
+    top, bottom = rates.max(axis=1), rates.min(axis=1)
+    safe = np.where(top > 0, top, 1.0)
+    return {
+        "disparate_impact": np.where(top > 0, bottom / safe, 1.0),
+        "statistical_parity": top - bottom,
+    }
