@@ -1,0 +1,150 @@
+"""CPT estimation with a hierarchical prior for small groups, and the bin cap (issue 16)."""
+
+import numpy as np
+import pytest
+
+from skfairverify.s3p import BayesNet
+from skfairverify.verification._network import _estimate
+from skfairverify.verification._parameters import (
+    STRENGTH_GRID,
+    distribution_max_bins,
+    estimate_cpts,
+    family_counts,
+)
+
+CARDS = [2, 2, 4, 5]  # A1, A2 sensitive; Z (4 states); X (5 states) | A1, A2, Z
+PARENTS = [(), (), (0, 1), (2, 0, 1)]  # X lists its other parent first on purpose
+
+
+def _data(n, seed, shift=0.5):
+    rng = np.random.default_rng(seed)
+    a1 = (rng.random(n) < 0.08).astype(int)
+    a2 = (rng.random(n) < 0.5).astype(int)
+    z = np.minimum((rng.random(n) * 4 + a1 + a2 * 0.5).astype(int), 3)
+    x = np.clip(np.rint(rng.normal(2 + 0.5 * z / 3 + shift * a1, 1.0)), 0, 4).astype(int)
+    return np.column_stack([a1, a2, z, x])
+
+
+def test_bdeu_equals_pgmpy_estimate_with_and_without_weights():
+    codes = _data(300, 0)
+    names = ["A1", "A2", "Z", "X"]
+    edges = [("A1", "Z"), ("A2", "Z"), ("Z", "X"), ("A1", "X"), ("A2", "X")]
+    weight = np.random.default_rng(1).uniform(0.1, 2.0, size=len(codes))
+    for w in (None, weight):
+        net = _estimate(codes, names, CARDS, edges, 1.0, sample_weight=w)
+        ours = estimate_cpts(codes, CARDS, net.parents, [0, 1], sample_weight=w,
+                             equivalent_sample_size=1.0, prior="bdeu")
+        for got, want in zip(ours, net.cpts):
+            np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def _hierarchy(counts, ess, t, u):
+    """The three levels from counts of shape (A1, A2, Z, X): the formulas of the module."""
+    K = counts.shape[-1]
+    c = counts.sum(axis=(0, 1, 2))
+    r = (c + ess / K) / (c.sum() + ess)
+    m = counts.sum(axis=(0, 1))
+    p = (m + t * r) / (m.sum(axis=-1, keepdims=True) + t)
+    return (counts + u * p) / (counts.sum(axis=-1, keepdims=True) + u)
+
+
+def _brute_loo(codes, t, u, ess=1.0):
+    """Leave-one-out log-likelihood of X given (A1, A2, Z), refitting without each row."""
+    full = family_counts(codes, CARDS, 3, (0, 1, 2))
+    total = 0.0
+    for row in codes:
+        counts = full.copy()
+        counts[tuple(row)] -= 1
+        total += np.log(_hierarchy(counts, ess, t, u)[tuple(row)])
+    return total
+
+
+def _brute_loo_pooled(codes, t, ess=1.0):
+    """Leave-one-out log-likelihood of X given Z only (the pooled level)."""
+    full = family_counts(codes, CARDS, 3, (2,))
+    total = 0.0
+    for z, x in codes[:, 2:]:
+        m = full.copy()
+        m[z, x] -= 1
+        c = m.sum(axis=0)
+        r = (c + ess / 5) / (c.sum() + ess)
+        total += np.log((m[z, x] + t * r[x]) / (m[z].sum() + t))
+    return total
+
+
+def test_strengths_maximise_the_brute_force_leave_one_out_likelihood():
+    codes = _data(150, 2)
+    grid = [0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
+    cpts, strengths = estimate_cpts(codes, CARDS, PARENTS, [0, 1], strengths=grid,
+                                    return_strengths=True)
+    t, u = strengths[3]
+    assert t == grid[int(np.argmax([_brute_loo_pooled(codes, s) for s in grid]))]
+    assert u == grid[int(np.argmax([_brute_loo(codes, t, s) for s in grid]))]
+    # The table itself is the hierarchy with those strengths, axes in PARENTS' order.
+    expected = _hierarchy(family_counts(codes, CARDS, 3, (0, 1, 2)), 1.0, t, u)
+    np.testing.assert_allclose(cpts[3], np.transpose(expected, (2, 0, 1, 3)))
+    BayesNet(CARDS, PARENTS, cpts)  # valid tables
+
+
+def test_small_group_distribution_is_closer_to_the_truth_than_bdeu():
+    """Monte Carlo: L1 error of the 15-row group's distribution, hierarchical vs BDeu."""
+    rng = np.random.default_rng(3)
+    K = 20
+    errors = {"hierarchical": [], "bdeu": []}
+    for _ in range(150):
+        base = rng.dirichlet(np.full(K, 5.0))
+        small = 0.7 * base + 0.3 * rng.dirichlet(np.ones(K))
+        a = np.r_[np.zeros(400, int), np.ones(15, int)]
+        x = np.r_[rng.choice(K, 400, p=base), rng.choice(K, 15, p=small)]
+        codes = np.column_stack([a, x])
+        for prior, err in errors.items():
+            cpt = estimate_cpts(codes, [2, K], [(), (0,)], [0], prior=prior)[1]
+            err.append(np.abs(cpt[1] - small).sum())
+    assert np.mean(errors["hierarchical"]) < 0.6 * np.mean(errors["bdeu"])
+
+
+def test_a_distinct_large_group_keeps_its_own_distribution():
+    rng = np.random.default_rng(4)
+    a = np.r_[np.zeros(2000, int), np.ones(2000, int)]
+    x = np.r_[rng.choice(3, 2000, p=[0.8, 0.1, 0.1]), rng.choice(3, 2000, p=[0.1, 0.1, 0.8])]
+    cpts, strengths = estimate_cpts(np.column_stack([a, x]), [2, 3], [(), (0,)], [0],
+                                    return_strengths=True)
+    assert strengths[1][1] <= 10.0  # pseudo-rows, against 2,000 rows per group
+    np.testing.assert_allclose(cpts[1], [[0.8, 0.1, 0.1], [0.1, 0.1, 0.8]], atol=0.03)
+
+
+def test_weights_enter_the_counts_as_repeated_rows_for_the_tables():
+    codes = _data(120, 5)
+    weight = np.arange(120) % 3
+    grid = [0.5, 5.0, 50.0]
+    a = estimate_cpts(codes, CARDS, PARENTS, [0, 1], sample_weight=weight, strengths=grid,
+                      prior="bdeu")
+    b = estimate_cpts(np.repeat(codes, weight, axis=0), CARDS, PARENTS, [0, 1],
+                      strengths=grid, prior="bdeu")
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x, y)
+
+
+def test_default_grid_and_errors():
+    assert STRENGTH_GRID[0] == pytest.approx(0.05) and STRENGTH_GRID[-1] == pytest.approx(5000)
+    codes = _data(20, 6)
+    with pytest.raises(ValueError, match="prior must be"):
+        estimate_cpts(codes, CARDS, PARENTS, [0, 1], prior="flat")
+    with pytest.raises(ValueError, match="strengths must be"):
+        estimate_cpts(codes, CARDS, PARENTS, [0, 1], strengths=[0.0, 1.0])
+    with pytest.raises(ValueError, match="parents has 2 entries"):
+        estimate_cpts(codes, CARDS, PARENTS[:2], [0, 1])
+    with pytest.raises(ValueError, match="Column 3 of codes"):
+        estimate_cpts(codes, [2, 2, 4, 2], PARENTS, [0, 1])
+
+
+def test_distribution_max_bins_follows_the_smallest_group():
+    sens = np.column_stack([np.r_[np.zeros(460, int), np.ones(40, int)], np.arange(500) % 2])
+    assert distribution_max_bins(sens) == 5  # smallest group: 20 rows
+    assert distribution_max_bins(sens, rows_per_bin=2.0) == 10
+    # Kish effective size with weights: equal weights change nothing.
+    assert distribution_max_bins(sens, np.full(500, 3.0)) == 5
+    big = np.column_stack([np.arange(4000) % 2, np.arange(4000) // 2 % 2])
+    assert distribution_max_bins(big) == 250
+    with pytest.raises(ValueError, match="rows_per_bin"):
+        distribution_max_bins(sens, rows_per_bin=0)
