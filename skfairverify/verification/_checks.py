@@ -1,0 +1,182 @@
+"""Input checks of the verifier: X as a table, the labels, rows of weight 0."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import issparse
+from sklearn.frozen import FrozenEstimator
+from sklearn.utils.validation import column_or_1d
+
+from ..s3p import BayesNet
+from ..utils._validation import check_unambiguous
+
+__all__ = [
+    "check_binary", "check_y_shape", "estimator_has", "positive_rows", "same_label",
+    "take_rows"
+]
+
+
+def estimator_has(attr):
+    def check(self):
+        if hasattr(self, "estimator_"):
+            return hasattr(self.estimator_, attr)
+        return hasattr(self.estimator, attr)
+
+    return check
+
+
+def check_y_shape(y, n_rows: int) -> np.ndarray:
+    y = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
+    if y.ndim == 2 and y.shape[1] == 1:  # a column vector, as scikit-learn: warn, ravel
+        y = column_or_1d(y, warn=True)
+    if y.ndim != 1 or len(y) != n_rows:
+        raise ValueError(
+            f"y must be 1-dimensional with {n_rows} entries (one per row of X); got shape "
+            f"{y.shape}."
+        )
+    return y
+
+
+def check_binary(y) -> None:
+    """Refuse more than two distinct labels before fitting (NaN labels are not counted)."""
+    values = [v for v in pd.unique(y.astype(object)) if not pd.isna(v)]
+    if len(values) > 2 and y.dtype.kind == "f" and np.any(np.asarray(values) % 1 != 0):
+        raise ValueError(
+            f"Unknown label type: continuous (y has {len(values)} distinct non-integer "
+            "values). FairnessVerifier verifies binary classifiers: y must hold two classes."
+        )
+    if len(values) > 2:
+        raise ValueError(
+            "Only binary classification is supported. The type of the target is "
+            f"multiclass: y has {len(values)} classes "
+            f"{sorted(values, key=str)[:10]}; equalized odds and the integer rule need two."
+        )
+
+
+def same_label(value, cls) -> bool:
+    """Whether a label equals a class, refusing ``"1"`` for ``1`` (str vs number)."""
+    if isinstance(value, str) != isinstance(cls, str):
+        return False
+    return bool(value == cls)
+
+
+def take_rows(X, rows):
+    """Take the rows ``rows`` of ``X`` (DataFrame, sparse matrix or array-like)."""
+    if isinstance(X, (pd.DataFrame, pd.Series)):
+        return X.iloc[rows]
+    if isinstance(X, np.ndarray) or hasattr(X, "toarray"):
+        return X[rows]
+    return [X[int(i)] for i in rows]
+
+
+def positive_rows(frame: pd.DataFrame, y, weight):
+    """``frame``, ``y`` and ``weight`` without the rows of weight 0 (same as no row)."""
+    if weight is None or weight.all():
+        return frame, y, weight
+    keep = weight > 0
+    return (frame[keep].reset_index(drop=True), None if y is None else y[keep],
+            weight[keep])
+
+
+class _InputChecksMixin:
+    """Validation of ``X`` and ``y`` by :class:`FairnessVerifier`."""
+
+    def _frame(self, X, *, reset: bool) -> pd.DataFrame:
+        if issparse(X):
+            raise TypeError(
+                "Sparse data was passed for X, but dense data is required: "
+                "FairnessVerifier reads X as a table. Convert it with X.toarray()."
+            )
+        if isinstance(X, pd.DataFrame):
+            frame = X.copy()
+            # Not-string column names are not feature names for scikit-learn: the
+            # estimator then reads the columns by position, as x0, x1, ...
+            named = all(isinstance(c, str) for c in frame.columns)
+            frame.columns = [c if named else f"x{i}" for i, c in enumerate(frame.columns)]
+        else:
+            arr = np.asarray(X, dtype=object)
+            if arr.ndim != 2:
+                raise ValueError(
+                    f"X must be 2-dimensional (n_samples, n_features); got shape {arr.shape}."
+                )
+            frame = pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
+            frame = frame.infer_objects()
+        if len(frame) == 0:
+            raise ValueError("X has no rows; FairnessVerifier needs data.")
+        if frame.shape[1] == 0:
+            raise ValueError(
+                f"0 feature(s) (shape={frame.shape}) while a minimum of 1 is required by "
+                "FairnessVerifier."
+            )
+        if reset and len(frame) == 1:
+            raise ValueError(
+                "FairnessVerifier needs at least 2 samples (two groups); got n_samples = 1."
+            )
+        if reset:
+            self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
+            self.n_features_in_ = frame.shape[1]
+        nan_cols = [c for c in frame.columns if frame[c].isna().any()]
+        if nan_cols:
+            raise ValueError(
+                f"X contains missing values (NaN) in the column(s) {nan_cols}; impute or "
+                "drop them before verifying."
+            )
+        return frame
+
+    def _positive_labels(self, y, n_rows: int) -> np.ndarray:
+        """Whether each label is the positive class; refuses labels it cannot read."""
+        y = check_y_shape(y, n_rows)
+        classes = self.classes_.tolist()
+        values = pd.unique(y.astype(object))
+        missing = [v for v in values if pd.isna(v)]
+        if missing:
+            raise ValueError(
+                f"y contains missing labels ({int(pd.isna(y).sum())} NaN/None); a label "
+                "must be one of the estimator's classes "
+                f"{classes}. Drop or impute those rows."
+            )
+        if len(values) > 2:
+            raise ValueError(
+                f"y has {len(values)} distinct labels {sorted(values, key=str)[:10]}; "
+                "equalized odds needs binary labels, the estimator's classes "
+                f"{classes}."
+            )
+        unknown = [v for v in values if not any(same_label(v, c) for c in classes)]
+        if unknown:
+            raise ValueError(
+                f"y has label(s) {sorted(unknown, key=str)} (type "
+                f"{sorted({type(v).__name__ for v in unknown})}) that are not in the "
+                f"estimator's classes {classes} (type "
+                f"{sorted({type(c).__name__ for c in classes})}); encode y as in fit."
+            )
+        return np.asarray(y.astype(object) == self.classes_[1], dtype=bool)
+
+    def _check_fit_labels(self, y, n_rows: int):
+        if y is None and not isinstance(self.estimator, FrozenEstimator):
+            raise ValueError(
+                "FairnessVerifier requires y to be passed, but the target y is None: y "
+                "is required to fit the estimator; pass y, or wrap a fitted model in "
+                "sklearn.frozen.FrozenEstimator."
+            )
+        if y is None:
+            return None
+        y = check_y_shape(y, n_rows)
+        check_binary(y)
+        return y
+
+    def _check_verify_frame(self, frame: pd.DataFrame) -> None:
+        if isinstance(self.network, BayesNet):
+            raise ValueError(
+                "verify re-estimates the network from data; this verifier was given a "
+                "fixed BayesNet. Use network='learn' or 'independent'."
+            )
+        missing = [c for c in self.variables_ if c not in frame.columns]
+        if missing:
+            raise ValueError(f"X lacks the column(s) {missing} used by the verifier.")
+        for s in self._sensitive:
+            check_unambiguous(frame[s], s)
+            if frame[s].nunique() < 2:
+                raise ValueError(
+                    f"Sensitive feature {s!r} has a single group in X; fairness needs two."
+                )

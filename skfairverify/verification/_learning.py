@@ -1,0 +1,61 @@
+"""Learning the Bayesian networks of the variables (all rows, ``Y = 1``, ``Y = 0``)."""
+
+from __future__ import annotations
+
+import numpy as np
+from joblib import Parallel, delayed
+from tqdm.auto import tqdm
+
+from ..s3p import BayesNet
+from ._network import check_learning_size, independent_network, learn_network
+
+__all__ = ["EQUIVALENT_SAMPLE_SIZE", "STRUCTURE_BINS"]
+
+#: Largest number of states of a binned variable during the structure search.
+STRUCTURE_BINS = 5
+#: BDeu equivalent sample size of the parameter prior (light smoothing).
+EQUIVALENT_SAMPLE_SIZE = 1.0
+
+
+class _NetworkMixin:
+    """The networks of the verifier."""
+
+    def _network_for(self, encoding, codes, weight):
+        names, cards = encoding.names, encoding.cardinalities
+        if isinstance(self.network, BayesNet):
+            return self.network
+        if self.network == "independent":
+            return independent_network(codes, names, cards, EQUIVALENT_SAMPLE_SIZE,
+                                       sample_weight=weight)
+        return learn_network(
+            codes,
+            names,
+            cards,
+            self._sensitive,
+            coarsenable=[v.kind == "binned" for v in encoding.variables],
+            structure_bins=STRUCTURE_BINS,
+            max_indegree=self.max_indegree,
+            equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
+            sample_weight=weight,
+            max_table_size=self.max_table_size,
+        )
+
+    def _learn_networks(self, encoding, codes, y_pos, weight):
+        """Networks on all rows, and on the rows with ``Y = 1`` and ``Y = 0``."""
+        if isinstance(self.network, str) and self.network == "learn":
+            check_learning_size(encoding.names, encoding.cardinalities, self._sensitive,
+                                coarsenable=[v.kind == "binned" for v in encoding.variables],
+                                structure_bins=STRUCTURE_BINS, max_indegree=self.max_indegree,
+                                max_table_size=self.max_table_size)
+        subsets = [np.ones(len(codes), dtype=bool)]
+        if y_pos is not None:
+            subsets += [y_pos, ~y_pos]
+        tasks = [delayed(self._network_for)(encoding, codes[m],
+                                            None if weight is None else weight[m])
+                 for m in subsets if m.any()]
+        parallel = Parallel(n_jobs=self.n_jobs if len(tasks) > 1 else None,
+                            return_as="generator")
+        learned = iter(
+            tqdm(parallel(tasks), total=len(tasks), desc="networks", disable=not self.verbose)
+        )
+        return [next(learned) if m.any() else None for m in subsets]

@@ -1,0 +1,156 @@
+"""The exact path for linear rules: group rates of the integer rule by the S3P engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..s3p import BayesNet, TableTooLargeError
+from ._influence import edge_specific_network, fvgm_mediated_network, group_rates
+from ._metrics import disparate_impact, favored_indices, rate_gap
+from ._variables import Encoding
+
+__all__ = ["Evaluation", "gap_of_present", "group_support", "groups_present", "rates_in_subset"]
+
+
+def group_support(sens_codes: np.ndarray, weight):
+    """Distinct compound groups (rows of codes) and their rows, or summed weights."""
+    group_codes, inverse, counts = np.unique(
+        sens_codes, axis=0, return_inverse=True, return_counts=True
+    )
+    if weight is None:
+        return group_codes, counts.astype(np.int64)
+    return group_codes, np.bincount(inverse.ravel(), weights=weight,
+                                    minlength=len(group_codes))
+
+
+def groups_present(group_codes: np.ndarray, sens_codes: np.ndarray) -> np.ndarray:
+    """Whether each group (row of ``group_codes``) has a row in ``sens_codes``."""
+    present = {tuple(g) for g in np.unique(sens_codes, axis=0)}
+    return np.array([tuple(g) in present for g in group_codes], dtype=bool)
+
+
+def rates_in_subset(rates_of, network, group_codes, subset_codes) -> np.ndarray:
+    """Rates under ``network`` of the groups with rows in the subset (NaN for others)."""
+    values = np.full(len(group_codes), np.nan)
+    if network is not None:
+        present = groups_present(group_codes, subset_codes)
+        values[present] = rates_of(network)[present]
+    return values
+
+
+def gap_of_present(values: np.ndarray) -> float | None:
+    """Statistical parity gap of the groups with a rate (None for fewer than two)."""
+    present = values[~np.isnan(values)]
+    return rate_gap(present) if present.size >= 2 else None
+
+
+@dataclass
+class Evaluation:
+    """What one verification of the integer rule on data yields (``_evaluate``)."""
+
+    multiplier: int
+    weights: list
+    threshold: int
+    network: BayesNet
+    group_codes: np.ndarray
+    groups: pd.DataFrame
+    metrics: dict
+    most_favored: int
+    least_favored: int
+
+
+class _LinearPathMixin:
+    """Exact group rates and metrics of the integer rule."""
+
+    def _evaluate(self, frame, y_pos, encoding, multipliers, weight) -> Evaluation:
+        """Networks, group rates and metrics on ``frame`` (labels ``y_pos`` or None).
+
+        ``multipliers`` lists the multipliers to try in order: when the engine's table
+        for one is too large, the next (smaller) one is used.
+        """
+        codes = encoding.codes(frame)
+        sens_codes = codes[:, self._sens_idx]
+        group_codes, support = group_support(sens_codes, weight)
+        if len(group_codes) < 2:
+            raise ValueError("X holds a single compound sensitive group; fairness needs two.")
+        networks = self._learn_networks(encoding, codes, y_pos, weight)
+        for k, l in enumerate(multipliers):
+            try:
+                return self._evaluate_at(l, encoding, networks, group_codes, support,
+                                         sens_codes, y_pos)
+            except TableTooLargeError:
+                if k + 1 == len(multipliers):
+                    raise
+        raise RuntimeError("no multiplier to try")  # pragma: no cover
+
+    def _evaluate_at(self, multiplier, encoding, networks, group_codes, support, sens_codes,
+                     y_pos) -> Evaluation:
+        """Group rates and metrics of the integer rule with the multiplier ``l``."""
+        weights, threshold = self._integer_rule(encoding, multiplier)
+
+        def rates_of(net):
+            return group_rates(net, weights, threshold, self._sens_idx, group_codes,
+                               self.max_table_size)
+
+        rates = rates_of(networks[0])
+        groups = self._group_table(encoding, group_codes)
+        groups["positive_rate"] = rates
+        groups["support"] = support
+        metrics = {
+            "disparate_impact": disparate_impact(rates),
+            "statistical_parity": rate_gap(rates),
+        }
+        if y_pos is not None:
+            for mask, net, column in ((y_pos, networks[1], "true_positive_rate"),
+                                      (~y_pos, networks[2], "false_positive_rate")):
+                groups[column] = rates_in_subset(rates_of, net, group_codes,
+                                                  sens_codes[mask])
+            gaps = [gap_of_present(groups[c].to_numpy())
+                    for c in ("true_positive_rate", "false_positive_rate")]
+            if any(g is not None for g in gaps):
+                metrics["equalized_odds"] = max(g for g in gaps if g is not None)
+        i_max, i_min = favored_indices(rates)
+        if self._mediators:
+            pcf_rates = rates_of(self._mediated_network(encoding, networks[0],
+                                                        group_codes[i_max]))
+            groups["path_specific_rate"] = pcf_rates
+            metrics["path_specific_causal"] = rate_gap(pcf_rates)
+        return Evaluation(multiplier, weights, threshold, networks[0], group_codes, groups,
+                           metrics, i_max, i_min)
+
+    def _group_table(self, encoding, group_codes) -> pd.DataFrame:
+        """One column per sensitive feature: the value of each group."""
+        return pd.DataFrame(
+            {
+                name: [encoding.variables[i].states[int(s)] for s in group_codes[:, k]]
+                for k, (name, i) in enumerate(zip(self._sensitive, self._sens_idx))
+            }
+        )
+
+    def _mediated_network(self, encoding, network, favored_codes) -> BayesNet:
+        """Return the network in which the mediators follow the most favored group."""
+        med_idx = [encoding.index(m) for m in self._mediators]
+        if self.pcf_definition == "fvgm":
+            return fvgm_mediated_network(network, med_idx, self._sens_idx,
+                                         list(favored_codes), self.max_table_size)
+        return edge_specific_network(network, med_idx, self._sens_idx, list(favored_codes))
+
+    def _favored(self, groups: pd.DataFrame, i: int) -> dict:
+        return {s: groups[s].iloc[i] for s in self._sensitive}
+
+    def _set_evaluation(self, ev: Evaluation, encoding: Encoding) -> None:
+        self._weights = ev.weights
+        self.threshold_ = ev.threshold
+        self.weights_ = {
+            v.name: pd.Series(w, index=pd.Index(v.states, dtype=object), name=v.name)
+            for v, w in zip(encoding.variables, ev.weights)
+        }
+        self.network_ = ev.network
+        self.groups_ = ev.groups
+        self.metrics_ = ev.metrics
+        self._group_codes = ev.group_codes
+        self.most_favored_group_ = self._favored(ev.groups, ev.most_favored)
+        self.least_favored_group_ = self._favored(ev.groups, ev.least_favored)

@@ -1,0 +1,188 @@
+"""Quantization of a linear rule: the bins, the integer multiplier and their agreement."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+from tqdm.auto import tqdm
+
+from .._linear import linear_rule
+from ..preprocessing import decision_scale, integer_threshold, quantize
+from ..s3p import BayesNet
+from ._variables import Encoding
+from ._warnings import MIN_AGREEMENT, LowAgreementWarning
+
+__all__ = [
+    "BIN_GRID", "HELD_OUT", "MULTIPLIER_GRID", "candidates", "effective_size",
+    "finest_within_noise", "weighted_scale"
+]
+
+#: Candidate numbers of bins for ``n_bins="auto"`` (those <= max_bins, and max_bins).
+BIN_GRID = (5, 10, 20, 30, 40, 60, 80, 100, 150, 200)
+#: Candidate multipliers for ``multiplier="auto"`` (those <= max_multiplier, and it).
+MULTIPLIER_GRID = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+#: Share of X held out to choose the bins and the multiplier.
+HELD_OUT = 0.25
+
+
+def candidates(grid, largest) -> list[int]:
+    """Grid values <= largest plus largest, in decreasing order (finer first on ties)."""
+    return sorted({g for g in grid if g <= largest} | {int(largest)}, reverse=True)
+
+
+def weighted_scale(decision, weight) -> float:
+    """Root mean square of ``decision``, weighted by ``weight`` when given."""
+    decision = np.asarray(decision, dtype=float)
+    if weight is None:
+        return decision_scale(decision)
+    # The root mean square of d * sqrt(w / mean(w)) is sqrt(sum(w d^2) / sum(w)).
+    return decision_scale(decision * np.sqrt(weight / weight.mean()))
+
+
+def effective_size(weight, n_rows: int) -> float:
+    """Kish's effective sample size ``(sum w)^2 / sum w^2`` (``n_rows`` without weights)."""
+    if weight is None:
+        return float(n_rows)
+    return float(weight.sum() ** 2 / np.sum(weight**2))
+
+
+def finest_within_noise(scores, n_effective: float) -> tuple[int, int]:
+    """Finest ``(k, l)`` whose agreement is within one standard error of the best.
+
+    ``scores`` lists ``(agreement, k, l)`` finest resolution first; differences within
+    one standard error of the best agreement are noise of the held-out sample.
+    """
+    best = max(s[0] for s in scores)
+    tol = np.sqrt(best * (1.0 - best) / n_effective) + 1.0 / n_effective
+    _, k, l = next(s for s in scores if s[0] >= best - tol)
+    return k, l
+
+
+class _QuantizationMixin:
+    """The linear rule read from the estimator and its integer version."""
+
+    def _read_rule(self, frame, weight) -> None:
+        """``rule_``, ``classes_`` and the rule divided by its (weighted) scale."""
+        try:
+            rule = linear_rule(self.estimator_)
+        except TypeError as exc:
+            raise TypeError(
+                f"FairnessVerifier verifies binary linear classifiers; "
+                f"{type(self.estimator).__name__} cannot be read as one: {exc}"
+            ) from exc
+        self.rule_ = rule
+        self.classes_ = np.asarray(rule.classes) if rule.classes is not None else np.array([0, 1])
+        # Quantize the rule divided by the scale of its decision function, so that the
+        # integer rule does not depend on a positive rescaling of the model.
+        self.decision_scale_ = weighted_scale(rule.decision_function(frame), weight)
+        self._unit_rule = rule.scaled(1.0 / self.decision_scale_)
+
+    def _multipliers(self) -> list[int]:
+        """Return the multipliers to try, largest first (one with a fixed ``multiplier``)."""
+        if self.multiplier == "auto":
+            return candidates(MULTIPLIER_GRID, self.max_multiplier)
+        return [int(self.multiplier)]
+
+    def _integer_rule(self, encoding: Encoding, multiplier: int):
+        """Integer weights of every state and the threshold of the rule times ``l``."""
+        weights = [quantize(v.contribution, multiplier) for v in encoding.variables]
+        threshold = integer_threshold(int(quantize(self._unit_rule.intercept, multiplier)))
+        return weights, threshold
+
+    def _agreements(self, encoding, frame, reference, multipliers, weight) -> np.ndarray:
+        """Share of the rows (weighted) where the integer rule decides as ``reference``.
+
+        One agreement per multiplier; the rule is the verified one: the sum of the
+        integer weights of the rows' states reaches the integer threshold.
+        """
+        codes = encoding.codes(frame)
+        out = np.empty(len(multipliers))
+        for i, l in enumerate(multipliers):
+            weights, threshold = self._integer_rule(encoding, l)
+            score = np.zeros(len(codes), dtype=np.int64)
+            for j, w in enumerate(weights):
+                score += w[codes[:, j]]
+            out[i] = np.average((score >= threshold) == reference, weights=weight)
+        return out
+
+    def _held_out_split(self, n_rows: int):
+        idx = np.arange(n_rows)
+        if n_rows < 40:
+            return idx, idx
+        return train_test_split(idx, test_size=HELD_OUT, random_state=self.random_state)
+
+    def _choose_quantization(self, frame, sensitive, weight):
+        """Choose the number of bins and the multiplier by agreement on held-out rows.
+
+        The split is by rows; with ``sample_weight`` the bins are weighted on the
+        fitting rows and the agreement on the held-out rows, whose standard error uses
+        their effective (Kish) size.
+        """
+        rule = self._unit_rule
+        multipliers = self._multipliers()
+        bins = candidates(BIN_GRID, self.max_bins) if self.n_bins == "auto" else [
+            int(self.n_bins)]
+        if len(bins) == 1 and len(multipliers) == 1:
+            return bins[0], multipliers[0]
+        fit_idx, hold_idx = self._held_out_split(len(frame))
+        hold = frame.iloc[hold_idx]
+        hold_weight = None if weight is None else weight[hold_idx]
+        reference = rule.decision_function(hold) > 0
+        scores = []  # (agreement, k, l), finest resolution first
+        for k in tqdm(bins, desc="bins", disable=not self.verbose):
+            enc = Encoding.from_data(frame, rule, sensitive, k, self.random_state,
+                                     bin_rows=fit_idx, sample_weight=weight)
+            agreements = self._agreements(enc, hold, reference, multipliers, hold_weight)
+            scores += [(a, k, l) for a, l in zip(agreements, multipliers)]
+        return finest_within_noise(scores, effective_size(hold_weight, len(hold)))
+
+    def _encode(self, frame, sensitive, weight):
+        """Build the variables; return them and the multipliers to try (chosen, then smaller)."""
+        if isinstance(self.network, BayesNet):
+            encoding = Encoding.from_network(self.network, self._unit_rule, sensitive)
+            self.n_bins_ = None
+            multipliers = self._multipliers()
+            reference = self._unit_rule.decision_function(frame) > 0
+            agreements = self._agreements(encoding, frame, reference, multipliers, weight)
+            l = multipliers[int(np.argmax(agreements))]  # ties: the first candidate
+        else:
+            k, l = self._choose_quantization(frame, sensitive, weight)
+            encoding = Encoding.from_data(frame, self._unit_rule, sensitive, k,
+                                          self.random_state, sample_weight=weight)
+            self.n_bins_ = k
+        # With multiplier="auto", fall back to smaller multipliers (a shorter score
+        # range) when the exact computation would not fit in max_table_size.
+        smaller = [m for m in self._multipliers() if m < l] if self.multiplier == "auto" else []
+        return encoding, [l] + smaller
+
+    def _warn_low_agreement(self, encoding, frame, reference, weight):
+        """LowAgreementWarning naming the agreement, its likely cause and the fix."""
+        contrib = encoding.contributions(encoding.codes(frame))
+        real = contrib.sum(axis=1) + self._unit_rule.intercept
+        unrounded = float(np.average((real > 0) == reference, weights=weight))
+        if unrounded < MIN_AGREEMENT:
+            cause = (f"the discretization: with the states' real values the rule already "
+                     f"agrees on only {unrounded:.3f} of the rows; {self._finer_states_fix()}")
+        else:
+            fix = (f"raise max_multiplier (now {self.max_multiplier})"
+                   if self.multiplier == "auto"
+                   else f"raise multiplier (now {self.multiplier}) or use multiplier='auto'")
+            cause = (f"the rounding of the weights to integers (multiplier_={self.multiplier_}; "
+                     f"before rounding the agreement is {unrounded:.3f}); {fix}")
+        warnings.warn(
+            f"The integer rule that is verified decides as {type(self.estimator).__name__} "
+            f"on only {self.agreement_:.3f} of the rows of X (agreement_ < {MIN_AGREEMENT}), "
+            "so the verified metrics describe a different classifier. Likely cause: "
+            f"{cause}.",
+            LowAgreementWarning,
+            stacklevel=4,
+        )
+
+    def _finer_states_fix(self) -> str:
+        if isinstance(self.network, BayesNet):
+            return "give the network more states (finer values) for the numeric columns"
+        if self.n_bins == "auto":
+            return f"raise max_bins (now {self.max_bins})"
+        return f"raise n_bins (now {self.n_bins}) or use n_bins='auto'"
