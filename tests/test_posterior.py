@@ -5,7 +5,7 @@ import pytest
 
 from skfairverify.s3p import BayesNet, TableTooLargeError
 from skfairverify.verification._influence import group_rates
-from skfairverify.verification._parameters import estimate_cpts
+from skfairverify.verification._parameters import estimate_cpts, prior_pseudo_counts
 from skfairverify.verification._posterior import (
     credible_intervals,
     dirichlet_draws,
@@ -66,6 +66,19 @@ def test_draws_are_centred_on_the_bdeu_estimate_with_weights():
                              equivalent_sample_size=2.0, prior="bdeu")
     for got, want in zip(draws, expected):
         np.testing.assert_allclose(got.mean(axis=0), want, atol=0.01)
+
+
+def test_draws_with_hierarchical_pseudo_counts_are_centred_on_its_estimate():
+    codes = NET.sample(150, random_state=9)
+    alpha, _ = prior_pseudo_counts(codes, NET.cardinalities, NET.parents, [0])
+    draws = posterior_cpts(NET, codes, equivalent_sample_size=1.0, n_draws=20_000,
+                           random_state=10, pseudo_counts=alpha)
+    expected = estimate_cpts(codes, NET.cardinalities, NET.parents, [0])
+    for got, want in zip(draws, expected):
+        np.testing.assert_allclose(got.mean(axis=0), want, atol=0.01)
+    with pytest.raises(ValueError, match=r"pseudo_counts of 'X1' has shape \(3,\)"):
+        posterior_cpts(NET, codes, equivalent_sample_size=1.0, n_draws=5,
+                       pseudo_counts=[alpha[0], np.ones(3), alpha[2]])
 
 
 def test_integer_weights_draw_as_repeated_rows():

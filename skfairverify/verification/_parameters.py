@@ -33,7 +33,13 @@ import math
 
 import numpy as np
 
-__all__ = ["distribution_max_bins", "estimate_cpts", "family_counts", "STRENGTH_GRID"]
+__all__ = [
+    "STRENGTH_GRID",
+    "distribution_max_bins",
+    "estimate_cpts",
+    "family_counts",
+    "prior_pseudo_counts",
+]
 
 #: Candidate prior strengths (pseudo-rows) of the hierarchical prior.
 STRENGTH_GRID = tuple(float(s) for s in np.geomspace(0.05, 5000.0, 26))
@@ -126,9 +132,8 @@ def family_counts(codes, cardinalities, variable, parents, sample_weight=None) -
 
 
 def _bdeu(counts: np.ndarray, ess: float) -> np.ndarray:
-    """Posterior mean of every row under BDeu (pseudo-count ``ess / size``)."""
-    alpha = counts + ess / counts.size
-    return alpha / alpha.sum(axis=-1, keepdims=True)
+    """BDeu pseudo-counts ``ess / size`` in every cell of the table."""
+    return np.full(counts.shape, ess / counts.size)
 
 
 def _argmax_loo(pred_of, grid) -> float:
@@ -147,7 +152,9 @@ def _hierarchical(counts: np.ndarray, n_sens: int, ess: float, rows, grid):
     """Hierarchical estimate of one table with the ``n_sens`` leading sensitive axes.
 
     ``rows`` = (flat cell index, removed weight, multiplicity) of the distinct rows, for
-    the exact leave-one-out predictions. Returns ``(cpt, t, u)``.
+    the exact leave-one-out predictions. Returns ``(pseudo_counts, t, u)``: the
+    table's Dirichlet prior is ``pseudo_counts`` (``u p`` broadcast over the sensitive
+    axes, or ``t r`` without sensitive axes).
     """
     K = counts.shape[-1]
     s_axes = tuple(range(n_sens))
@@ -170,10 +177,9 @@ def _hierarchical(counts: np.ndarray, n_sens: int, ess: float, rows, grid):
     else:
         p, p_loo = np.broadcast_to(r, m.shape), r_loo
     if n_sens == 0:
-        return p, t, u
+        return np.broadcast_to(t * r, counts.shape), t, u
     u = _argmax_loo(lambda s: _loo_score(mult, n_i - w + s * p_loo, N_i - w + s), grid)
-    cpt = (counts + u * p) / (counts.sum(axis=-1, keepdims=True) + u)
-    return cpt, t, u
+    return np.broadcast_to(u * p, counts.shape), t, u
 
 
 def _distinct_rows(codes, cardinalities, family, sample_weight):
@@ -187,19 +193,79 @@ def _distinct_rows(codes, cardinalities, family, sample_weight):
     return pairs[:, 0].astype(np.int64), pairs[:, 1], mult
 
 
-def _estimate_one(codes, cards, v, parents, sensitive, ess, sample_weight, prior, grid):
-    """CPT of variable ``v`` (axes: parents in the order given, then ``v``)."""
+def _prior_one(codes, cards, v, parents, sensitive, ess, sample_weight, prior, grid):
+    """Counts and Dirichlet pseudo-counts of variable ``v`` (axes: parents, then ``v``)."""
     parents = tuple(int(p) for p in parents)
     if prior == "bdeu" or not parents:  # no parent: the marginal, BDeu-smoothed
-        return _bdeu(family_counts(codes, cards, v, parents, sample_weight), ess), None
+        counts = family_counts(codes, cards, v, parents, sample_weight)
+        return counts, _bdeu(counts, ess), None
     sens = [p for p in parents if p in sensitive]
     order = sens + [p for p in parents if p not in sensitive]
     counts = family_counts(codes, cards, v, tuple(order), sample_weight)
     rows = _distinct_rows(codes, cards, order + [v], sample_weight)
-    cpt, t, u = _hierarchical(counts, len(sens), ess, rows, grid)
+    alpha, t, u = _hierarchical(counts, len(sens), ess, rows, grid)
     # Back to the order of ``parents`` (then v).
     perm = [order.index(p) for p in parents] + [len(parents)]
-    return np.transpose(np.asarray(cpt), perm), (t, u)
+    return np.transpose(counts, perm), np.ascontiguousarray(np.transpose(alpha, perm)), (t, u)
+
+
+def prior_pseudo_counts(codes, cardinalities, parents, sensitive_idx, *, sample_weight=None,
+                        equivalent_sample_size=1.0, prior="hierarchical", strengths=None):
+    """Dirichlet pseudo-counts of every table under the chosen prior (see estimate_cpts).
+
+    The posterior of row ``j`` of table ``i`` is ``Dirichlet(counts + alpha[i][j])``:
+    :func:`estimate_cpts` returns its mean, and
+    :func:`~skfairverify.verification._posterior.posterior_networks` draws from it when
+    given ``pseudo_counts=alpha`` (the hierarchical strengths are fixed at their
+    leave-one-out values: empirical Bayes).
+
+    Parameters
+    ----------
+    codes, cardinalities, parents, sensitive_idx, sample_weight, equivalent_sample_size, \
+prior, strengths
+        As in :func:`estimate_cpts`.
+
+    Returns
+    -------
+    alpha : list of ndarray
+        ``alpha[i]`` has the shape of table ``i``; every entry is positive.
+    strengths : list of tuple or None
+        The chosen ``(t, u)`` per variable (``inf`` where a level is absent, None for
+        BDeu tables).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._parameters import prior_pseudo_counts
+    >>> codes = np.array([[0, 1], [0, 1], [1, 0]])
+    >>> alpha, _ = prior_pseudo_counts(codes, [2, 2], [(), (0,)], [0], prior="bdeu")
+    >>> alpha[1].tolist()
+    [[0.25, 0.25], [0.25, 0.25]]
+    """
+    out = _priors(codes, cardinalities, parents, sensitive_idx, sample_weight,
+                  equivalent_sample_size, prior, strengths)
+    return [alpha for _, alpha, _ in out], [s for _, _, s in out]
+
+
+def _priors(codes, cardinalities, parents, sensitive_idx, sample_weight,
+            equivalent_sample_size, prior, strengths):
+    """Validate the input; ``(counts, alpha, strengths)`` of every table."""
+    if prior not in ("hierarchical", "bdeu"):
+        raise ValueError(f"prior must be 'hierarchical' or 'bdeu'; got {prior!r}.")
+    cards = [int(c) for c in cardinalities]
+    codes = check_codes(codes, cards)
+    if len(parents) != len(cards):
+        raise ValueError(
+            f"parents has {len(parents)} entries but there are {len(cards)} variables."
+        )
+    weight = check_weights(sample_weight, len(codes))
+    ess = check_ess(equivalent_sample_size)
+    grid = np.asarray(STRENGTH_GRID if strengths is None else strengths, dtype=float)
+    if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+        raise ValueError("strengths must be a non-empty list of positive, finite numbers.")
+    sensitive = {int(a) for a in sensitive_idx}
+    return [_prior_one(codes, cards, v, parents[v], sensitive, ess, weight, prior, grid)
+            for v in range(len(cards))]
 
 
 def estimate_cpts(codes, cardinalities, parents, sensitive_idx, *, sample_weight=None,
@@ -260,24 +326,10 @@ def estimate_cpts(codes, cardinalities, parents, sensitive_idx, *, sample_weight
     >>> bool(np.ptp(cpts[1][1]) < np.ptp(bdeu[1][1]))  # the small group is smoother
     True
     """
-    if prior not in ("hierarchical", "bdeu"):
-        raise ValueError(f"prior must be 'hierarchical' or 'bdeu'; got {prior!r}.")
-    cards = [int(c) for c in cardinalities]
-    codes = check_codes(codes, cards)
-    if len(parents) != len(cards):
-        raise ValueError(
-            f"parents has {len(parents)} entries but there are {len(cards)} variables."
-        )
-    weight = check_weights(sample_weight, len(codes))
-    ess = check_ess(equivalent_sample_size)
-    grid = np.asarray(STRENGTH_GRID if strengths is None else strengths, dtype=float)
-    if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
-        raise ValueError("strengths must be a non-empty list of positive, finite numbers.")
-    sensitive = {int(a) for a in sensitive_idx}
-    out = [_estimate_one(codes, cards, v, parents[v], sensitive, ess, weight, prior, grid)
-           for v in range(len(cards))]
-    cpts = [cpt for cpt, _ in out]
-    return (cpts, [s for _, s in out]) if return_strengths else cpts
+    out = _priors(codes, cardinalities, parents, sensitive_idx, sample_weight,
+                  equivalent_sample_size, prior, strengths)
+    cpts = [(n + a) / (n + a).sum(axis=-1, keepdims=True) for n, a, _ in out]
+    return (cpts, [s for _, _, s in out]) if return_strengths else cpts
 
 
 def distribution_max_bins(sens_codes, sample_weight=None, *, rows_per_bin=4.0, smallest=5):

@@ -118,7 +118,8 @@ def check_draw_memory(n_draws: int, sizes, max_table_size: int) -> int:
 
 
 def posterior_cpts(network, codes, *, sample_weight=None, equivalent_sample_size,
-                   n_draws, random_state=None, max_table_size=DEFAULT_MAX_TABLE_SIZE):
+                   n_draws, random_state=None, max_table_size=DEFAULT_MAX_TABLE_SIZE,
+                   pseudo_counts=None):
     """Draws of every CPT of ``network`` from its Dirichlet posterior (stacked arrays).
 
     Same parameters as :func:`posterior_networks`.
@@ -146,17 +147,42 @@ def posterior_cpts(network, codes, *, sample_weight=None, equivalent_sample_size
     codes = check_codes(codes, cards)
     weight = check_weights(sample_weight, len(codes))
     ess = check_ess(equivalent_sample_size)
+    alphas = _check_pseudo_counts(pseudo_counts, network)
     check_draw_memory(n_draws, [c.size for c in network.cpts], max_table_size)
     rng = np.random.default_rng(random_state)
     out = []
     for i, parents in enumerate(network.parents):
         counts = family_counts(codes, cards, i, parents, weight)
-        out.append(dirichlet_draws(counts + ess / counts.size, n_draws, rng))
+        prior = ess / counts.size if alphas is None else alphas[i]
+        out.append(dirichlet_draws(counts + prior, n_draws, rng))
+    return out
+
+
+def _check_pseudo_counts(pseudo_counts, network):
+    """Pseudo-count tables of the network's shapes, positive and finite (or None)."""
+    if pseudo_counts is None:
+        return None
+    if len(pseudo_counts) != network.n_variables:
+        raise ValueError(
+            f"pseudo_counts has {len(pseudo_counts)} tables but the network has "
+            f"{network.n_variables} variables."
+        )
+    out = []
+    for name, cpt, alpha in zip(network.names, network.cpts, pseudo_counts):
+        alpha = np.asarray(alpha, dtype=float)
+        if alpha.shape != cpt.shape:
+            raise ValueError(
+                f"pseudo_counts of {name!r} has shape {alpha.shape}, expected {cpt.shape}."
+            )
+        if not np.all(np.isfinite(alpha)) or np.any(alpha <= 0):
+            raise ValueError(f"pseudo_counts of {name!r} must be positive and finite.")
+        out.append(alpha)
     return out
 
 
 def posterior_networks(network, codes, *, sample_weight=None, equivalent_sample_size,
-                       n_draws, random_state=None, max_table_size=DEFAULT_MAX_TABLE_SIZE):
+                       n_draws, random_state=None, max_table_size=DEFAULT_MAX_TABLE_SIZE,
+                       pseudo_counts=None):
     """Networks drawn from the posterior of ``network``'s parameters given its structure.
 
     Every row of every CPT is drawn from ``Dirichlet(counts + ess / (r q))``, the BDeu
@@ -184,6 +210,11 @@ def posterior_networks(network, codes, *, sample_weight=None, equivalent_sample_
     max_table_size : int, default=50_000_000
         Budget in float64 entries; the draws need about ``n_draws * (2 * sum of CPT
         sizes + 3 * largest CPT size)``, checked before drawing.
+    pseudo_counts : list of ndarray, default=None
+        The Dirichlet prior of every table (shapes of ``network.cpts``) instead of BDeu,
+        e.g. the hierarchical prior of
+        :func:`~skfairverify.verification._parameters.prior_pseudo_counts`;
+        ``equivalent_sample_size`` is then unused (still validated).
 
     Returns
     -------
@@ -212,7 +243,8 @@ def posterior_networks(network, codes, *, sample_weight=None, equivalent_sample_
     """
     stacked = posterior_cpts(network, codes, sample_weight=sample_weight,
                              equivalent_sample_size=equivalent_sample_size, n_draws=n_draws,
-                             random_state=random_state, max_table_size=max_table_size)
+                             random_state=random_state, max_table_size=max_table_size,
+                             pseudo_counts=pseudo_counts)
     return [
         BayesNet(network.cardinalities, network.parents, [c[d] for c in stacked],
                  names=network.names, state_names=network.state_names)
