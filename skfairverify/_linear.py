@@ -10,6 +10,7 @@ function; :func:`sensitive_columns` lists the inputs it never reads.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import (
     FunctionTransformer,
+    KBinsDiscretizer,
     MaxAbsScaler,
     MinMaxScaler,
     OneHotEncoder,
@@ -28,23 +30,51 @@ from sklearn.preprocessing import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from .utils._categories import match_categories
 from .utils._compat import HasMethods, validate_params
+from .utils._validation import check_unique_columns
 
-__all__ = ["LinearRule", "linear_rule", "sensitive_columns"]
+__all__ = ["LinearRule", "Term", "linear_rule", "sensitive_columns"]
+
+
+class Term(NamedTuple):
+    """One term of a :class:`LinearRule`, structured (never parsed from its name).
+
+    Attributes
+    ----------
+    kind : {"numeric", "category", "bin"}
+        ``"numeric"``: the column's value; ``"category"``: the indicator
+        ``[x[column] == category]``; ``"bin"``: the indicator that ``x[column]`` falls
+        in bin ``category`` (an int) of ``binned_features[column]``.
+    column : str
+        The raw input column.
+    category : object
+        The category or bin index; ``None`` for a numeric term.
+    """
+
+    kind: str
+    column: str
+    category: object = None
 
 
 @dataclass(frozen=True)
 class LinearRule:
     """A binary linear decision rule expressed on raw input columns.
 
-    ``decision(x) = intercept + sum_c coef[c] * x[c] + sum_(c, v) coef["c=v"] * [x[c] == v]``;
-    ``decision > 0`` predicts ``classes[1]``.
+    ``decision(x) = intercept + sum_c coef[c] * x[c] + sum_(c, v) coef["c=v"] * [x[c] == v]
+    + sum_(c, k) coef["c_bin<k>"] * [x[c] in bin k]``; ``decision > 0`` predicts
+    ``classes[1]``. ``terms`` gives the structured ``(kind, column, category)`` of every
+    coefficient, in the order of ``coef``: numeric terms, then category terms, then bin
+    terms.
 
     Attributes
     ----------
     coef : pandas.Series
-        One coefficient per numeric raw column (index ``"col"``) and per category of a
-        categorical raw column (index ``"col=category"``).
+        One coefficient per term: per numeric raw column (index ``"col"``), per
+        category of a categorical raw column (index ``"col=category"``) and per bin of a
+        binned column (index ``"col_bin<k>"``). A name whose parts contain ``=``, or that
+        would equal another term's name, is quoted (``"'a=b'='c'"``), so the names are
+        unique; read the structure from ``terms``, never by parsing a name.
     intercept : float
         The constant term.
     feature_names_in : list of str
@@ -53,11 +83,20 @@ class LinearRule:
         Raw columns that enter the rule linearly.
     categorical_features : dict
         Raw column -> list of its categories (in encoder order); each category has a
-        coefficient ``coef[f"{col}={category}"]`` (0 for a dropped reference category).
+        coefficient (0 for a dropped reference category), see :meth:`category_coef`.
+        Values are matched to categories by
+        :func:`skfairverify.utils._categories.match_categories` (numbers numerically,
+        strings never equal to numbers).
     dropped : list of str
         Input columns the estimator never reads.
     classes : numpy.ndarray
         The estimator's ``classes_``; a positive decision means ``classes[1]``.
+    binned_features : dict
+        Raw column -> bin edges (an array of ``n_bins + 1`` numbers, as a fitted
+        ``KBinsDiscretizer``'s ``bin_edges_``); value ``x`` falls in bin
+        ``searchsorted(edges[1:-1], x, side="right")`` (values beyond the outer edges
+        fall in the first / last bin). Each bin has a coefficient, see
+        :meth:`bin_coef`. Only ``linear_rule(..., read_bins=True)`` builds such terms.
 
     Examples
     --------
@@ -76,6 +115,8 @@ class LinearRule:
     (['x', 'c=a', 'c=b'], {'c': ['a', 'b']})
     >>> rule.category_coef("c").index.tolist()
     ['a', 'b']
+    >>> rule.terms[1]
+    Term(kind='category', column='c', category='a')
     """
 
     coef: pd.Series
@@ -85,6 +126,32 @@ class LinearRule:
     categorical_features: dict[str, list] = field(default_factory=dict)
     dropped: list[str] = field(default_factory=list)
     classes: np.ndarray | None = None
+    binned_features: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self):
+        names = _term_names(self.terms)
+        index = list(self.coef.index)
+        if index != names:
+            if len(index) != len(names) or set(index) != set(names):
+                raise ValueError(
+                    f"coef has the terms {index[:10]} but the features give {names[:10]}: "
+                    "one coefficient per numeric feature, category and bin, named "
+                    "'col', 'col=category' and 'col_bin<k>'."
+                )
+            object.__setattr__(self, "coef", self.coef.reindex(names))
+
+    @property
+    def terms(self) -> list[Term]:
+        """The structured term of every coefficient, in the order of ``coef``."""
+        terms = [Term("numeric", c) for c in self.numeric_features]
+        for c, cats in self.categorical_features.items():
+            terms += [Term("category", c, v) for v in cats]
+        for c, edges in self.binned_features.items():
+            terms += [Term("bin", c, k) for k in range(len(edges) - 1)]
+        return terms
+
+    def _positions(self, kind: str, column: str) -> list[int]:
+        return [i for i, t in enumerate(self.terms) if t.kind == kind and t.column == column]
 
     def category_coef(self, column: str) -> pd.Series:
         """Coefficients of the categories of a categorical column, indexed by category.
@@ -103,8 +170,43 @@ class LinearRule:
             raise KeyError(f"{column!r} is not a categorical input of this rule.")
         cats = self.categorical_features[column]
         return pd.Series(
-            [self.coef[_term_name(column, v)] for v in cats],
-            index=pd.Index(cats, name=column),
+            self.coef.iloc[self._positions("category", column)].to_numpy(dtype=float),
+            index=pd.Index(cats, name=column, dtype=object),
+            name=column,
+        )
+
+    def bin_coef(self, column: str) -> pd.Series:
+        """Coefficients of the bins of a binned column, indexed by bin interval.
+
+        Parameters
+        ----------
+        column : str
+            A key of ``binned_features``.
+
+        Returns
+        -------
+        pandas.Series
+            One coefficient per bin, indexed by the bins as a left-closed
+            ``pandas.IntervalIndex`` of the edges (the first and last bin also take the
+            values beyond the outer edges).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from skfairverify import LinearRule
+        >>> rule = LinearRule(pd.Series([1.0, 3.0], index=["x_bin0", "x_bin1"]), 0.0,
+        ...                   ["x"], [], binned_features={"x": np.array([0.0, 2.0, 5.0])})
+        >>> rule.bin_coef("x").tolist()
+        [1.0, 3.0]
+        >>> rule.decision_function(pd.DataFrame({"x": [-1.0, 1.9, 2.0, 9.0]})).tolist()
+        [1.0, 1.0, 3.0, 3.0]
+        """
+        if column not in self.binned_features:
+            raise KeyError(f"{column!r} is not a binned input of this rule.")
+        edges = np.asarray(self.binned_features[column], dtype=float)
+        return pd.Series(
+            self.coef.iloc[self._positions("bin", column)].to_numpy(dtype=float),
+            index=pd.IntervalIndex.from_breaks(edges, closed="left", name=column),
             name=column,
         )
 
@@ -114,30 +216,43 @@ class LinearRule:
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
-            Raw inputs with the estimator's input columns (by name for a DataFrame,
-            by position otherwise).
+            Raw inputs with the estimator's input columns (by name for a DataFrame
+            with string column names, by position otherwise).
 
         Returns
         -------
         numpy.ndarray of shape (n_samples,)
             The decision value, equal to the estimator's ``decision_function``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` lacks a column the rule reads, has duplicated column names, or a
+            categorical column mixes strings and numbers that print alike.
         """
         X = _as_frame(X, self.feature_names_in)
-        missing = [c for c in self.numeric_features + list(self.categorical_features)
-                   if c not in X.columns]
+        read = list(dict.fromkeys(
+            self.numeric_features + list(self.categorical_features) + list(self.binned_features)
+        ))
+        missing = [c for c in read if c not in X.columns]
         if missing:
             raise ValueError(f"X lacks the columns {missing} read by the rule.")
+        coef = self.coef.to_numpy(dtype=float)
         out = np.full(len(X), float(self.intercept))
+        k = 0
         for c in self.numeric_features:
-            out += float(self.coef[c]) * X[c].to_numpy(dtype=float)
+            out += coef[k] * X[c].to_numpy(dtype=float)
+            k += 1
         for c, cats in self.categorical_features.items():
-            col = X[c].to_numpy(dtype=object)
-            for v in cats:
-                w = float(self.coef[_term_name(c, v)])
-                if w != 0.0:
-                    out += w * _equals(col, v)
+            codes = match_categories(X[c], cats, name=c)
+            w = np.append(coef[k : k + len(cats)], 0.0)  # code -1: no category, weight 0
+            out += w[codes]
+            k += len(cats)
+        for c, edges in self.binned_features.items():
+            n = len(edges) - 1
+            out += coef[k : k + n][bin_of(X[c].to_numpy(dtype=float), edges)]
+            k += n
         return out
-
     def scaled(self, factor: float) -> LinearRule:
         """Return the same rule with its decision function multiplied by ``factor > 0``.
 
@@ -200,19 +315,68 @@ class LinearRule:
         return classes[(d > 0).astype(int)]
 
 
-def _equals(col: np.ndarray, value) -> np.ndarray:
-    """``col == value`` as floats, robust to mixed dtypes (numbers vs their strings)."""
-    res = np.fromiter((x == value for x in col), dtype=bool, count=len(col))
-    return res.astype(float)
+def bin_of(x: np.ndarray, edges) -> np.ndarray:
+    """Bin of every value, as ``KBinsDiscretizer.transform`` computes it.
+
+    ``searchsorted(edges[1:-1], x, side="right")``: bin ``k`` is ``[edges[k], edges[k+1])``,
+    the first and last bins also take the values beyond the outer edges.
+    """
+    x = np.asarray(x, dtype=float)
+    if np.isnan(x).any():
+        raise ValueError("A binned column contains NaN; the rule has no bin for it.")
+    return np.searchsorted(np.asarray(edges, dtype=float)[1:-1], x, side="right")
 
 
-def _term_name(column: str, category) -> str:
-    return f"{column}={category}"
+def _plain(part) -> bool:
+    return "=" not in str(part) and "'" not in str(part)
+
+
+def _term_names(terms: list[Term]) -> list[str]:
+    """Unique names of the terms: ``col``, ``col=cat``, ``col_bin<k>``, quoted if needed.
+
+    A category or bin term whose column or category contains ``=`` (or a quote), or
+    whose plain name is also another term's name, is written ``'col'='cat'`` /
+    ``'col'_bin<k>`` with :func:`repr` of the parts; a numeric term is always the
+    column's name, so ``coef[column]`` reads it.
+    """
+    plain = []
+    for t in terms:
+        if t.kind == "numeric":
+            plain.append(str(t.column))
+        elif t.kind == "category":
+            plain.append(f"{t.column}={t.category}")
+        else:
+            plain.append(f"{t.column}_bin{t.category}")
+    counts: dict[str, int] = {}
+    for name in plain:
+        counts[name] = counts.get(name, 0) + 1
+    names = []
+    for t, name in zip(terms, plain):
+        if t.kind == "numeric" or (_plain(t.column) and _plain(t.category)
+                                   and counts[name] == 1):
+            names.append(name)
+        elif t.kind == "category":
+            names.append(f"{str(t.column)!r}={t.category!r}")
+        else:
+            names.append(f"{str(t.column)!r}_bin{t.category}")
+    return names
 
 
 def _as_frame(X, names: list[str]) -> pd.DataFrame:
+    """``X`` as a DataFrame with the rule's column names.
+
+    A DataFrame with string column names is matched by name; one with other column
+    names (integers, mixed) is read by position when the rule's names are the positional
+    ``x0, x1, ...`` (the estimator was fitted without string names); an array is read
+    by position. Duplicated column names are refused, naming them.
+    """
     if isinstance(X, pd.DataFrame):
-        return X
+        check_unique_columns(X)
+        if all(isinstance(c, str) for c in X.columns):
+            return X
+        if X.shape[1] == len(names) and names == [f"x{i}" for i in range(len(names))]:
+            return X.set_axis(names, axis=1)
+        return X.set_axis([str(c) for c in X.columns], axis=1)
     arr = np.asarray(X, dtype=object) if not hasattr(X, "toarray") else X.toarray()
     if arr.ndim != 2 or arr.shape[1] != len(names):
         raise ValueError(
@@ -230,10 +394,12 @@ def _as_frame(X, names: list[str]) -> pd.DataFrame:
 class _Affine:
     """Output features of a step as affine maps of raw terms."""
 
-    def __init__(self, A: dict[int, dict[tuple, float]], b: np.ndarray, read: set[str]):
+    def __init__(self, A: dict[int, dict[tuple, float]], b: np.ndarray, read: set[str],
+                 bins: dict | None = None):
         self.rows = A  # feature index -> {term: coefficient}
         self.b = np.asarray(b, dtype=float)
         self.read = read
+        self.bins = {} if bins is None else dict(bins)  # raw column -> bin edges
 
     @property
     def n_features(self) -> int:
@@ -250,14 +416,14 @@ class _Affine:
         read: set[str] = set()
         for j in idx:
             read |= {t[1] for t in self.rows[j]}
-        return _Affine(rows, self.b[idx], read)
+        return _Affine(rows, self.b[idx], read, self.bins)
 
     def scale_shift(self, scale, shift) -> _Affine:
         """Return ``self * scale + shift`` element-wise per feature."""
         scale = np.broadcast_to(np.asarray(scale, dtype=float), self.b.shape)
         shift = np.broadcast_to(np.asarray(shift, dtype=float), self.b.shape)
         rows = {j: {t: w * scale[j] for t, w in r.items()} for j, r in self.rows.items()}
-        return _Affine(rows, self.b * scale + shift, set(self.read))
+        return _Affine(rows, self.b * scale + shift, set(self.read), self.bins)
 
     def raw_column(self, j: int, step_name: str) -> str:
         r = self.rows[j]
@@ -275,10 +441,11 @@ class _Affine:
         return term[1]
 
     @staticmethod
-    def concat(parts: list[_Affine]) -> _Affine:
+    def concat(parts: list[_Affine], label: str = "") -> _Affine:
         rows: dict[int, dict[tuple, float]] = {}
         bs = []
         read: set[str] = set()
+        bins: dict = {}
         k = 0
         for p in parts:
             for j in range(p.n_features):
@@ -286,8 +453,23 @@ class _Affine:
                 k += 1
             bs.append(p.b)
             read |= p.read
+            for col, edges in p.bins.items():
+                _add_bins(bins, col, edges, label)
         b = np.concatenate(bs) if bs else np.zeros(0)
-        return _Affine(rows, b, read)
+        return _Affine(rows, b, read, bins)
+
+
+def _add_bins(bins: dict, col: str, edges, label: str) -> None:
+    """Record the bin edges of a raw column; two different binnings of it are refused."""
+    edges = np.asarray(edges, dtype=float)
+    old = bins.get(col)
+    if old is not None and not (old.shape == edges.shape and np.array_equal(old, edges)):
+        raise TypeError(
+            f"Step {label!r} bins the column {col!r} with other edges than an earlier step "
+            f"({old.tolist()} and {edges.tolist()}); a column can be read with one binning "
+            "only."
+        )
+    bins[col] = edges
 
 
 def _step_label(step, name: str | None) -> str:
@@ -315,8 +497,13 @@ def _transform(step, aff: _Affine, name: str | None) -> _Affine:
         return _column_transformer(step, aff, label)
     if isinstance(step, (StandardScaler, MinMaxScaler, MaxAbsScaler)):
         return _scaler(step, aff, label)
-    if isinstance(step, FunctionTransformer) and step.func is None:
-        return aff
+    if isinstance(step, FunctionTransformer):
+        return _function_transformer(step, aff, label)
+    if isinstance(step, KBinsDiscretizer):
+        return _kbins(step, aff, label)
+    binned = _binning_or_integer(step, aff, label)
+    if binned is not None:
+        return binned
     if isinstance(step, SimpleImputer) and not step.add_indicator:
         # Identity on complete rows (the rule is stated for rows without missing values).
         return aff
@@ -327,9 +514,97 @@ def _transform(step, aff: _Affine, name: str | None) -> _Affine:
     raise TypeError(
         f"Cannot read step {label!r} ({type(step).__name__}) as a linear map of the raw "
         "inputs; supported: Pipeline, ColumnTransformer, StandardScaler, MinMaxScaler, "
-        "MaxAbsScaler, OneHotEncoder, OrdinalEncoder, SimpleImputer, 'passthrough', "
-        "'drop' and FrozenEstimator."
+        "MaxAbsScaler, OneHotEncoder, OrdinalEncoder, SimpleImputer, KBinsDiscretizer, "
+        "BinningDiscretizer, IntegerWeightScaler, FunctionTransformer() (identity), "
+        "'passthrough', 'drop' and FrozenEstimator."
     )
+
+
+def _function_transformer(step: FunctionTransformer, aff: _Affine, label: str) -> _Affine:
+    """The identity ``FunctionTransformer()``; any other function is refused."""
+    if step.func is None:
+        return aff
+    func = getattr(step.func, "__name__", repr(step.func))
+    raise TypeError(
+        f"Step {label!r} is FunctionTransformer(func={func}); linear_rule cannot tell "
+        "whether a user function is affine, so only the identity FunctionTransformer() "
+        "(func=None) is read. Replace the function by a scaler or encoder, or apply it "
+        "to the data before the model."
+    )
+
+
+def _binned_rows(aff: _Affine, edges_list, onehot: bool, label: str) -> _Affine:
+    """Output features of a binning of raw columns: one-hot bins, or the bin index."""
+    rows: dict[int, dict[tuple, float]] = {}
+    read: set[str] = set()
+    bins = dict(aff.bins)
+    for j, edges in enumerate(edges_list):
+        col = aff.raw_column(j, label)
+        read.add(col)
+        _add_bins(bins, col, edges, label)
+        n = len(edges) - 1
+        if onehot:
+            for k in range(n):
+                rows[len(rows)] = {("bin", col, k): 1.0}
+        else:
+            rows[len(rows)] = {("bin", col, k): float(k) for k in range(n)}
+    return _Affine(rows, np.zeros(len(rows)), read, bins)
+
+
+def _kbins(step: KBinsDiscretizer, aff: _Affine, label: str) -> _Affine:
+    """KBinsDiscretizer: the bin indicators (one-hot) or the bin index (ordinal)."""
+    check_is_fitted(step)
+    if step.dtype not in (None, np.float64, "float64"):
+        raise TypeError(
+            f"Step {label!r}: KBinsDiscretizer(dtype={step.dtype!r}) bins values rounded to "
+            "that type; use dtype=None or np.float64 so that the rule bins them alike."
+        )
+    return _binned_rows(aff, step.bin_edges_, step.encode != "ordinal", label)
+
+
+def _binning_or_integer(step, aff: _Affine, label: str) -> _Affine | None:
+    """BinningDiscretizer (one-hot bins) or IntegerWeightScaler (integer contributions)."""
+    from .preprocessing import BinningDiscretizer, IntegerWeightScaler
+
+    if isinstance(step, BinningDiscretizer):
+        check_is_fitted(step)
+        return _binned_rows(aff, step.bin_edges_, True, label)
+    if isinstance(step, IntegerWeightScaler):
+        return _integer_contributions(step, aff, label)
+    return None
+
+
+def _integer_contributions(step, aff: _Affine, label: str) -> _Affine:
+    """IntegerWeightScaler.transform: per input column, its integer-weighted terms."""
+    check_is_fitted(step)
+    rule = step.rule_
+    if len(rule.feature_names_in) != aff.n_features:
+        raise TypeError(
+            f"Step {label!r} reads {len(rule.feature_names_in)} features but receives "
+            f"{aff.n_features}."
+        )
+    pos = {c: j for j, c in enumerate(rule.feature_names_in)}
+    rows: dict[int, dict[tuple, float]] = {j: {} for j in range(aff.n_features)}
+    b = np.zeros(aff.n_features)
+    read: set[str] = set()
+    bins = dict(aff.bins)
+    for t, w in zip(rule.terms, step.coef_[0].astype(float)):
+        j = pos[t.column]
+        if t.kind == "numeric":
+            for term, a in aff.rows[j].items():
+                rows[j][term] = rows[j].get(term, 0.0) + w * a
+            b[j] += w * aff.b[j]
+            read |= {term[1] for term in aff.rows[j]}
+            continue
+        col = aff.raw_column(j, label)
+        read.add(col)
+        if t.kind == "category":
+            term = ("cat", col, t.category)
+        else:
+            _add_bins(bins, col, rule.binned_features[t.column], label)
+            term = ("bin", col, t.category)
+        rows[j][term] = rows[j].get(term, 0.0) + w
+    return _Affine(rows, b, read, bins)
 
 
 def _scaler(step, aff: _Affine, label: str) -> _Affine:
@@ -356,7 +631,7 @@ def _column_transformer(ct: ColumnTransformer, aff: _Affine, label: str) -> _Aff
         if len(idx) == 0:
             continue
         parts.append(_transform(trans, aff.select(idx), f"{label}/{name}"))
-    return _Affine.concat(parts)
+    return _Affine.concat(parts, label)
 
 
 def _one_hot(enc: OneHotEncoder, aff: _Affine, label: str) -> _Affine:
@@ -386,7 +661,7 @@ def _one_hot(enc: OneHotEncoder, aff: _Affine, label: str) -> _Affine:
                 rows[first] = {ref: 0.0, **rows[first]}
             else:
                 rows[first + dropped - 1][ref] = 0.0
-    return _Affine(rows, np.zeros(len(rows)), read)
+    return _Affine(rows, np.zeros(len(rows)), read, aff.bins)
 
 
 def _ordinal(enc: OrdinalEncoder, aff: _Affine, label: str) -> _Affine:
@@ -397,7 +672,7 @@ def _ordinal(enc: OrdinalEncoder, aff: _Affine, label: str) -> _Affine:
         col = aff.raw_column(j, label)
         read.add(col)
         rows[j] = {("cat", col, _py(v)): float(i) for i, v in enumerate(cats)}
-    return _Affine(rows, np.zeros(len(rows)), read)
+    return _Affine(rows, np.zeros(len(rows)), read, aff.bins)
 
 
 def _py(v):
@@ -420,7 +695,9 @@ def _input_names(estimator, final, n_features: int | None = None) -> list[str]:
     for obj in (_unwrap_frozen(estimator), final):
         names = getattr(obj, "feature_names_in_", None)
         if names is not None:
-            return [str(c) for c in names]
+            names = [str(c) for c in names]
+            check_unique_columns(names, "The estimator's input")
+            return names
     n = getattr(_unwrap_frozen(estimator), "n_features_in_", None)
     if n is None:
         n = n_features
@@ -442,27 +719,11 @@ def _check_classifier(final, label: str) -> None:
     )
 
 
-def _check_unique_terms(index: list[str], numeric: list[str], categorical: dict) -> None:
-    """Refuse term names that collide through ``=`` (e.g. ``a`` + ``b=c`` vs ``a=b`` + ``c``)."""
-    if len(set(index)) == len(index):
-        return
-    sources: dict[str, list[str]] = {}
-    for c in numeric:
-        sources.setdefault(c, []).append(f"numeric column {c!r}")
-    for c, cats in categorical.items():
-        for v in cats:
-            sources.setdefault(_term_name(c, v), []).append(f"column {c!r} category {v!r}")
-    clashes = {t: src for t, src in sources.items() if len(src) > 1}
-    desc = "; ".join(f"{t!r} <- {' and '.join(src)}" for t, src in clashes.items())
-    raise ValueError(
-        f"Term names of the rule collide through '=': {desc}. Each term is named "
-        "'column' or 'column=category', so these would share one coefficient name; "
-        "rename the columns or categories so that the names are unique."
-    )
-
-
-@validate_params({"estimator": [HasMethods(["fit"])]}, prefer_skip_nested_validation=True)
-def linear_rule(estimator) -> LinearRule:
+@validate_params(
+    {"estimator": [HasMethods(["fit"])], "read_bins": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
+def linear_rule(estimator, *, read_bins=False) -> LinearRule:
     """Express a fitted binary linear classifier as a rule on its raw input columns.
 
     Reads through :class:`~sklearn.pipeline.Pipeline`,
@@ -470,15 +731,28 @@ def linear_rule(estimator) -> LinearRule:
     ``"drop"``, ``remainder``), :class:`~sklearn.preprocessing.StandardScaler`,
     :class:`~sklearn.preprocessing.MinMaxScaler`, :class:`~sklearn.preprocessing.MaxAbsScaler`,
     :class:`~sklearn.preprocessing.OneHotEncoder` (one coefficient per category, named
-    ``"column=category"``), :class:`~sklearn.preprocessing.OrdinalEncoder`,
-    :class:`~sklearn.frozen.FrozenEstimator`, and any final step with ``coef_`` and
-    ``intercept_`` for a binary problem (``LogisticRegression``, ``LinearSVC``,
-    ``SGDClassifier``, ``RidgeClassifier``, ``Perceptron``, ...).
+    ``"column=category"``; structured in ``LinearRule.terms``),
+    :class:`~sklearn.preprocessing.OrdinalEncoder`, the identity
+    :class:`~sklearn.preprocessing.FunctionTransformer` (``func=None``; any other
+    function is refused), :class:`~sklearn.frozen.FrozenEstimator`,
+    :class:`~skfairverify.preprocessing.IntegerWeightScaler` (as a step: its integer
+    contributions; as the final step: their sum plus its intercept), with
+    ``read_bins=True`` :class:`~sklearn.preprocessing.KBinsDiscretizer` (any ``encode``)
+    and :class:`~skfairverify.preprocessing.BinningDiscretizer` on raw columns (one
+    coefficient per bin, with the bin edges in ``LinearRule.binned_features``), and any
+    final step with ``coef_`` and ``intercept_`` for a binary problem
+    (``LogisticRegression``, ``LinearSVC``, ``SGDClassifier``, ``RidgeClassifier``,
+    ``Perceptron``, ...).
 
     Parameters
     ----------
     estimator : estimator
         A fitted classifier or pipeline.
+    read_bins : bool, default=False
+        Whether to read binning steps. A binned column makes the decision piecewise
+        constant in it (one coefficient per bin), which a consumer that reads only
+        ``numeric_features`` and ``categorical_features`` would miss; by default such a
+        model is refused with a TypeError.
 
     Returns
     -------
@@ -489,12 +763,12 @@ def linear_rule(estimator) -> LinearRule:
     ------
     TypeError
         If a step is not an affine map of the raw inputs (a tree, a polynomial
-        expansion, ...), the final step is not a classifier (a regressor such as
-        ``LinearRegression`` or ``Ridge``), or the problem is not binary; the message
-        names the step.
+        expansion, a ``FunctionTransformer`` with a function, ...), the final step is
+        not a classifier (a regressor such as ``LinearRegression`` or ``Ridge``), the
+        problem is not binary, or a step bins a column and ``read_bins=False``; the
+        message names the step.
     ValueError
-        If two terms would get the same name (a column ``"a"`` with category ``"b=c"``
-        and a column ``"a=b"`` with category ``"c"`` both give ``"a=b=c"``).
+        If the estimator's input columns have duplicated names.
 
     Examples
     --------
@@ -510,9 +784,27 @@ def linear_rule(estimator) -> LinearRule:
     ['a', 'b']
     >>> bool(np.allclose(rule.decision_function(X), model.decision_function(X)))
     True
+
+    A binned column is a piecewise-constant term, one coefficient per bin:
+
+    >>> from sklearn.preprocessing import KBinsDiscretizer
+    >>> binned = make_pipeline(KBinsDiscretizer(n_bins=2, quantile_method="linear"),
+    ...                        LogisticRegression()).fit(X, [0, 0, 1, 1])
+    >>> rule = linear_rule(binned, read_bins=True)
+    >>> rule.binned_features["a"].tolist()
+    [0.0, 1.5, 3.0]
+    >>> bool(np.allclose(rule.decision_function(X), binned.decision_function(X)))
+    True
     """
     pre, final = _split_final(estimator)
-    w, intercept, classes = _read_final(final)
+    if _is_integer_weight_scaler(final):
+        # Its decision is the sum of its integer contributions plus its intercept.
+        pre = [*pre, (type(final).__name__, final)]
+        check_is_fitted(final)
+        w = np.ones(final.n_features_in_)
+        intercept, classes = float(final.intercept_[0]), final.classes_
+    else:
+        w, intercept, classes = _read_final(final)
     names = _input_names(estimator, final, None if pre else w.size)
     aff = _Affine.identity(names)
     for name, step in pre:
@@ -522,23 +814,55 @@ def linear_rule(estimator) -> LinearRule:
             f"The steps before {type(final).__name__!r} produce {aff.n_features} features "
             f"but it has {w.size} coefficients; a step could not be read as an affine map."
         )
+    if aff.bins and not read_bins:
+        raise TypeError(
+            f"The model bins the column(s) {sorted(aff.bins)} (KBinsDiscretizer, "
+            "BinningDiscretizer): its decision is piecewise constant in them, not linear. "
+            "linear_rule(..., read_bins=True) returns the rule with one coefficient per bin "
+            "(LinearRule.binned_features); this consumer reads numeric and categorical "
+            "terms only."
+        )
+    return _assemble(aff, w, intercept, classes, names, read_all=not pre)
+
+
+def _is_integer_weight_scaler(est) -> bool:
+    from .preprocessing import IntegerWeightScaler
+
+    return isinstance(est, IntegerWeightScaler)
+
+
+def _assemble(aff: _Affine, w, intercept: float, classes, names, read_all: bool):
+    """The rule ``w @ (A t + b) + intercept`` with its terms grouped per kind and column."""
     terms: dict[tuple, float] = {}
     for j in range(aff.n_features):
         for t, a in aff.rows[j].items():
             terms[t] = terms.get(t, 0.0) + w[j] * a
     numeric = [c for c in names if ("num", c) in terms]
     categorical: dict[str, list] = {}
+    binned: dict[str, np.ndarray] = {}
     for t in terms:
         if t[0] == "cat":
             categorical.setdefault(t[1], []).append(t[2])
+        elif t[0] == "bin":
+            binned[t[1]] = aff.bins[t[1]]
     categorical = {c: categorical[c] for c in names if c in categorical}
-    index = list(numeric)
+    binned = {c: binned[c] for c in names if c in binned}
     values = [terms[("num", c)] for c in numeric]
     for c, cats in categorical.items():
-        index += [_term_name(c, v) for v in cats]
         values += [terms[("cat", c, v)] for v in cats]
-    _check_unique_terms(index, numeric, categorical)
-    read = aff.read if pre else set(names)
+    for c, edges in binned.items():
+        values += [terms.get(("bin", c, k), 0.0) for k in range(len(edges) - 1)]
+    structured = [Term("numeric", c) for c in numeric]
+    structured += [Term("category", c, v) for c, cats in categorical.items() for v in cats]
+    structured += [Term("bin", c, k) for c, e in binned.items() for k in range(len(e) - 1)]
+    index = _term_names(structured)
+    if len(set(index)) != len(index):  # only a numeric column named like a quoted term
+        dup = sorted({n for n in index if index.count(n) > 1})
+        raise ValueError(
+            f"Term names of the rule collide: {dup}; rename the columns so that a numeric "
+            "column is not named like another column's category term."
+        )
+    read = set(names) if read_all else aff.read
     return LinearRule(
         coef=pd.Series(values, index=pd.Index(index, dtype=object), dtype=float, name="coef"),
         intercept=intercept + float(w @ aff.b),
@@ -547,6 +871,7 @@ def linear_rule(estimator) -> LinearRule:
         categorical_features=categorical,
         dropped=[c for c in names if c not in read],
         classes=np.asarray(classes),
+        binned_features=binned,
     )
 
 

@@ -136,23 +136,31 @@ def test_sensitive_columns_names_missing_columns():
 # ------------------------------------------------------------ term-name collisions
 
 
-def test_term_names_colliding_through_equals_are_refused():
-    # Before the fix: coef had the index 'a=b=c' twice.
+def test_term_names_with_equals_are_quoted_and_unique():
+    # Before issue 11: coef had the index 'a=b=c' twice (then: refused with a ValueError).
+    # Now the parts containing '=' are quoted, and the structure is in rule.terms.
     X = pd.DataFrame({"a": ["b=c", "x", "b=c", "x"], "a=b": ["c", "y", "y", "c"]})
     model = make_pipeline(OneHotEncoder(), LogisticRegression()).fit(X, [0, 1, 1, 0])
-    with pytest.raises(ValueError, match=r"'a=b=c' <- column 'a' category 'b=c' and "
-                                         r"column 'a=b' category 'c'"):
-        linear_rule(model)
+    rule = linear_rule(model)
+    assert rule.coef.index.is_unique
+    assert list(rule.coef.index) == ["'a'='b=c'", "a=x", "'a=b'='c'", "'a=b'='y'"]
+    assert [(t.column, t.category) for t in rule.terms] == [
+        ("a", "b=c"), ("a", "x"), ("a=b", "c"), ("a=b", "y")]
+    assert rule.category_coef("a=b").index.tolist() == ["c", "y"]
+    np.testing.assert_allclose(rule.decision_function(X), model.decision_function(X))
 
 
-def test_numeric_column_colliding_with_a_category_term_is_refused():
+def test_numeric_column_named_like_a_category_term_keeps_its_name():
     X = pd.DataFrame({"a": ["b", "c", "b", "c"], "a=b": [0.0, 1.0, 2.0, 3.0]})
     model = make_pipeline(
         make_column_transformer((OneHotEncoder(), ["a"]), ("passthrough", ["a=b"])),
         LogisticRegression(),
     ).fit(X, [0, 1, 1, 0])
-    with pytest.raises(ValueError, match="numeric column 'a=b'"):
-        linear_rule(model)
+    rule = linear_rule(model)
+    # The numeric term is the column's name; the category terms are quoted.
+    assert list(rule.coef.index) == ["a=b", "'a'='b'", "a=c"]
+    assert rule.terms[0].kind == "numeric" and rule.terms[0].column == "a=b"
+    np.testing.assert_allclose(rule.decision_function(X), model.decision_function(X))
 
 
 def test_equals_in_names_without_collision_is_read():
@@ -160,5 +168,5 @@ def test_equals_in_names_without_collision_is_read():
     model = make_pipeline(OneHotEncoder(), LogisticRegression()).fit(X, [0, 1, 1, 0])
     rule = linear_rule(model)
     assert rule.coef.index.is_unique
-    assert list(rule.coef.index) == ["a=b=c", "a=x", "d=e=f", "d=e=g"]
+    assert list(rule.coef.index) == ["'a'='b=c'", "a=x", "'d=e'='f'", "'d=e'='g'"]
     np.testing.assert_allclose(rule.decision_function(X), model.decision_function(X))

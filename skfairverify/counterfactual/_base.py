@@ -30,6 +30,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._categories import category_codes, match_categories
 from ..utils._compat import Interval, StrOptions, validate_params
 
 __all__ = [
@@ -166,7 +167,12 @@ def check_frame(X, columns=None, *, what: str = "X") -> pd.DataFrame:
 
 
 class _Proximity:
-    """Encode rows so that L1 distance equals the documented proximity."""
+    """Encode rows so that L1 distance equals the documented proximity.
+
+    Categories are matched with :func:`~skfairverify.utils._categories.match_categories`
+    (numbers numerically, strings never equal to numbers), the rule every other part
+    of the package uses.
+    """
 
     def __init__(self, X: pd.DataFrame, features: list[str]):
         self.features = list(features)
@@ -177,9 +183,7 @@ class _Proximity:
         rng = hi - lo
         rng[~(rng > 0)] = 1.0
         self.low, self.high, self.range = lo, hi, rng
-        self.categories = {
-            c: pd.Index(pd.unique(X[c].astype(object))) for c in self.categorical
-        }
+        self.categories = {c: category_codes(X[c], name=c)[1] for c in self.categorical}
 
     def encode(self, X: pd.DataFrame) -> np.ndarray:
         parts = []
@@ -187,7 +191,7 @@ class _Proximity:
             parts.append((X[self.numeric].to_numpy(dtype=float) - self.low) / self.range)
         for c in self.categorical:
             cats = self.categories[c]
-            codes = cats.get_indexer(X[c].astype(object).to_numpy())
+            codes = match_categories(X[c], cats, name=c)
             onehot = np.zeros((len(X), len(cats)))
             hit = codes >= 0
             onehot[np.flatnonzero(hit), codes[hit]] = 0.5
@@ -204,7 +208,9 @@ class _Proximity:
             b = B[self.numeric].to_numpy(dtype=float)
             d += np.abs(a - b).dot(1.0 / self.range)
         for c in self.categorical:
-            d += A[c].astype(object).to_numpy() != B[c].astype(object).to_numpy()
+            both = np.concatenate([A[c].to_numpy(dtype=object), B[c].to_numpy(dtype=object)])
+            codes, _ = category_codes(both, name=c)
+            d += codes[: len(A)] != codes[len(A):]
         return d
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from sklearn.frozen import FrozenEstimator
 
+from ..utils._categories import match_categories
 from ..utils._compat import Interval
 from ._base import BaseGenerator, CounterfactualSet
 from ._column_subset import ColumnSubsetClassifier
@@ -119,9 +120,8 @@ class LinearCounterfactuals(BaseGenerator):
             [pd.api.types.is_integer_dtype(X[c]) or bool(np.all(np.mod(X[c], 1) == 0))
              for c in self.num_], dtype=bool)
         self.cat_ = {
-            c: pd.Series([sign * float(rule.coef[f"{c}={v}"]) for v in cats],
-                         index=pd.Index(cats, dtype=object))
-            for c, cats in rule.categorical_features.items()
+            c: sign * rule.category_coef(c)
+            for c in rule.categorical_features
             if c in self.features_
         }
         return self
@@ -177,10 +177,12 @@ class LinearCounterfactuals(BaseGenerator):
         else:
             _, c, v, j = plan
             coefs = self.cat_[c]
-            current = Xq[c].astype(object).to_numpy()
-            cur_coef = coefs.reindex(current).fillna(0.0).to_numpy()
-            gain = coefs[v] - cur_coef
-            changed = current != v
+            # the rule's matching: the row's category, -1 (weight 0) when none
+            codes = match_categories(Xq[c], list(coefs.index), name=c)
+            cur_coef = np.append(coefs.to_numpy(dtype=float), 0.0)[codes]
+            target = match_categories([v], list(coefs.index), name=c)[0]
+            gain = float(coefs.iloc[target]) - cur_coef
+            changed = codes != target
             rest = need - gain
             if j is None:
                 delta = np.zeros((n, len(self.num_)))

@@ -21,7 +21,8 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._linear import linear_rule
+from .._linear import bin_of, linear_rule
+from ..utils._categories import match_categories
 from ..utils._compat import (
     HasMethods,
     Interval,
@@ -29,6 +30,7 @@ from ..utils._compat import (
     _check_feature_names_in,
     _fit_context,
 )
+from ..utils._validation import check_unique_columns
 from ._checks import check_finite_columns, column_names
 from ._quantize import decision_scale, quantize, select_multiplier
 
@@ -154,6 +156,8 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
             If the estimator is not a binary linear classifier (the message names it).
         """
         frozen = isinstance(self.estimator, FrozenEstimator)
+        if isinstance(X, pd.DataFrame):
+            check_unique_columns(X)
         if y is None and frozen:
             validate_data(self, X, skip_check_array=True)
         else:  # refuses y=None for an estimator to fit, as scikit-learn does
@@ -169,7 +173,7 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
         else:
             self.estimator_ = clone(self.estimator).fit(X, y)
         try:
-            rule = linear_rule(self.estimator_)
+            rule = linear_rule(self.estimator_, read_bins=True)
         except TypeError as exc:
             raise TypeError(
                 f"IntegerWeightScaler needs a binary linear classifier; cannot use "
@@ -268,7 +272,9 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
 
     def _validated_terms(self, X):
         check_is_fitted(self)
-        if not isinstance(X, pd.DataFrame):
+        if isinstance(X, pd.DataFrame):
+            check_unique_columns(X)
+        else:
             dtype = None if self.rule_.categorical_features else np.float64
             X = check_array(X, dtype=dtype, ensure_all_finite=False, estimator=self)
         validate_data(self, X, reset=False, skip_check_array=True)
@@ -276,16 +282,14 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
 
     @property
     def _term_columns(self):
-        rule = self.rule_
-        cols = list(rule.numeric_features)
-        for c, cats in rule.categorical_features.items():
-            cols.extend([c] * len(cats))
-        return cols
+        return [t.column for t in self.rule_.terms]
 
     def _terms(self, X) -> np.ndarray:
         """Matrix of term values (numeric columns, category indicators), shape (n, n_terms)."""
         rule = self.rule_
-        if not isinstance(X, pd.DataFrame) and not rule.categorical_features:
+        if not isinstance(X, pd.DataFrame) and not (
+            rule.categorical_features or rule.binned_features
+        ):
             return self._array_terms(X)
         frame = self._rule_frame(X)
         parts = []
@@ -297,12 +301,16 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
         if parts:
             check_finite_columns(np.column_stack(parts), list(rule.numeric_features))
         for c, cats in rule.categorical_features.items():
-            values = self._column(frame, c).to_numpy(dtype=object)
-            if pd.isna(values).any():
+            col = self._column(frame, c)
+            if col.isna().any():
                 raise ValueError(f"Input X contains NaN in column {c!r}.")
-            for v in cats:
-                parts.append(np.fromiter((x == v for x in values), dtype=bool, count=len(values))
-                             .astype(float))
+            codes = match_categories(col, cats, name=c)  # the rule's own matching
+            parts.append((codes[:, None] == np.arange(len(cats))[None, :]).astype(float))
+        for c, edges in rule.binned_features.items():
+            values = self._column(frame, c).to_numpy(dtype=float, na_value=np.nan)
+            check_finite_columns(values[:, None], [c])
+            bins = bin_of(values, edges)
+            parts.append((bins[:, None] == np.arange(len(edges) - 1)[None, :]).astype(float))
         if not parts:
             return np.zeros((len(frame), 0))
         return np.column_stack(parts)

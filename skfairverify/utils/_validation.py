@@ -21,6 +21,7 @@ __all__ = [
     "check_sensitive",
     "check_sensitive_features",
     "check_unambiguous",
+    "check_unique_columns",
 ]
 
 
@@ -68,6 +69,42 @@ def check_unambiguous(values, name) -> None:
             )
         seen.setdefault(key, v)
 
+
+def check_unique_columns(X, what: str = "X") -> None:
+    """Refuse a DataFrame (or a list of column names) with duplicated column names.
+
+    With duplicated names ``X[name]`` is a DataFrame, not a column, and every later
+    step would fail with an unrelated message (or read the wrong column).
+
+    Parameters
+    ----------
+    X : DataFrame or sequence
+        The data, or its column names.
+    what : str, default="X"
+        How the data is called in the message.
+
+    Raises
+    ------
+    ValueError
+        Listing the duplicated names.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify.utils._validation import check_unique_columns
+    >>> check_unique_columns(pd.DataFrame([[1, 2, 3]], columns=["a", "b", "c"]))
+    >>> check_unique_columns(pd.DataFrame([[1, 2, 3]], columns=["a", "b", "a"]))
+    Traceback (most recent call last):
+    ...
+    ValueError: X has duplicated column names ['a']; give every column its own name.
+    """
+    names = list(X.columns) if isinstance(X, pd.DataFrame) else list(X)
+    if len(set(names)) == len(names):
+        return
+    dup = list(dict.fromkeys(c for c in names if names.count(c) > 1))
+    raise ValueError(
+        f"{what} has duplicated column names {dup}; give every column its own name."
+    )
 
 
 def check_sensitive(
