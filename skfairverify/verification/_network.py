@@ -1,10 +1,15 @@
-"""Learn the Bayesian network of the verifier's variables with pgmpy.
+"""Learn the Bayesian network of the verifier's variables.
 
-Structure: pgmpy's hill climbing with the K2 score, no edge into a sensitive
-variable (``ExpertKnowledge(forbidden_edges=...)``), an edge from every sensitive
-variable into every other variable (``required_edges``: the exact engine keeps
-the sensitive variables in its table anyway, so they cost no width) and at most
-``max_indegree`` further parents. Many-state variables make the K2 search slow
+Structure: the K2 score, no edge into a sensitive variable, an edge from every
+sensitive variable into every other variable (the exact engine keeps the sensitive
+variables in its table anyway, so they cost no width) and at most ``max_indegree``
+further parents. The search (``structure_search``, see :func:`resolve_structure_search`
+and :mod:`._structure`): with ``max_indegree=1`` the optimum is found exactly, a
+maximum-weight branching (tree-augmented network) of the pairwise K2 gains counted once
+with numpy (``"tan"``); with more parents, hill climbing on cached numpy counts started
+from that optimum (``"hill_climb"``); ``"pgmpy"`` keeps pgmpy's hill climbing
+(``HillClimbSearch`` with ``ExpertKnowledge(forbidden_edges=..., required_edges=...)``),
+the former default, for comparison. Many-state variables make the K2 search slow
 and its counts sparse, so the structure is searched on a coarser copy of the
 data (adjacent quantile bins merged into at most ``structure_bins`` states); the
 parameters are then estimated on the full resolution with pgmpy's Bayesian
@@ -13,10 +18,10 @@ likelihood with light smoothing: no parent combination gives probability 0 to a
 state, and a combination that never occurs gets a uniform distribution.
 
 With ``sample_weight`` every count is a weighted count: the K2 score of the search
-(pgmpy's ``K2`` has no weights, so :class:`_WeightedK2` passes them to pgmpy's
-``get_state_counts``), the parameter estimation (pgmpy's estimator takes
-``sample_weight``) and the marginals of the independent network. Integer weights give
-the same counts as repeating the rows.
+(``np.bincount`` weights; on the pgmpy path :class:`_WeightedK2` passes them to pgmpy's
+``get_state_counts``, as pgmpy's ``K2`` has no weights), the parameter estimation
+(pgmpy's estimator takes ``sample_weight``) and the marginals of the independent
+network. Integer weights give the same counts as repeating the rows.
 
 Every function works on *state codes*: an integer matrix whose column ``j`` holds
 the state index (``0 .. cardinalities[j] - 1``) of variable ``j``.
@@ -33,8 +38,13 @@ import pandas as pd
 from scipy.special import gammaln
 
 from ..s3p import BayesNet, TableTooLargeError
+from ._structure import StructureData, hill_climb, maximum_branching, pairwise_gains
 
-__all__ = ["learn_network", "independent_network", "coarsen_codes", "check_learning_size"]
+__all__ = ["learn_network", "independent_network", "coarsen_codes", "check_learning_size",
+           "resolve_structure_search", "STRUCTURE_SEARCHES"]
+
+#: Values of ``learn_network(structure_search=...)``.
+STRUCTURE_SEARCHES = ("auto", "tan", "hill_climb", "pgmpy")
 
 #: Bytes pgmpy allocates per entry of a count table (structure search and parameter
 #: estimation: pandas group-by, reindexing to all parent states, the prior and the
@@ -314,6 +324,66 @@ def _reorder(net: BayesNet, names, cardinalities) -> BayesNet:
     )
 
 
+def resolve_structure_search(structure_search, max_indegree) -> str:
+    """Name of the structure search that ``learn_network`` runs.
+
+    Parameters
+    ----------
+    structure_search : {"auto", "tan", "hill_climb", "pgmpy"}
+        ``"auto"``: ``"tan"`` when ``max_indegree == 1``, else ``"hill_climb"``.
+        ``"tan"``: the exact optimum for ``max_indegree=1`` (maximum-weight branching of
+        the pairwise K2 gains given the sensitive parents). ``"hill_climb"``: greedy
+        hill climbing on cached numpy counts, started from that optimum.
+        ``"pgmpy"``: pgmpy's ``HillClimbSearch`` with the K2 score (the former path).
+    max_indegree : int or None
+        Largest number of parents besides the sensitive variables.
+
+    Returns
+    -------
+    str
+        ``"tan"``, ``"hill_climb"`` or ``"pgmpy"``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or ``"tan"`` with ``max_indegree`` other than 1.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._network import resolve_structure_search
+    >>> resolve_structure_search("auto", 1), resolve_structure_search("auto", 2)
+    ('tan', 'hill_climb')
+    """
+    if structure_search not in STRUCTURE_SEARCHES:
+        raise ValueError(f"structure_search must be one of {STRUCTURE_SEARCHES}, got "
+                         f"{structure_search!r}.")
+    if structure_search == "auto":
+        return "tan" if max_indegree == 1 else "hill_climb"
+    if structure_search == "tan" and max_indegree != 1:
+        raise ValueError("structure_search='tan' finds the best network with one parent "
+                         f"besides the sensitive ones; it needs max_indegree=1, got "
+                         f"{max_indegree}. Use 'hill_climb' or 'auto'.")
+    return structure_search
+
+
+def _search_edges(codes, names, sensitive, max_indegree, sample_weight, search,
+                  max_table_size):
+    """Edges of the network found by the numpy search ``"tan"`` or ``"hill_climb"``."""
+    data = StructureData(codes, [names.index(a) for a in sensitive], sample_weight)
+    n = len(data.features)
+    if max_indegree == 0 or n < 2:
+        feature_parents = [set() for _ in range(n)]
+    else:
+        branching = maximum_branching(pairwise_gains(data, max_table_size))
+        feature_parents = [set() if p < 0 else {int(p)} for p in branching]
+        if search == "hill_climb":
+            feature_parents = hill_climb(data, feature_parents, max_indegree)
+    feat = [names[j] for j in data.features]
+    edges = [(names[a], v) for a in data.sensitive for v in feat]
+    edges += [(feat[p], feat[c]) for c, ps in enumerate(feature_parents) for p in sorted(ps)]
+    return edges
+
+
 def independent_network(codes, names, cardinalities, equivalent_sample_size=1.0,
                         sample_weight=None) -> BayesNet:
     """Independent variables with smoothed empirical marginals.
@@ -358,8 +428,9 @@ def learn_network(
     equivalent_sample_size: float = 1.0,
     sample_weight=None,
     max_table_size: int = 50_000_000,
+    structure_search: str = "auto",
 ) -> BayesNet:
-    """Learn structure (K2 hill climbing) and smoothed parameters from state codes.
+    """Learn structure (K2 score) and smoothed parameters from state codes.
 
     Parameters
     ----------
@@ -383,12 +454,30 @@ def learn_network(
         Weight of every row in the counts of the search and of the parameters.
     max_table_size : int, default=50_000_000
         Memory budget (in 8-byte entries) of the count tables, checked by
-        :func:`check_learning_size` before pgmpy allocates anything.
+        :func:`check_learning_size` before pgmpy allocates anything, and of the
+        pairwise counts of the structure search
+        (:func:`~._structure.check_structure_size`).
+    structure_search : {"auto", "tan", "hill_climb", "pgmpy"}, default="auto"
+        The search (see :func:`resolve_structure_search`): ``"auto"`` finds the exact
+        optimum when ``max_indegree=1`` and hill-climbs on cached counts otherwise;
+        ``"pgmpy"`` runs pgmpy's hill climbing (the former path, much slower).
 
     Returns
     -------
     BayesNet
         Variables in the order of ``names``; state ``k`` is code ``k``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._network import learn_network
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 3000)
+    >>> x = (a + (rng.random(3000) < 0.2)) % 2          # depends on a
+    >>> z = (x + (rng.random(3000) < 0.1)) % 2          # depends on x
+    >>> net = learn_network(np.column_stack([a, x, z]), ["a", "x", "z"], [2, 2, 2], ["a"])
+    >>> sorted(len(p) for p in net.parents)      # a: none; x and z: a and one feature
+    [0, 1, 2]
     """
     codes = np.asarray(codes, dtype=np.int64)
     if coarsenable is None:
@@ -396,7 +485,12 @@ def learn_network(
     check_learning_size(names, cardinalities, sensitive, coarsenable=coarsenable,
                         structure_bins=structure_bins, max_indegree=max_indegree,
                         max_table_size=max_table_size)
+    search = resolve_structure_search(structure_search, max_indegree)
     coarse = coarsen_codes(codes, cardinalities, coarsenable, structure_bins)
-    edges = _learn_edges(coarse, list(names), list(sensitive), max_indegree, sample_weight)
+    if search == "pgmpy":
+        edges = _learn_edges(coarse, list(names), list(sensitive), max_indegree, sample_weight)
+    else:
+        edges = _search_edges(coarse, list(names), list(sensitive), max_indegree,
+                              sample_weight, search, max_table_size)
     return _estimate(codes, list(names), list(cardinalities), edges, equivalent_sample_size,
                      sample_weight)
