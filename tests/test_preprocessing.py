@@ -492,3 +492,48 @@ def test_binning_discretizer_refuses_negative_weights():
     with pytest.raises(ValueError, match="(?i)negative"):
         BinningDiscretizer(n_bins=2).fit(np.arange(6.0).reshape(-1, 1),
                                          sample_weight=[1, 1, -1, 1, 1, 1])
+
+
+# ------------------------------------------------------------ transform output guard
+
+
+def test_sparse_encode_equals_dense_and_inverts():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    dense = BinningDiscretizer(n_bins=6).fit(X)
+    sp = BinningDiscretizer(n_bins=6, encode="onehot").fit(X)
+    S = sp.transform(X)
+    assert S.format == "csr" and S.nnz == X.size
+    np.testing.assert_array_equal(S.toarray(), dense.transform(X))
+    np.testing.assert_array_equal(sp.inverse_transform(S), dense.inverse_transform(
+        dense.transform(X)))
+
+
+@pytest.mark.parametrize("encode, entries", [("onehot-dense", 1000 * 40),
+                                             ("onehot", 1000 * 4)])
+def test_transform_output_is_estimated_and_refused_before_allocation(encode, entries):
+    from skfairverify.s3p import TableTooLargeError
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1000, 4))
+    disc = BinningDiscretizer(n_bins=10, encode=encode, max_output_size=entries - 1).fit(X)
+    # closed form of the size: rows x total bins (dense), rows x features (sparse)
+    with pytest.raises(TableTooLargeError, match=rf"{entries:,} entries.*max_output_size="):
+        disc.transform(X)
+    disc.set_params(max_output_size=entries)
+    assert disc.transform(X).shape == (1000, 40)
+
+
+def test_transform_guard_runs_before_the_input_is_copied(monkeypatch):
+    from skfairverify.s3p import TableTooLargeError
+
+    disc = BinningDiscretizer(n_bins=50).fit(np.random.default_rng(0).normal(size=(500, 2)))
+
+    class Huge:  # looks like 10**9 rows; any conversion would fail the test
+        shape = (10**9, 2)
+
+        def __array__(self, *a, **k):
+            raise AssertionError("converted before the size check")
+
+    with pytest.raises(TableTooLargeError, match=r"1,000,000,000 rows x 100 one-hot bin"):
+        disc.transform(Huge())

@@ -7,11 +7,13 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import KBinsDiscretizer
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..s3p._errors import TableTooLargeError
 from ..utils._compat import Interval, StrOptions, _check_feature_names_in, _fit_context
 from ..utils._validation import check_sample_weight
 from ._checks import check_finite_columns, check_numeric_columns, column_names
@@ -36,6 +38,37 @@ def _check_n_bins(n_bins, n_rows: int) -> None:
         )
 
 
+def _output_bytes(n_rows: int, n_features: int, n_bins: int, encode: str) -> tuple[int, int]:
+    """``(entries, bytes)`` of the one-hot output: dense float64, or CSR float64 / int32."""
+    if encode == "onehot-dense":
+        entries = n_rows * n_bins
+        return entries, 8 * entries
+    entries = n_rows * n_features  # one stored 1.0 per row and feature
+    return entries, 12 * entries + 8 * (n_rows + 1)
+
+
+def _check_output_size(n_rows, n_features, n_bins, encode, limit) -> None:
+    """Refuse, before allocating it, a transform output beyond ``max_output_size`` entries."""
+    entries, nbytes = _output_bytes(n_rows, n_features, n_bins, encode)
+    if limit is None or entries <= limit:
+        return
+    hint = (
+        "use encode='onehot' (sparse: "
+        f"{_output_bytes(n_rows, n_features, n_bins, 'onehot')[1]:,} bytes), "
+        if encode == "onehot-dense" else ""
+    )
+    shape = (f"{n_rows:,} rows x {n_bins:,} one-hot bin columns (dense)"
+             if encode == "onehot-dense" else
+             f"{n_rows:,} rows x {n_features:,} features stored (sparse)")
+    raise TableTooLargeError(
+        f"BinningDiscretizer.transform would allocate {entries:,} entries ({nbytes:,} bytes): "
+        f"{shape}, beyond "
+        f"max_output_size={limit:,}. To get past it, {hint}transform fewer rows at a time, "
+        "use bin_index() (one integer per row and feature), use fewer bins (n_bins), or "
+        "raise max_output_size."
+    )
+
+
 def _ignore_kbins_warnings() -> None:
     """Silence the KBinsDiscretizer warnings that do not apply (see the class Notes)."""
     # Bins with equal edges are merged, as documented (``n_bins_``); scikit-learn
@@ -52,6 +85,14 @@ def _ignore_kbins_warnings() -> None:
     warnings.filterwarnings(
         "ignore", message="Number of distinct clusters", category=ConvergenceWarning
     )
+
+
+def _num_rows(X) -> int | None:
+    """Rows of an input without converting it (None when it has no shape)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    return None
 
 
 class BinningDiscretizer(TransformerMixin, BaseEstimator):
@@ -83,6 +124,15 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         ``None`` uses all rows. The bin means always use every training row.
     random_state : int, RandomState instance or None, default=None
         Seed of the subsampling.
+    encode : {"onehot-dense", "onehot"}, default="onehot-dense"
+        Output of :meth:`transform`: a dense float64 array, or a sparse CSR matrix
+        (one stored 1.0 per row and feature).
+    max_output_size : int or None, default=50_000_000
+        Largest number of entries :meth:`transform` may allocate: ``rows x sum(n_bins_)``
+        for the dense output (8 bytes each, 400 MB by default), ``rows x n_features``
+        stored values for the sparse one (12 bytes each). A larger output is refused
+        with :class:`~skfairverify.s3p.TableTooLargeError` before it is allocated;
+        ``None`` removes the limit.
 
     Attributes
     ----------
@@ -144,13 +194,18 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         "strategy": [StrOptions({"uniform", "quantile", "kmeans"})],
         "subsample": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
+        "encode": [StrOptions({"onehot-dense", "onehot"})],
+        "max_output_size": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, n_bins=5, strategy="quantile", subsample=200_000, random_state=None):
+    def __init__(self, n_bins=5, strategy="quantile", subsample=200_000, random_state=None,
+                 encode="onehot-dense", max_output_size=50_000_000):
         self.n_bins = n_bins
         self.strategy = strategy
         self.subsample = subsample
         self.random_state = random_state
+        self.encode = encode
+        self.max_output_size = max_output_size
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
@@ -216,18 +271,38 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of float64 of shape (n_samples, sum(n_bins_))
+        ndarray or scipy.sparse CSR matrix of float64 of shape (n_samples, sum(n_bins_))
             1.0 in the column of each feature's bin, 0.0 elsewhere; columns are
-            feature-major in bin order (see :meth:`get_feature_names_out`).
+            feature-major in bin order (see :meth:`get_feature_names_out`). Sparse
+            when ``encode="onehot"``.
+
+        Raises
+        ------
+        TableTooLargeError
+            If the output would hold more than ``max_output_size`` entries (checked
+            before it is allocated; the message names the size and what to change).
         """
         check_is_fitted(self)
+        total = int(self.n_bins_.sum())
+        n_rows = _num_rows(X)
+        if n_rows is not None:  # before the (copying) validation of a huge input
+            _check_output_size(n_rows, len(self.n_bins_), total, self.encode,
+                               self.max_output_size)
         X = self._validate(X, reset=False)
+        _check_output_size(X.shape[0], X.shape[1], total, self.encode, self.max_output_size)
         idx = self._index(X)
         offsets = np.concatenate([[0], np.cumsum(self.n_bins_)[:-1]])
-        out = np.zeros((X.shape[0], int(self.n_bins_.sum())), dtype=np.float64)
+        cols = idx + offsets[None, :]
+        if self.encode == "onehot":
+            n, p = idx.shape
+            return sparse.csr_matrix(
+                (np.ones(n * p), cols.ravel(), np.arange(0, n * p + 1, p)),
+                shape=(n, total),
+            )
+        out = np.zeros((X.shape[0], total), dtype=np.float64)
         rows = np.arange(X.shape[0])
         for j in range(X.shape[1]):
-            out[rows, offsets[j] + idx[:, j]] = 1.0
+            out[rows, cols[:, j]] = 1.0
         return out
 
     def bin_index(self, X) -> np.ndarray:
@@ -253,7 +328,7 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, sum(n_bins_))
+        X : array-like or sparse matrix of shape (n_samples, sum(n_bins_))
             One-hot bin indicators as returned by :meth:`transform`; within each
             feature's block the column with the largest value is taken.
 
@@ -265,6 +340,8 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         if isinstance(X, pd.DataFrame):
             X = X.to_numpy(dtype=float)
+        if sparse.issparse(X):
+            X = X.toarray()  # as large as the dense output, whose size was accepted
         X = np.asarray(X, dtype=float)
         total = int(self.n_bins_.sum())
         if X.ndim != 2 or X.shape[1] != total:
