@@ -6,15 +6,31 @@ exponential in the frontier width only. Mass whose outcome is already decided
 (the partial score reaches the threshold even if every remaining variable takes
 its smallest weight, or cannot reach it even with the largest ones) is moved to
 two accumulators, as FVGM's terminating conditions do, which keeps the score
-axis short.
+axis short. Scores at either end of the axis holding a negligible share of the
+mass (:func:`._convolve.tail_tolerance`, at most ``1e-11`` of it over a whole run)
+are moved to the accumulators too: the axis then follows the spread of the
+distribution (growing like the square root of the number of variables) instead
+of the full range of the weights. Variables independent of all others may be
+summed apart (:mod:`._convolve`) and enter at the end through their survival
+function.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ._convolve import block_distribution, survival, tail_tolerance
 from ._problem import Problem
 from ._steps import prunes_at_start, steps, undecided
+
+# Tails are trimmed only from score axes longer than this (shorter ones gain nothing),
+# and once the axis has grown by this factor since the last trim (each trim reads the
+# whole table; trimming at every step would cost a third of the run).
+_TRIM_MIN, _TRIM_GROWTH = 2048, 1.05
+# Contractions of tables larger than this go through BLAS (einsum's optimised path).
+_BLAS_MIN = 1 << 16
+# Column block of the shifted products (fits in a core's L2 cache with 10 states).
+_BLOCK = 4096
 
 
 def _collapse(part: np.ndarray, axes: list[int], keep: list[int]) -> np.ndarray:
@@ -28,13 +44,14 @@ def _collapse(part: np.ndarray, axes: list[int], keep: list[int]) -> np.ndarray:
     return np.asarray(part, dtype=np.float64)
 
 
-def _contract(table, axes, cpt, pa, dropped):
+def _contract(table, axes, cpt, pa, dropped, blas=False):
     """Multiply the table by a CPT and sum out ``dropped``.
 
     ``table`` has axes ``axes + [score]`` and ``cpt`` has axes ``pa + [v]``.
     Returns ``(prod, out_axes)`` where ``prod`` has axes ``out_axes + [v, score]``.
-    ``np.einsum`` without BLAS is used on purpose: multithreaded BLAS on these
-    thin products is erratic on a loaded machine, the C loop is predictable.
+    Small tables use ``np.einsum``'s C loop (no planning overhead); with
+    ``blas=True`` large ones use its optimised path (a BLAS matrix product when
+    the parents are summed out, about 6x faster on a chain).
     """
     out_axes = [a for a in axes if a not in dropped]
     label = {a: k for k, a in enumerate(axes)}
@@ -46,17 +63,48 @@ def _contract(table, axes, cpt, pa, dropped):
         cpt,
         [label[p] for p in pa] + [v_label],
         [label[a] for a in out_axes] + [v_label, score],
+        optimize=bool(blas and table.size >= _BLAS_MIN),
     )
     return prod, out_axes
 
 
-def _add_variable(table, axes, step, problem: Problem):
+def _shifted_product(matrix, table, w, span, stays):
+    """``(matrix @ table)[k]`` shifted by ``w[k]``, in column blocks that stay in cache.
+
+    ``matrix`` is ``(states of v, frontier states)`` and ``table`` is
+    ``(frontier states, score)``; returns ``(states of v, score + span)`` when
+    ``stays``, else the sum over the states of v. Writing each block's product
+    straight to its shifted place reads and writes the long axis once (about
+    1.5x faster than a whole product followed by the shifts).
+    """
+    n_states, length = matrix.shape[0], table.shape[-1]
+    new = np.zeros((n_states, length + span) if stays else (length + span,))
+    buffer = np.empty((n_states, min(_BLOCK, length)))
+    for x0 in range(0, length, _BLOCK):
+        x1 = min(x0 + _BLOCK, length)
+        block = buffer[:, : x1 - x0]
+        np.matmul(matrix, table[:, x0:x1], out=block)
+        for k, off in enumerate(w):
+            if stays:
+                new[k, off + x0 : off + x1] = block[k]
+            else:
+                new[off + x0 : off + x1] += block[k]
+    return new
+
+
+def _add_variable(table, axes, step, problem: Problem, blas=False):
     """Add ``step.var`` to the table (score shifted by its weight) and sum out its parents."""
     cpt = problem.cpts[step.var]
     w = problem.weights[step.var]
     length = table.shape[-1]
+    if blas and step.parents and table.size >= _BLAS_MIN and set(axes) == set(step.dropped):
+        # every frontier variable is a parent summed out here (a chain, for instance)
+        matrix = np.transpose(cpt, [step.parents.index(a) for a in axes] + [len(axes)])
+        matrix = matrix.reshape(-1, len(w)).T
+        new = _shifted_product(matrix, table.reshape(-1, length), w, step.span, step.stays)
+        return new, [step.var] if step.stays else []
     if step.parents:
-        prod, axes = _contract(table, axes, cpt, step.parents, step.dropped)
+        prod, axes = _contract(table, axes, cpt, step.parents, step.dropped, blas)
         lead = prod.shape[:-2]
     else:
         lead = table.shape[:-1]
@@ -73,6 +121,22 @@ def _add_variable(table, axes, step, problem: Problem):
     for k, off in enumerate(w):
         new[..., off : off + length] += prod[..., k, :] if step.parents else cpt[k] * table
     return new, list(axes)
+
+
+def _negligible(mass, budget) -> int:
+    """Number of leading columns of ``mass`` whose cumulated sum stays within ``budget``.
+
+    Every row (kept assignment) must stay within its budget. The cumulated sums
+    are computed on a window growing from 4096 columns, not the whole axis.
+    """
+    length = mass.shape[1]
+    window = min(length, 4096)
+    while True:
+        cum = np.cumsum(mass[:, :window], axis=1)
+        n = int(np.min(np.sum(cum <= budget, axis=1)))
+        if n < window or window == length:
+            return n
+        window = min(length, 4 * window)
 
 
 class _Accumulators:
@@ -109,6 +173,27 @@ class _Accumulators:
             return table[..., :0], cut_lo
         return table[..., cut_lo - lo : cut_hi - lo + 1], cut_lo
 
+    def trim(self, table, axes, lo, linked, tol):
+        """Move the ends of the score axis holding at most ``tol`` of the mass.
+
+        The mass is measured per kept assignment (after the kept variables are
+        processed) so that every conditional probability moves by at most ``tol``.
+        The lower end goes to ``neg``, the upper to ``pos``.
+        """
+        length = table.shape[-1]
+        grouped = [k for k, a in enumerate(axes) if linked and a in self.keep]
+        drop = tuple(k for k in range(len(axes)) if k not in grouped)
+        mass = (table.sum(axis=drop) if drop else table).reshape(-1, length)
+        budget = tol * mass.sum(axis=1, keepdims=True)
+        n_ends = [_negligible(mass, budget), _negligible(mass[:, ::-1], budget)]
+        n_lo = min(n_ends[0], length - 1)
+        n_hi = min(n_ends[1], length - 1 - n_lo)
+        if n_lo:
+            self._add(False, table[..., :n_lo].sum(axis=-1), axes, linked)
+        if n_hi:
+            self._add(True, table[..., length - n_hi :].sum(axis=-1), axes, linked)
+        return table[..., n_lo : length - n_hi], lo + n_lo
+
     def finish(self, table, axes, lo):
         """Split what is left of the table by the threshold."""
         length = table.shape[-1]
@@ -117,26 +202,56 @@ class _Accumulators:
             self.pos += _collapse(table[..., above].sum(axis=-1), axes, self.keep)
             self.neg += _collapse(table[..., ~above].sum(axis=-1), axes, self.keep)
 
+    def finish_with_block(self, table, axes, lo, problem, block):
+        """Split the table by the threshold against the independent ``block``'s score."""
+        length = table.shape[-1]
+        if not length:
+            return
+        dist, dist_lo, _ = block_distribution(problem, block)
+        tail = survival(dist, dist_lo, self.threshold, lo, length)
+        pos = table @ tail
+        neg = np.maximum(table.sum(axis=-1) - pos, 0.0)
+        self.pos += _collapse(pos, axes, self.keep)
+        self.neg += _collapse(neg, axes, self.keep)
 
-def run(problem: Problem, order, early_prune: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Run the DP; return (Pr[score >= t, keep = a, evidence], Pr[keep = a, evidence])."""
+
+def run(
+    problem: Problem, order, early_prune: bool = True, block=(), legacy: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run the DP; return (Pr[score >= t, keep = a, evidence], Pr[keep = a, evidence]).
+
+    ``block`` lists variables (not in ``order``) summed apart by
+    :func:`._convolve.block_distribution`. ``legacy=True`` runs the engine as it
+    was before the tail trimming and BLAS contractions (for benchmarks and tests).
+    """
     acc = _Accumulators(problem)
+    tol = 0.0 if legacy else tail_tolerance(problem)
     axes: list[int] = []
     table, lo = np.ones(1), 0
     if prunes_at_start(problem, early_prune):
         table, lo = acc.prune(table, axes, lo, sum(problem.spans), linked=False)
+    trimmed = 0  # length of the axis after the last trim
     for step in steps(problem, order, early_prune):
         if table.shape[-1] == 0:
             break
-        table, axes = _add_variable(table, axes, step, problem)
+        table, axes = _add_variable(table, axes, step, problem, blas=not legacy)
         if step.prune:
             table, lo = acc.prune(table, axes, lo, step.rest, step.linked)
-    acc.finish(table, axes, lo)
+            length = table.shape[-1]
+            trimmed = min(trimmed, length)
+            if tol and length > max(_TRIM_MIN, _TRIM_GROWTH * trimmed):
+                table, lo = acc.trim(table, axes, lo, step.linked, tol)
+                trimmed = table.shape[-1]
+    if block:
+        acc.finish_with_block(table, axes, lo, problem, block)
+    else:
+        acc.finish(table, axes, lo)
     pos, neg = acc.pos, acc.neg
     if acc.free[0] or acc.free[1]:
         if problem.need:
             # Pr[keep = a, evidence]: the same run with all weights zero, no early pruning.
-            marginal = run(problem.zero_weights(), order, early_prune=False)[1]
+            zero = problem.zero_weights()
+            marginal = run(zero, order, early_prune=False, block=block, legacy=legacy)[1]
         else:
             marginal = np.ones(acc.shape)
         pos = pos + acc.free[0] * marginal

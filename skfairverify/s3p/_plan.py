@@ -37,6 +37,8 @@ ENGINES = ("auto", "frontier", "elimination")
 _MAX_SPLIT_GROUPS = 64
 # Plans cheaper than this (in frontier work units) are run without comparison.
 _ELIMINATION_THRESHOLD = 1e6
+# Large frontier runs limit BLAS to one thread (see single_threaded_blas).
+_SINGLE_THREAD_WORK = 1e6
 # Measured cost of one work unit: ~6 ns for the frontier engine (shift-and-add,
 # Python per-variable overhead), ~2 ns for elimination (FFT-dominated).
 _FRONTIER_UNIT, _ELIMINATION_UNIT = 6.0, 2.0
@@ -87,9 +89,11 @@ class Plan(Result):
     work: float
     n_orders: int = 0
     groups: dict = field(default_factory=dict)
-    # How to run it (not fields: set by _new_plan): the problem, or the groups' shape.
+    # How to run it (not fields: set by _new_plan): the problem, or the groups' shape,
+    # and the variables summed apart as an independent block (frontier engine).
     _problem = None
     _shape = ()
+    _block = ()
 
     @property
     def peak_bytes(self) -> int:
@@ -134,21 +138,54 @@ class Plan(Result):
             head = f"engine={self.engine!r}, order=[{', '.join(map(str, shown))}]"
         return f"{head}, peak={self.peak_entries:,} entries ({self.peak_bytes:,} bytes)"
 
-    def _execute(self) -> tuple[np.ndarray, np.ndarray]:
-        """Run the plan: (Pr[score >= t, keep = a, evidence], Pr[keep = a, evidence])."""
+    def _execute(self, legacy: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Run the plan: (Pr[score >= t, keep = a, evidence], Pr[keep = a, evidence]).
+
+        ``legacy=True`` runs the frontier engine as it was before the independent
+        block, the tail trimming and the BLAS contractions (benchmarks, tests).
+        """
         if self.groups:
             pos, total = np.zeros(self._shape), np.zeros(self._shape)
             for states, group in self.groups.items():
-                pos[states], total[states] = group._execute()
+                pos[states], total[states] = group._execute(legacy)
             return pos, total
-        runner = run_elimination if self.engine == "elimination" else run
-        return runner(self._problem, self.order)
+        if self.engine == "elimination":
+            return run_elimination(self._problem, self.order)
+        if legacy:
+            return run(self._problem, self.order, legacy=True)
+        members = set(self._block)
+        order = [v for v in self.order if v not in members]
+        if self.work < _SINGLE_THREAD_WORK:
+            return run(self._problem, order, block=self._block)
+        with single_threaded_blas():
+            return run(self._problem, order, block=self._block)
 
 
-def _new_plan(engine, order, peak, work, n_orders=0, *, groups=None, problem=None, shape=()):
+_CONTROLLER = []
+
+
+def single_threaded_blas():
+    """Context limiting BLAS to one thread.
+
+    The thin products of the frontier engine (a CPT times a long score axis) gain
+    nothing from threads, and on a loaded machine a multithreaded BLAS call can
+    wait tens of milliseconds for its second thread (measured: a 200k-entry dot
+    product 23 ms with two threads, 0.04 ms with one). The controller is built
+    once (about 10 ms); entering the context costs about 50 us.
+    """
+    if not _CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
+def _new_plan(
+    engine, order, peak, work, n_orders=0, *, groups=None, problem=None, shape=(), block=()
+):
     """Build a Plan and attach what running it needs."""
     plan = Plan(engine, order, peak, work, n_orders, groups or {})
-    plan._problem, plan._shape = problem, shape
+    plan._problem, plan._shape, plan._block = problem, shape, tuple(block)
     return plan
 
 
@@ -267,7 +304,9 @@ def _plan_problem(problem: Problem, order, method) -> Plan:
             )
     if not fits:
         raise _too_large(problem, cost, ve_peak)
-    return _new_plan("frontier", order, cost.peak, cost.work, n_orders, problem=problem)
+    return _new_plan(
+        "frontier", order, cost.peak, cost.work, n_orders, problem=problem, block=cost.block
+    )
 
 
 def _elimination_plan(problem: Problem) -> Plan:

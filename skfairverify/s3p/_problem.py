@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ._convolve import block_cost, block_variables
 from ._errors import INT64_MAX, MAX_SCORE_RANGE, overflow_error
 
 
@@ -94,6 +95,18 @@ class Problem:
         parents = self.network.parents
         return {v for v in range(len(parents)) if not parents[v] and not self.children[v]}
 
+    def block(self) -> tuple[int, ...]:
+        """Variables independent of all others, summed apart (see :mod:`._convolve`)."""
+        if "_block" not in self.__dict__:
+            self._block = tuple(block_variables(self))
+        return self._block
+
+    def block_cost(self) -> tuple[int, float]:
+        """``(peak entries, work units)`` of summing :meth:`block` apart."""
+        if "_block_cost" not in self.__dict__:
+            self._block_cost = block_cost(self, self.block())
+        return self._block_cost
+
     def zero_weights(self) -> Problem:
         """Copy with all weights and the threshold 0 (its run gives the marginals)."""
         clone = object.__new__(Problem)
@@ -101,6 +114,7 @@ class Problem:
         clone.weights = [np.zeros_like(w) for w in self.weights]
         clone.spans = [0] * len(self.spans)
         clone.threshold = 0
+        clone.__dict__.pop("_block_cost", None)
         return clone
 
 

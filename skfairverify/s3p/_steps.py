@@ -77,12 +77,35 @@ class Cost(NamedTuple):
     """Simulated cost of a frontier run."""
 
     peak: int  # largest array the run allocates (entries)
-    work: int  # entries written in all (a proxy of the time)
+    work: float  # entries written in all (a proxy of the time)
     worst: tuple | None  # (variable, frontier variables, joint states, score length) at the peak
+    block: tuple = ()  # variables summed as an independent block (see ._convolve)
 
 
 def simulate(problem: Problem, order) -> Cost:
-    """Dry run of :func:`._frontier.run` on sizes only."""
+    """Dry run of :func:`._frontier.run` on sizes only, with or without the independent block.
+
+    When two or more variables are independent of everything else, summing them
+    apart (:mod:`._convolve`) and the others by the frontier is also simulated;
+    the cheaper plan that fits in ``max_table_size`` is returned (its ``block``
+    names the variables summed apart).
+    """
+    plain = _simulate(problem, order)
+    block = problem.block()
+    if len(block) < 2:
+        return plain
+    block_peak, block_work = problem.block_cost()
+    members = set(block)
+    rest = _simulate(problem, [v for v in order if v not in members], final_dot=True)
+    combined = Cost(max(rest.peak, block_peak), rest.work + block_work, rest.worst, block)
+    limit = problem.max_table_size
+    if combined.peak > limit or (plain.peak <= limit and plain.work <= combined.work):
+        return plain
+    return combined
+
+
+def _simulate(problem: Problem, order, final_dot: bool = False) -> Cost:
+    """Cost of the frontier steps over ``order`` (plus the dot with a block's survival)."""
     frontier: dict[int, int] = {}
     t = problem.threshold
     lo, hi = undecided(0, 0, t, sum(problem.spans))
@@ -109,4 +132,6 @@ def simulate(problem: Problem, order) -> Cost:
         hi += step.span
         if step.prune:
             lo, hi = undecided(lo, hi, t, step.rest)
+    if final_dot:
+        work += math.prod(frontier.values()) * max(hi - lo + 1, 0)
     return Cost(peak, work, worst)
