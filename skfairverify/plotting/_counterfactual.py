@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._optional import import_optional
+from ._layout import check_top, legend_outside, new_axes, rows_height, wrap
 
 __all__ = ["plot_proxy_correlations", "plot_cflips_at_k"]
 
@@ -32,25 +32,29 @@ def plot_proxy_correlations(correlations: pd.DataFrame, *, top: int | None = 20,
 
     Examples
     --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
     >>> import pandas as pd
     >>> from skfairverify.plotting import plot_proxy_correlations
     >>> corr = pd.DataFrame({"feature": ["proxy", "skill"], "correlation": [0.8, -0.2]})
-    >>> ax = plot_proxy_correlations(corr)  # doctest: +SKIP
+    >>> ax = plot_proxy_correlations(corr)
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['skill', 'proxy']
     """
-    plt = import_optional("matplotlib.pyplot", "plotting")
     missing = {"feature", "correlation"} - set(correlations.columns)
     if missing:
         raise ValueError(f"correlations lacks the columns {sorted(missing)}.")
     data = correlations
+    check_top(top)
     if top is not None:
-        if top < 1:
-            raise ValueError(f"top must be >= 1 or None; got {top}.")
         data = data.loc[data["correlation"].abs().sort_values(ascending=False).index[:top]]
     data = data.sort_values("correlation")
+    labels = [wrap(f) for f in data["feature"]]
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, 0.3 * len(data) + 1.2))
+        _, (ax,) = new_axes(6.5, rows_height(len(labels), labels))
     colors = np.where(data["correlation"].to_numpy() >= 0, "tab:red", "tab:blue")
-    ax.barh(data["feature"].astype(str), data["correlation"], color=colors)
+    ax.barh(np.arange(len(labels)), data["correlation"], color=colors)
+    ax.set_yticks(np.arange(len(labels)), labels)
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_xlabel("Pearson correlation with the change of P(privileged)")
     ax.set_title("Features that move counterfactuals across groups")
@@ -75,6 +79,8 @@ def plot_cflips_at_k(result, *, metric: str = "cflips", ax=None):
 
     Examples
     --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
     >>> import pandas as pd
     >>> from skfairverify.counterfactual import CounterfactualResult
     >>> from skfairverify.plotting import plot_cflips_at_k
@@ -83,9 +89,10 @@ def plot_cflips_at_k(result, *, metric: str = "cflips", ax=None):
     ...                      index=pd.Index([1, 2], name="k"))
     >>> result = CounterfactualResult.from_per_k(
     ...     per_k, n_refused={"privileged": 8, "unprivileged": 9}, privileged="M")
-    >>> ax = plot_cflips_at_k(result)  # doctest: +SKIP
+    >>> ax = plot_cflips_at_k(result)
+    >>> [line.get_label() for line in ax.get_lines()]
+    ['privileged', 'unprivileged']
     """
-    plt = import_optional("matplotlib.pyplot", "plotting")
     if metric not in ("cflips", "ndccf"):
         raise ValueError(f"metric must be 'cflips' or 'ndccf'; got {metric!r}.")
     per_k = getattr(result, "per_k", None)
@@ -95,13 +102,13 @@ def plot_cflips_at_k(result, *, metric: str = "cflips", ax=None):
             f"(with a per_k table); got {type(result).__name__}."
         )
     if ax is None:
-        _, ax = plt.subplots(figsize=(5, 3.5))
+        _, (ax,) = new_axes(6.5, 3.5)
     label = "CFlips@k" if metric == "cflips" else "nDCCF@k"
     for group, style in (("privileged", "-o"), ("unprivileged", "-s")):
         ax.plot(per_k.index, per_k[f"{metric}_{group}"], style, label=group, markersize=3)
     ax.set_xlabel("k (number of counterfactuals)")
     ax.set_ylabel(label)
     ax.set_ylim(-0.02, 1.02)
-    ax.legend()
+    legend_outside(ax, title="group")
     ax.set_title(f"{label} per group")
     return ax

@@ -5,11 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ._layout import (
+    check_top,
+    group_label,
+    legend_height,
+    legend_outside,
+    new_axes,
+    rows_height,
+    wrap,
+)
+
 __all__ = ["plot_group_rates", "plot_fairness_influence"]
 
-
-def _group_labels(groups: pd.DataFrame, sensitive: list[str]) -> list[str]:
-    return [", ".join(f"{s}={row[s]}" for s in sensitive) for _, row in groups.iterrows()]
+# above this many groups, the influence plot draws one marker per group on each
+# feature's row instead of one bar per group
+_MAX_GROUPED_BARS = 4
 
 
 def _sensitive_of(verifier) -> list[str]:
@@ -19,20 +29,43 @@ def _sensitive_of(verifier) -> list[str]:
     return list(verifier.sensitive_features_)
 
 
-def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True):
-    """Bar chart of the exact positive rate of every group, with the four-fifths line.
+def _group_labels(groups: pd.DataFrame, sensitive: list[str]) -> list[str]:
+    return [group_label(tuple(row), sensitive)
+            for row in groups[sensitive].itertuples(index=False, name=None)]
 
-    The dashed line is drawn at 0.8 times the largest positive rate: a group below it
-    fails the four-fifths rule (disparate impact < 0.8).
+
+def _rate_errors(groups: pd.DataFrame, rates: np.ndarray):
+    """Error bar lengths ``[below, above]`` from ``ci_low``/``ci_high``, or None.
+
+    None as well when every interval is the rate itself (the exact path).
+    """
+    if not {"ci_low", "ci_high"} <= set(groups.columns):
+        return None
+    low = groups["ci_low"].to_numpy(dtype=float)
+    high = groups["ci_high"].to_numpy(dtype=float)
+    errors = np.vstack([np.clip(rates - low, 0, None), np.clip(high - rates, 0, None)])
+    return errors if np.nanmax(errors) > 0 else None
+
+
+def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True):
+    """Horizontal bars of the exact positive rate of every group, with the four-fifths line.
+
+    One row per group (an intersection of several sensitive features is labelled with
+    one line per feature). The dashed line is drawn at 0.8 times the largest positive
+    rate: a group below it (red bar) fails the four-fifths rule (disparate impact
+    < 0.8). When the verifier's ``groups_`` has ``ci_low`` and ``ci_high`` columns
+    (confidence intervals of the rates) wider than the rates themselves, they are
+    drawn as error bars. The legend sits
+    outside the data area, to the right of the axes.
 
     Parameters
     ----------
     verifier : FairnessVerifier
         A fitted verifier.
     ax : matplotlib Axes, default=None
-        Axes to draw on; a new figure when None.
+        Axes to draw on; a new figure (no wider than a page) when None.
     four_fifths : bool, default=True
-        Draw the four-fifths line.
+        Draw the four-fifths line and color the groups below it.
 
     Returns
     -------
@@ -52,34 +85,80 @@ def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True):
     >>> ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
     ...                        n_bins=10).fit(X, (X["x"] > 0.5).astype(int))
     >>> ax = plot_group_rates(ver)
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['a=0', 'a=1']
     """
-    import matplotlib.pyplot as plt
-
     sensitive = _sensitive_of(verifier)
     groups = verifier.groups_
     labels = _group_labels(groups, sensitive)
-    rates = groups["positive_rate"].to_numpy()
+    rates = groups["positive_rate"].to_numpy(dtype=float)
     if ax is None:
-        _, ax = plt.subplots(figsize=(max(4.0, 0.8 * len(labels) + 2), 3.5))
+        _, (ax,) = new_axes(7.0, rows_height(len(labels), labels))
     threshold = 0.8 * float(rates.max())
-    colors = ["tab:red" if four_fifths and r < threshold else "tab:blue" for r in rates]
-    ax.bar(np.arange(len(rates)), rates, color=colors)
-    ax.set_xticks(np.arange(len(rates)))
-    ax.set_xticklabels(labels, rotation=30, ha="right")
-    ax.set_ylabel("Pr[Yhat = 1 | group]")
+    below = four_fifths & (rates < threshold)
+    pos = np.arange(len(rates))
+    errors = _rate_errors(groups, rates)
+    ax.barh(pos, rates, color=np.where(below, "tab:red", "tab:blue"), xerr=errors,
+            capsize=3, error_kw={"elinewidth": 1})
+    ax.set_yticks(pos, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("Pr[Yhat = 1 | group] (verified)")
+    upper = float(np.nanmax(rates if errors is None else rates + errors[1]))
+    ax.set_xlim(0, min(1.0, 1.1 * upper) if upper > 0 else 1.0)
     if four_fifths:
-        ax.axhline(threshold, color="k", linestyle="--", linewidth=1,
-                   label="four-fifths of the largest rate")
-        ax.legend(loc="best")
+        _four_fifths_legend(ax, threshold, below.any(), errors is not None)
     di = verifier.metrics_["disparate_impact"]
-    ax.set_title(f"Verified positive rates, population under the learned network\n"
-                 f"(disparate impact {di:.3f})")
+    ax.set_title(f"Verified positive rates (disparate impact {di:.3f})")
     return ax
 
 
+def _four_fifths_legend(ax, threshold: float, any_below: bool, with_ci: bool) -> None:
+    from matplotlib.patches import Patch
+
+    line = ax.axvline(threshold, color="k", linestyle="--", linewidth=1,
+                      label="four-fifths of\nthe largest rate")
+    handles = [line, Patch(color="tab:blue", label="at or above")]
+    if any_below:
+        handles.append(Patch(color="tab:red", label="below (fails\nthe 4/5 rule)"))
+    if with_ci:
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], color="k", marker="|", linestyle="-",
+                              label="confidence\ninterval"))
+    legend_outside(ax, handles=handles)
+
+
+def _fif_order(table: pd.DataFrame, sort_by: str) -> pd.Index:
+    """Features in decreasing order of influence (spread over groups or magnitude)."""
+    values = table.to_numpy(dtype=float)
+    magnitude = np.nanmax(np.abs(values), axis=1)
+    if sort_by == "magnitude" or values.shape[1] < 2:
+        key = magnitude
+    else:
+        key = np.nanmax(values, axis=1) - np.nanmin(values, axis=1)
+    order = np.lexsort((-magnitude, -key))  # last key is the primary one
+    return table.index[order]
+
+
+def _fold(table: pd.DataFrame, top, sort_by: str) -> pd.DataFrame:
+    """The ``top`` most influential rows, sorted, then one row summing the others."""
+    ordered = table.loc[_fif_order(table, sort_by)]
+    if top is None or len(ordered) <= top:
+        return ordered
+    rest = ordered.iloc[top:]
+    folded = rest.sum(axis=0).to_frame(f"sum of the {len(rest)} other features").T
+    return pd.concat([ordered.iloc[:top], folded])
+
+
 def plot_fairness_influence(verifier, features=None, *, fif=None, reference="support",
-                            ax=None):
-    """Horizontal bars of the fairness influence of every feature, one color per group.
+                            top=10, sort_by="spread", ax=None):
+    """Fairness influence of the features, most influential first, one color per group.
+
+    One row per feature, sorted by decreasing influence; the features beyond the
+    ``top`` first are folded into one last row holding the sum of their influences.
+    With up to four groups each row has one bar per group; with more groups, one
+    marker per group on a line spanning the smallest to the largest influence. The
+    legend (the groups) sits outside the data area, to the right of the axes.
 
     Parameters
     ----------
@@ -94,8 +173,15 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, reference="sup
         Passed to :meth:`FairnessVerifier.fairness_influence` when ``fif`` is None:
         the uniform distribution that replaces a feature (within its observed range,
         FVGM Appendix E, or over its states).
+    top : int or None, default=10
+        Number of features drawn one by one; None draws every feature.
+    sort_by : {"spread", "magnitude"}, default="spread"
+        Order of the features: ``"spread"`` is the largest minus the smallest influence
+        over the groups (the feature's share in the gap between groups, what matters
+        for fairness), ``"magnitude"`` the largest absolute influence on any group.
+        Ties are broken by the magnitude.
     ax : matplotlib Axes, default=None
-        Axes to draw on; a new figure when None.
+        Axes to draw on; a new figure (no wider than a page) when None.
 
     Returns
     -------
@@ -114,10 +200,13 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, reference="sup
     >>> X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0), "z": rng.normal(0, 1, 500)})
     >>> ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
     ...                        n_bins=10).fit(X, (X["x"] + X["z"] > 0.5).astype(int))
-    >>> ax = plot_fairness_influence(ver)
+    >>> ax = plot_fairness_influence(ver, top=1)
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['z', 'sum of the 1 other\\nfeatures']
     """
-    import matplotlib.pyplot as plt
-
+    check_top(top)
+    if sort_by not in ("spread", "magnitude"):
+        raise ValueError(f"sort_by must be 'spread' or 'magnitude'; got {sort_by!r}.")
     sensitive = _sensitive_of(verifier)
     if fif is None:
         fif = verifier.fairness_influence(features, reference=reference)
@@ -126,23 +215,40 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, reference="sup
             "fif must be the FairnessInfluenceResult returned by "
             f"FairnessVerifier.fairness_influence; got {type(fif).__name__}."
         )
-    reference, fif = fif.reference, fif.table
     within = {"support": "uniform within its observed range",
-              "states": "uniform over its states"}.get(reference, str(reference))
-    groups = verifier.groups_
-    labels = _group_labels(groups, sensitive)
-    n_feat, n_groups = fif.shape
+              "states": "uniform over its states"}.get(fif.reference, str(fif.reference))
+    table = _fold(fif.table, top, sort_by)
+    rows = [wrap(f) for f in table.index]
+    groups = [group_label(c, sensitive) for c in table.columns]
+    grouped = len(groups) <= _MAX_GROUPED_BARS
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, max(2.5, 0.5 * n_feat * max(1, n_groups / 2) + 1)))
-    height = 0.8 / n_groups
-    pos = np.arange(n_feat)
-    for g in range(n_groups):
-        ax.barh(pos + g * height - 0.4 + height / 2, fif.iloc[:, g].to_numpy(), height=height,
-                label=labels[g] if g < len(labels) else str(fif.columns[g]))
-    ax.set_yticks(pos)
-    ax.set_yticklabels(fif.index.tolist())
-    ax.axvline(0.0, color="k", linewidth=0.8)
-    ax.set_xlabel(f"FIF: Pr[Yhat = 1 | group] minus the same with the feature {within}")
-    ax.legend(loc="best", fontsize="small")
+        per_row = 0.18 * len(groups) + 0.1 if grouped else 0.3
+        height = max(rows_height(len(rows), rows, per_row, extra=1.5), legend_height(groups))
+        _, (ax,) = new_axes(7.0, height)
+    (_fif_bars if grouped else _fif_dots)(ax, table.to_numpy(dtype=float), groups)
+    ax.set_yticks(np.arange(len(rows)), rows)
     ax.invert_yaxis()
+    ax.axvline(0.0, color="k", linewidth=0.8)
+    ax.set_xlabel(wrap("FIF: Pr[Yhat = 1 | group] minus the same with the feature "
+                       f"{within}", 60))
+    ax.set_title("Fairness influence of the features (largest first)")
+    legend_outside(ax, title="group")
     return ax
+
+
+def _fif_bars(ax, values: np.ndarray, groups: list[str]) -> None:
+    n_rows, n_groups = values.shape
+    height = 0.8 / n_groups
+    pos = np.arange(n_rows)
+    for g in range(n_groups):
+        ax.barh(pos - 0.4 + (g + 0.5) * height, values[:, g], height=height,
+                label=groups[g], color=f"C{g}")
+
+
+def _fif_dots(ax, values: np.ndarray, groups: list[str]) -> None:
+    pos = np.arange(values.shape[0])
+    ax.hlines(pos, np.nanmin(values, axis=1), np.nanmax(values, axis=1), color="0.75",
+              linewidth=2, zorder=1)
+    for g in range(values.shape[1]):
+        ax.scatter(values[:, g], pos, s=22, color=f"C{g % 10}",
+                   marker="os^Dv"[g // 10 % 5], label=groups[g], zorder=2)
