@@ -53,6 +53,7 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
 
 from ..preprocessing import BinningDiscretizer
+from ..utils._categories import match_categories
 
 __all__ = [
     "CategorySet",
@@ -183,25 +184,19 @@ class CategorySet:
     def __invert__(self) -> CategorySet:
         return CategorySet(self.universe - self.values, not self.others, self.universe)
 
-    def contains_one(self, value) -> bool:
-        """Whether one category is in the set (matched as a value, then as a string)."""
-        for cats, result in ((self.values, True), (self.universe, False)):
-            if _member(value, cats):
-                return result
-        return self.others
+    def contains(self, x, name="column") -> np.ndarray:
+        """Whether each value of ``x`` is in the set.
 
-    def contains(self, x) -> np.ndarray:
-        """Whether each value of ``x`` is in the set."""
-        return np.fromiter((self.contains_one(v) for v in x), dtype=bool, count=len(x))
+        The package's one matching rule: numbers match numerically, strings only
+        strings (see ``utils._categories``).
+        """
+        cats = list(self.universe)
+        allowed = np.array([c in self.values for c in cats] + [self.others], dtype=bool)
+        return allowed[match_categories(x, cats, name=name)]  # -1: not a known category
 
-
-def _member(value, cats) -> bool:
-    try:
-        if value in cats:
-            return True
-    except TypeError:  # unhashable
-        pass
-    return str(value) in {str(c) for c in cats}
+    def contains_one(self, value, name="column") -> bool:
+        """Whether one category is in the set."""
+        return bool(self.contains(np.array([value], dtype=object), name)[0])
 
 
 # ------------------------------------------------------------------------ features
@@ -508,8 +503,10 @@ class LeafRegion:
         """Whether each row of ``X`` lies in the region."""
         out = np.ones(len(X), dtype=bool)
         for col, cond in self.conditions.items():
-            values = X[col].to_numpy(dtype=float if isinstance(cond, Intervals) else object)
-            out &= cond.contains(values)
+            if isinstance(cond, Intervals):
+                out &= cond.contains(X[col].to_numpy(dtype=float))
+            else:
+                out &= cond.contains(X[col].to_numpy(dtype=object), name=col)
         return out
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from ..s3p import TableTooLargeError
+from ..utils._categories import match_categories
 from ._trees import CategorySet, Intervals, TreeLeaves
 from ._variables import Encoding, Variable
 
@@ -155,13 +156,14 @@ def _is_numeric(col: pd.Series) -> bool:
     return is_numeric_dtype(col) and not is_bool_dtype(col)
 
 
-def _category_states(col: pd.Series, known) -> list:
+def _category_states(col: pd.Series, known, name) -> list:
     """The encoder's categories, then the other values of ``col`` (sorted)."""
     seen = list(pd.unique(col.to_numpy(dtype=object)))
     if isinstance(col.dtype, pd.CategoricalDtype):
         seen += [v for v in col.cat.categories if v not in set(seen)]
-    names = set(known) | {str(s) for s in known}
-    extra = [v for v in seen if v not in names and str(v) not in names]
+    known = list(known)
+    unknown = match_categories(np.array(seen, dtype=object), known, name=name) < 0
+    extra = [v for v, new in zip(seen, unknown) if new]
     try:
         extra = sorted(extra)
     except TypeError:
@@ -256,7 +258,7 @@ def tree_encoding(X: pd.DataFrame, leaves: TreeLeaves, sensitive, *, n_bins=10,
         col = X[c]
         sens = c in sensitive
         if c in leaves.categories or (sens and not _is_numeric(col)):
-            states = _category_states(col, leaves.categories.get(c, []))
+            states = _category_states(col, leaves.categories.get(c, []), c)
             variables.append(Variable(c, "categories", states, np.zeros(len(states)), sens))
             continue
         if not _is_numeric(col):
@@ -295,8 +297,8 @@ class StateIndicators:
     by_variable: dict
 
 
-def _allowed_categories(cond: CategorySet, states) -> np.ndarray:
-    return np.array([cond.contains_one(s) for s in states], dtype=float)
+def _allowed_categories(cond: CategorySet, states, name) -> np.ndarray:
+    return cond.contains(np.array(list(states), dtype=object), name=name).astype(float)
 
 
 def _allowed_values(cond: Intervals, var: Variable) -> np.ndarray:
@@ -327,7 +329,7 @@ def _allowed_cells(cond: Intervals, cells: np.ndarray, name: str) -> np.ndarray:
 
 def _allowed(cond, var: Variable, encoding: Encoding) -> np.ndarray:
     if isinstance(cond, CategorySet):
-        return _allowed_categories(cond, var.states)
+        return _allowed_categories(cond, var.states, var.name)
     if var.kind == "binned":
         disc = encoding.discretizer
         if not isinstance(disc, CutBins):
