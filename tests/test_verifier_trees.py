@@ -423,3 +423,81 @@ def test_adult_depth8_exact_against_monte_carlo_and_data():
         assert abs(empirical - rate) < 0.06
     empirical = [pred[(codes[:, [0, 1]] == g).all(axis=1)].mean() for g in groups]
     assert np.max(np.abs(np.array(empirical) - exact)) > 1e-3  # a model, not the data
+
+
+# ------------------------------------------------------------------------ verifier path
+def _tree_verifier_class():
+    """FairnessVerifier with the tree path routed through today's path hooks.
+
+    Stands for the wiring of ``_TreePathMixin`` into ``FairnessVerifier`` (see the
+    module docstring of ``_trees_path``) until the verifier dispatches to it itself.
+    """
+    from skfairverify import FairnessVerifier
+    from skfairverify.verification._trees_path import _TreePathMixin
+
+    class TreeVerifier(_TreePathMixin, FairnessVerifier):
+        def _select_path(self, frame, y, weight):
+            self._read_tree()
+            return "sampling"  # the hooks below run the exact tree path
+
+        def _fit_sampling(self, frame, sensitive, y_pos, weight):
+            self._fit_tree(frame, sensitive, y_pos, weight)
+
+        def _evaluate_sampling(self, frame, y_pos, encoding, weight):
+            return self._evaluate_tree(frame, y_pos, encoding, weight)
+
+        def _sampled_influence(self, networks):
+            return [tree_group_rates(n, self._tree_indicators, None, self._sens_idx,
+                                     self._group_codes, self.max_table_size)
+                    for n in networks]
+
+    return TreeVerifier
+
+
+def test_verifier_tree_path_equals_enumeration():
+    """fit (rates, EO), fairness_influence and verify of the tree path against
+    enumeration of the learned networks with the model's predict."""
+    X, y = _data(n=600, seed=8)
+    model = make_pipeline(
+        make_column_transformer((StandardScaler(), ["x", "z"]), (OneHotEncoder(), ["c"])),
+        _tree(4))
+    ver = _tree_verifier_class()(model, "a", network="learn", n_bins=4, max_indegree=1)
+    ver.fit(X, y)
+    enc, net = ver._encoding, ver.network_
+    sens_idx = [enc.index("a")]
+    cols = ["a", "x", "z", "c"]
+    expected, *_ = _enumerated(net, enc, ver.estimator_, cols, sens_idx)
+    np.testing.assert_allclose(ver.groups_["positive_rate"],
+                               [expected[tuple(g)] for g in ver._group_codes], atol=1e-9)
+    assert ver.agreement_ == 1.0 and ver.multiplier_ is None
+    assert {"true_positive_rate", "false_positive_rate"} <= set(ver.groups_.columns)
+    assert "equalized_odds" in ver.metrics_
+    fif = ver.fairness_influence(["z"]).table
+    i = enc.index("z")
+    ref = uniform_network(net, [i], [enc.variables[i].support_distribution()])
+    under, *_ = _enumerated(ref, enc, ver.estimator_, cols, sens_idx)
+    np.testing.assert_allclose(
+        fif.loc["z"].to_numpy(),
+        [expected[tuple(g)] - under[tuple(g)] for g in ver._group_codes], atol=1e-9)
+    X_new, y_new = _data(n=600, seed=9)
+    result = ver.verify(X_new, y_new)
+    assert result.groups["positive_rate"].between(0, 1).all()
+
+
+def test_verifier_tree_path_with_a_given_network():
+    """A user BayesNet (numeric state names = values) on the tree path: enumeration."""
+    X, y = _data(n=600, seed=10)
+    model = make_pipeline(
+        make_column_transformer(("passthrough", ["x"]), (OneHotEncoder(), ["c"])), _tree(4))
+    states = [["p", "q", "r"], sorted(X["x"].unique().tolist()), ["t", "u", "v", "w"]]
+    rng = np.random.default_rng(1)
+    cpts = [rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(len(states[1])), size=3),
+            rng.dirichlet(np.ones(4), size=(3, len(states[1])))]
+    net = BayesNet([len(s) for s in states], [(), (0,), (0, 1)], cpts,
+                   names=["a", "x", "c"], state_names=states)
+    ver = _tree_verifier_class()(model, "a", network=net).fit(X[["a", "x", "c"]], y)
+    enc = ver._encoding
+    assert [v.kind for v in enc.variables] == ["categories", "values", "categories"]
+    expected, *_ = _enumerated(net, enc, ver.estimator_, ["a", "x", "c"], [0])
+    np.testing.assert_allclose(ver.groups_["positive_rate"],
+                               [expected[tuple(g)] for g in ver._group_codes], atol=1e-9)

@@ -22,7 +22,14 @@ from ..utils._categories import match_categories
 from ._trees import CategorySet, Intervals, TreeLeaves
 from ._variables import Encoding, Variable
 
-__all__ = ["CutBins", "StateIndicators", "refined_cuts", "state_indicators", "tree_encoding"]
+__all__ = [
+    "CutBins",
+    "StateIndicators",
+    "refined_cuts",
+    "state_indicators",
+    "tree_encoding",
+    "tree_encoding_from_network",
+]
 
 #: Default largest number of states of a numeric variable of the tree path.
 MAX_STATES = 200
@@ -277,6 +284,81 @@ def tree_encoding(X: pd.DataFrame, leaves: TreeLeaves, sensitive, *, n_bins=10,
         binned.append(c)
         cuts.append(cut)
     return Encoding(variables, CutBins(cuts) if binned else None, binned)
+
+
+def _numeric_states(states):
+    try:
+        return np.array([float(s) for s in states])
+    except (TypeError, ValueError):
+        return None
+
+
+def tree_encoding_from_network(network, leaves: TreeLeaves, sensitive) -> Encoding:
+    """Variables of a user-given network for the tree path (state names carry values).
+
+    A variable whose column the tree reads as a number must have numeric state names
+    (the value each state stands for, one state per value: ``"values"``); a one-hot
+    encoded column and any variable with non-numeric state names is ``"categories"``.
+
+    Parameters
+    ----------
+    network : BayesNet
+        Variables named after the columns.
+    leaves : TreeLeaves
+        Result of :func:`positive_leaves`.
+    sensitive : list of str
+        Sensitive columns.
+
+    Returns
+    -------
+    Encoding
+        One variable per variable of ``network``, in its order.
+
+    Raises
+    ------
+    ValueError
+        When the network lacks a sensitive column or a column the tree reads, or the
+        states of a column read as a number are not numbers.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.verification._trees import positive_leaves
+    >>> from skfairverify.verification._trees_states import tree_encoding_from_network
+    >>> X = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
+    >>> leaves = positive_leaves(DecisionTreeClassifier().fit(X, [0, 0, 1, 1]))
+    >>> net = BayesNet.independent([[.5, .5], [.25] * 4], names=["a", "x"],
+    ...                            state_names=[["F", "M"], [0, 1, 2, 3]])
+    >>> [v.kind for v in tree_encoding_from_network(net, leaves, ["a"]).variables]
+    ['categories', 'values']
+    """
+    missing = [c for c in list(sensitive) + list(leaves.read) if c not in network.names]
+    if missing:
+        raise ValueError(
+            f"The given network has no variable for the column(s) {missing}; its variables "
+            f"are {network.names}. Name the variables after the columns."
+        )
+    variables = []
+    for i, name in enumerate(network.names):
+        states = list(network.state_names[i])
+        sens = name in sensitive
+        vals = _numeric_states(states)
+        numeric_read = name in leaves.read and name not in leaves.categories
+        if numeric_read and vals is None:
+            raise ValueError(
+                f"Variable {name!r} of the given network is read by the tree as a number, so "
+                f"its state names must be numbers (the value each state stands for); got "
+                f"{states[:10]}."
+            )
+        if numeric_read or (vals is not None and name not in leaves.categories and not sens):
+            variables.append(Variable(name, "values", states, np.zeros(len(states)), sens,
+                                      values=vals))
+        else:
+            variables.append(Variable(name, "categories", states, np.zeros(len(states)),
+                                      sens))
+    return Encoding(variables)
 
 
 # ------------------------------------------------------------------------ indicators

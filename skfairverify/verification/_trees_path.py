@@ -1,0 +1,115 @@
+"""The exact path for decision trees: group rates of the tree's positive leaves.
+
+The fitted :class:`~sklearn.tree.DecisionTreeClassifier` (alone or behind per-column
+steps) is read as positive regions on the raw columns (:func:`._trees.positive_leaves`);
+the variables are the sensitive columns and the columns the tree reads, with states
+refined so that every threshold is a state boundary (:func:`._trees_states.tree_encoding`);
+the network is learned from them as on the linear path; the rate of every group is the
+exact probability of the positive regions (:func:`._trees_exact.tree_group_rates`). The
+decision on every state equals the model's, so ``agreement_`` is 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..s3p import BayesNet
+from ._intervals import exact_interval
+from ._linear_path import Evaluation, gap_of_present, group_support, rates_in_subset
+from ._metrics import disparate_impact, favored_indices, rate_gap
+from ._trees import is_tree_model, positive_leaves
+from ._trees_exact import tree_group_rates
+from ._trees_states import (
+    MAX_STATES,
+    state_indicators,
+    tree_encoding,
+    tree_encoding_from_network,
+)
+
+__all__ = ["TREE_BINS", "is_tree_model"]
+
+#: Quantile bins merged with a numeric column's thresholds with ``n_bins="auto"`` (at
+#: most ``max_bins``): the thresholds carry the decision, the quantiles only shape the
+#: distribution of the column.
+TREE_BINS = 10
+
+_RATE_COLUMNS = ("positive_rate", "true_positive_rate", "false_positive_rate",
+                 "path_specific_rate")
+
+
+class _TreePathMixin:
+    """Fit, verify and influence of :class:`FairnessVerifier` on the exact tree path."""
+
+    def _read_tree(self) -> None:
+        """Read ``estimator_`` as positive leaves (TypeError naming an unreadable step)."""
+        self._leaves = positive_leaves(self.estimator_)
+        self.rule_ = None
+        self.decision_scale_ = None
+        self.classes_ = np.asarray(self._leaves.classes)
+
+    def _tree_bins(self) -> int:
+        return min(TREE_BINS, self.max_bins) if self.n_bins == "auto" else int(self.n_bins)
+
+    def _tree_encoding(self, frame, sensitive, weight):
+        if isinstance(self.network, BayesNet):
+            self.n_bins_ = None
+            return tree_encoding_from_network(self.network, self._leaves, sensitive)
+        self.n_bins_ = self._tree_bins()
+        return tree_encoding(frame, self._leaves, sensitive, n_bins=self.n_bins_,
+                             max_states=max(MAX_STATES, self.max_bins), sample_weight=weight)
+
+    def _fit_tree(self, frame, sensitive, y_pos, weight) -> None:
+        """Variables, networks and exact group rates of the tree on ``frame``."""
+        encoding = self._tree_encoding(frame, sensitive, weight)
+        self._set_variables(encoding, sensitive)
+        eo_labels = None if isinstance(self.network, BayesNet) else y_pos
+        ev = self._evaluate_tree(frame, eo_labels, encoding, weight)
+        self._tree_indicators = state_indicators(encoding, self._leaves)
+        self.multiplier_ = None
+        self.agreement_ = 1.0
+        self._set_evaluation(ev, encoding)
+
+    def _evaluate_tree(self, frame, y_pos, encoding, weight) -> Evaluation:
+        """Networks, exact group rates and metrics of the tree on ``frame``."""
+        codes = encoding.codes(frame)
+        sens_codes = codes[:, self._sens_idx]
+        group_codes, support = group_support(sens_codes, weight)
+        if len(group_codes) < 2:
+            raise ValueError("X holds a single compound sensitive group; fairness needs two.")
+        networks = self._learn_networks(encoding, codes, y_pos, weight)
+        indicators = state_indicators(encoding, self._leaves)
+
+        def rates_of(net):
+            return tree_group_rates(net, indicators, None, self._sens_idx, group_codes,
+                                    self.max_table_size)
+
+        rates = rates_of(networks[0])
+        groups = self._group_table(encoding, group_codes)
+        groups["positive_rate"] = rates
+        groups["support"] = support
+        groups["ci_low"], groups["ci_high"] = exact_interval(rates)
+        metrics = {"disparate_impact": disparate_impact(rates),
+                   "statistical_parity": rate_gap(rates)}
+        if y_pos is not None:
+            for mask, net, column in ((y_pos, networks[1], "true_positive_rate"),
+                                      (~y_pos, networks[2], "false_positive_rate")):
+                groups[column] = rates_in_subset(rates_of, net, group_codes,
+                                                 sens_codes[mask])
+            gaps = [gap_of_present(groups[c].to_numpy())
+                    for c in ("true_positive_rate", "false_positive_rate")]
+            if any(g is not None for g in gaps):
+                metrics["equalized_odds"] = max(g for g in gaps if g is not None)
+        i_max, i_min = favored_indices(rates)
+        if self._mediators:
+            pcf = rates_of(self._mediated_network(encoding, networks[0], group_codes[i_max]))
+            groups["path_specific_rate"] = pcf
+            metrics["path_specific_causal"] = rate_gap(pcf)
+        bounds = {c: exact_interval(groups[c]) for c in _RATE_COLUMNS if c in groups}
+        return Evaluation(None, None, None, networks[0], group_codes, groups, metrics,
+                          i_max, i_min, bounds=bounds)
+
+    def _tree_rates_without(self, subset, reference) -> np.ndarray:
+        """Exact group rates of the tree with the features ``subset`` replaced by references."""
+        return tree_group_rates(self._reference_network(subset, reference),
+                                self._tree_indicators, None, self._sens_idx,
+                                self._group_codes, self.max_table_size)
