@@ -7,6 +7,7 @@ from skfairverify.s3p import BayesNet
 from skfairverify.verification._network import _estimate
 from skfairverify.verification._parameters import (
     STRENGTH_GRID,
+    additive_target,
     distribution_max_bins,
     estimate_cpts,
     family_counts,
@@ -76,7 +77,7 @@ def test_strengths_maximise_the_brute_force_leave_one_out_likelihood():
     codes = _data(150, 2)
     grid = [0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
     cpts, strengths = estimate_cpts(codes, CARDS, PARENTS, [0, 1], strengths=grid,
-                                    return_strengths=True)
+                                    prior="pooled", return_strengths=True)
     t, u = strengths[3]
     assert t == grid[int(np.argmax([_brute_loo_pooled(codes, s) for s in grid]))]
     assert u == grid[int(np.argmax([_brute_loo(codes, t, s) for s in grid]))]
@@ -86,11 +87,11 @@ def test_strengths_maximise_the_brute_force_leave_one_out_likelihood():
     BayesNet(CARDS, PARENTS, cpts)  # valid tables
 
 
-def test_small_group_distribution_is_closer_to_the_truth_than_bdeu():
-    """Monte Carlo: L1 error of the 15-row group's distribution, hierarchical vs BDeu."""
+def test_pooled_small_group_distribution_is_closer_to_the_truth_than_bdeu():
+    """Monte Carlo: L1 error of the 15-row group's distribution, pooled prior vs BDeu."""
     rng = np.random.default_rng(3)
     K = 20
-    errors = {"hierarchical": [], "bdeu": []}
+    errors = {"pooled": [], "bdeu": []}
     for _ in range(150):
         base = rng.dirichlet(np.full(K, 5.0))
         small = 0.7 * base + 0.3 * rng.dirichlet(np.ones(K))
@@ -100,7 +101,7 @@ def test_small_group_distribution_is_closer_to_the_truth_than_bdeu():
         for prior, err in errors.items():
             cpt = estimate_cpts(codes, [2, K], [(), (0,)], [0], prior=prior)[1]
             err.append(np.abs(cpt[1] - small).sum())
-    assert np.mean(errors["hierarchical"]) < 0.6 * np.mean(errors["bdeu"])
+    assert np.mean(errors["pooled"]) < 0.6 * np.mean(errors["bdeu"])
 
 
 def test_a_distinct_large_group_keeps_its_own_distribution():
@@ -108,9 +109,63 @@ def test_a_distinct_large_group_keeps_its_own_distribution():
     a = np.r_[np.zeros(2000, int), np.ones(2000, int)]
     x = np.r_[rng.choice(3, 2000, p=[0.8, 0.1, 0.1]), rng.choice(3, 2000, p=[0.1, 0.1, 0.8])]
     cpts, strengths = estimate_cpts(np.column_stack([a, x]), [2, 3], [(), (0,)], [0],
-                                    return_strengths=True)
+                                    prior="pooled", return_strengths=True)
     assert strengths[1][1] <= 10.0  # pseudo-rows, against 2,000 rows per group
     np.testing.assert_allclose(cpts[1], [[0.8, 0.1, 0.1], [0.1, 0.1, 0.8]], atol=0.03)
+
+
+def test_additive_target_is_the_loglinear_fit_without_three_way_interaction():
+    """IPF against a Poisson GLM of the same log-linear model (statsmodels)."""
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(7)
+    counts = rng.integers(1, 30, size=(2, 3, 4)).astype(float)
+    target = additive_target(counts, 2, ess=1e-9)
+    a1, a2, k = (g.ravel() for g in np.indices(counts.shape))
+
+    def main(c):  # treatment coding: one indicator per level but the first
+        return (c[:, None] == np.arange(1, c.max() + 1)[None, :]).astype(float)
+
+    def pair(u, v):
+        return np.einsum("ni,nj->nij", main(u), main(v)).reshape(len(u), -1)
+
+    design = np.column_stack([np.ones(len(a1)), main(a1), main(a2), main(k), pair(a1, a2),
+                              pair(a1, k), pair(a2, k)])
+    glm = sm.GLM(counts.ravel(), design, family=sm.families.Poisson()).fit()
+    fitted = glm.fittedvalues.reshape(counts.shape)
+    np.testing.assert_allclose(target, fitted / fitted.sum(-1, keepdims=True), atol=1e-7)
+
+
+def _additive_sample(rng, n, three_way=0.0):
+    a1 = (rng.random(n) < 0.5).astype(int)
+    a2 = (rng.random(n) < 0.08).astype(int)
+    base = np.array([0.4, 0.3, 0.2, 0.1])
+    logits = np.log(base) + np.outer(a1, [0, 0.3, 0.6, 0.9]) + np.outer(a2, [0, 0.5, 1, 1.5])
+    logits += three_way * np.outer(a1 * a2, [1.5, 0, 0, -1.5])
+    prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    x = (rng.random(n)[:, None] > np.cumsum(prob, axis=1)).sum(axis=1)
+    truth = prob[np.argmax(a1 & a2)] if np.any(a1 & a2) else None
+    return np.column_stack([a1, a2, x]), truth
+
+
+def test_hierarchical_intersection_is_closer_to_the_truth_than_bdeu():
+    """Monte Carlo: L1 error of the smallest intersection (~16 rows) under additive effects."""
+    rng = np.random.default_rng(8)
+    errors = {"hierarchical": [], "bdeu": []}
+    for _ in range(100):
+        codes, truth = _additive_sample(rng, 400)
+        for prior, err in errors.items():
+            cpt = estimate_cpts(codes, [2, 2, 4], [(), (), (0, 1)], [0, 1], prior=prior)[2]
+            err.append(np.abs(cpt[1, 1] - truth).sum())
+    assert np.mean(errors["hierarchical"]) < 0.8 * np.mean(errors["bdeu"])
+
+
+def test_hierarchical_keeps_a_large_intersection_with_its_own_effect():
+    codes, truth = _additive_sample(np.random.default_rng(9), 60_000, three_way=1.0)
+    cpts, strengths = estimate_cpts(codes, [2, 2, 4], [(), (), (0, 1)], [0, 1],
+                                    return_strengths=True)
+    assert strengths[2][1] <= 50.0  # pseudo-rows, against ~2,400 rows in (1, 1)
+    np.testing.assert_allclose(cpts[2][1, 1], truth, atol=0.02)
+    assert strengths[0] is None and strengths[1] is None  # no sensitive parent: BDeu
 
 
 def test_weights_enter_the_counts_as_repeated_rows_for_the_tables():
@@ -128,7 +183,7 @@ def test_weights_enter_the_counts_as_repeated_rows_for_the_tables():
 def test_default_grid_and_errors():
     assert STRENGTH_GRID[0] == pytest.approx(0.05) and STRENGTH_GRID[-1] == pytest.approx(5000)
     codes = _data(20, 6)
-    with pytest.raises(ValueError, match="prior must be"):
+    with pytest.raises(ValueError, match="prior must be one of"):
         estimate_cpts(codes, CARDS, PARENTS, [0, 1], prior="flat")
     with pytest.raises(ValueError, match="strengths must be"):
         estimate_cpts(codes, CARDS, PARENTS, [0, 1], strengths=[0.0, 1.0])

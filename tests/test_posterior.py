@@ -13,6 +13,7 @@ from skfairverify.verification._posterior import (
     posterior_cpts,
     posterior_networks,
     rate_intervals,
+    shared_plan_rates,
 )
 
 # A group A (25% of rows), X1 | A and X2 | A, X1 with 3 states each, rule w1 + w2 >= 3.
@@ -70,10 +71,11 @@ def test_draws_are_centred_on_the_bdeu_estimate_with_weights():
 
 def test_draws_with_hierarchical_pseudo_counts_are_centred_on_its_estimate():
     codes = NET.sample(150, random_state=9)
-    alpha, _ = prior_pseudo_counts(codes, NET.cardinalities, NET.parents, [0])
+    alpha, _ = prior_pseudo_counts(codes, NET.cardinalities, NET.parents, [0],
+                                   prior="pooled")
     draws = posterior_cpts(NET, codes, equivalent_sample_size=1.0, n_draws=20_000,
                            random_state=10, pseudo_counts=alpha)
-    expected = estimate_cpts(codes, NET.cardinalities, NET.parents, [0])
+    expected = estimate_cpts(codes, NET.cardinalities, NET.parents, [0], prior="pooled")
     for got, want in zip(draws, expected):
         np.testing.assert_allclose(got.mean(axis=0), want, atol=0.01)
     with pytest.raises(ValueError, match=r"pseudo_counts of 'X1' has shape \(3,\)"):
@@ -128,11 +130,13 @@ def test_rate_intervals_with_the_exact_engine_equal_enumeration():
     np.testing.assert_allclose(metrics["disparate_impact"],
                                expected.min(axis=1) / expected.max(axis=1))
     assert all(d.names == NET.names and d.parents == NET.parents for d in draws)
+    shared = rate_intervals(shared_plan_rates(NET, W, THRESHOLD, [0], groups), draws, 0.9)
+    np.testing.assert_allclose(shared.draws, expected, atol=1e-12)
 
 
 def test_memory_guard_names_the_size_and_the_parameter():
     codes = NET.sample(10, random_state=0)
-    message = r"100 draws.*10,600.*max_table_size=1,000. Lower n_draws"
+    message = r"100 draws.*13,200.*max_table_size=1,000. Lower n_draws"
     with pytest.raises(TableTooLargeError, match=message):
         posterior_networks(NET, codes, equivalent_sample_size=1.0, n_draws=100,
                            max_table_size=1_000)

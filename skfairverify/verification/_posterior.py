@@ -26,13 +26,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..s3p import BayesNet, TableTooLargeError
+from ..s3p import BayesNet, TableTooLargeError, plan, positive_probability_table
 from ._parameters import check_codes, check_ess, check_weights, family_counts
 
 __all__ = [
     "RateIntervals",
     "credible_intervals",
     "dirichlet_draws",
+    "shared_plan_rates",
     "metric_draws",
     "posterior_cpts",
     "posterior_networks",
@@ -76,6 +77,11 @@ def dirichlet_draws(alpha, n_draws: int, random_state=None) -> np.ndarray:
         raise ValueError("alpha must be an array of positive, finite concentrations.")
     rng = np.random.default_rng(random_state)
     shape = (int(n_draws),) + alpha.shape
+    return _normalised_gamma(alpha, shape, rng)
+
+
+def _normalised_gamma(alpha, shape, rng) -> np.ndarray:
+    """Dirichlet rows of concentrations ``alpha`` (broadcast to ``shape``), log space."""
     log_g = np.log(rng.standard_gamma(alpha + 1.0, size=shape))
     log_g += np.log1p(-rng.random(shape)) / alpha  # log U with U in (0, 1]
     log_g -= log_g.max(axis=-1, keepdims=True)
@@ -95,17 +101,18 @@ def _check_n_draws(n_draws) -> int:
 def check_draw_memory(n_draws: int, sizes, max_table_size: int) -> int:
     """Entries needed by ``n_draws`` draws of tables of ``sizes``; refuse beyond the budget.
 
-    Counts the draws twice (the stacked arrays and the networks' validated copies)
-    and three temporaries of the largest table (gamma draws, uniforms, normalisation).
+    Counts the draws three times (per-draw priors, the stacked arrays and the networks'
+    validated copies) and three temporaries of the largest table (gamma draws,
+    uniforms, normalisation).
 
     Examples
     --------
     >>> from skfairverify.verification._posterior import check_draw_memory
     >>> check_draw_memory(100, [4, 6], 10_000)
-    3800
+    4800
     """
     total, largest = int(sum(sizes)), int(max(sizes, default=0))
-    entries = n_draws * (2 * total + 3 * largest)
+    entries = n_draws * (3 * total + 3 * largest)
     if entries > max_table_size:
         raise TableTooLargeError(
             f"Posterior draws refused: {n_draws:,} draws of the network's tables "
@@ -147,19 +154,20 @@ def posterior_cpts(network, codes, *, sample_weight=None, equivalent_sample_size
     codes = check_codes(codes, cards)
     weight = check_weights(sample_weight, len(codes))
     ess = check_ess(equivalent_sample_size)
-    alphas = _check_pseudo_counts(pseudo_counts, network)
+    alphas = _check_pseudo_counts(pseudo_counts, network, n_draws)
     check_draw_memory(n_draws, [c.size for c in network.cpts], max_table_size)
     rng = np.random.default_rng(random_state)
     out = []
     for i, parents in enumerate(network.parents):
         counts = family_counts(codes, cards, i, parents, weight)
         prior = ess / counts.size if alphas is None else alphas[i]
-        out.append(dirichlet_draws(counts + prior, n_draws, rng))
+        alpha = counts + prior
+        out.append(_normalised_gamma(alpha, (n_draws,) + counts.shape, rng))
     return out
 
 
-def _check_pseudo_counts(pseudo_counts, network):
-    """Pseudo-count tables of the network's shapes, positive and finite (or None)."""
+def _check_pseudo_counts(pseudo_counts, network, n_draws):
+    """Pseudo-count tables of the network's shapes (or with a leading draw axis)."""
     if pseudo_counts is None:
         return None
     if len(pseudo_counts) != network.n_variables:
@@ -170,9 +178,10 @@ def _check_pseudo_counts(pseudo_counts, network):
     out = []
     for name, cpt, alpha in zip(network.names, network.cpts, pseudo_counts):
         alpha = np.asarray(alpha, dtype=float)
-        if alpha.shape != cpt.shape:
+        if alpha.shape not in (cpt.shape, (n_draws,) + cpt.shape):
             raise ValueError(
-                f"pseudo_counts of {name!r} has shape {alpha.shape}, expected {cpt.shape}."
+                f"pseudo_counts of {name!r} has shape {alpha.shape}, expected {cpt.shape} "
+                f"or {(n_draws,) + cpt.shape} (one table per draw)."
             )
         if not np.all(np.isfinite(alpha)) or np.any(alpha <= 0):
             raise ValueError(f"pseudo_counts of {name!r} must be positive and finite.")
@@ -208,13 +217,14 @@ def posterior_networks(network, codes, *, sample_weight=None, equivalent_sample_
     random_state : int, numpy Generator or None, default=None
         Seed or generator.
     max_table_size : int, default=50_000_000
-        Budget in float64 entries; the draws need about ``n_draws * (2 * sum of CPT
+        Budget in float64 entries; the draws need about ``n_draws * (3 * sum of CPT
         sizes + 3 * largest CPT size)``, checked before drawing.
     pseudo_counts : list of ndarray, default=None
-        The Dirichlet prior of every table (shapes of ``network.cpts``) instead of BDeu,
-        e.g. the hierarchical prior of
-        :func:`~skfairverify.verification._parameters.prior_pseudo_counts`;
-        ``equivalent_sample_size`` is then unused (still validated).
+        The Dirichlet prior of every table (shapes of ``network.cpts``, or with a
+        leading axis of ``n_draws``: one prior per draw) instead of BDeu, e.g. the
+        hierarchical prior of
+        :func:`~skfairverify.verification._parameters.prior_pseudo_counts` (with
+        ``n_draws``); ``equivalent_sample_size`` is then unused (still validated).
 
     Returns
     -------
@@ -250,6 +260,64 @@ def posterior_networks(network, codes, *, sample_weight=None, equivalent_sample_
                  names=network.names, state_names=network.state_names)
         for d in range(len(stacked[0]))
     ]
+
+
+def shared_plan_rates(network, weights, threshold, sensitive_idx, group_codes, *,
+                      max_table_size=DEFAULT_MAX_TABLE_SIZE):
+    """Exact group rates for networks of ``network``'s structure, planned once.
+
+    The draws of :func:`posterior_networks` share the structure, the states and the
+    rule, so the engine's plan (engine and processing order, which follow from those
+    alone) is computed once on ``network`` and reused: each draw costs one run of the
+    engine, not a new search of orders.
+
+    Parameters
+    ----------
+    network : BayesNet
+        The point-estimate network (its structure and states).
+    weights : list of ndarray of int
+        Integer weight of every state of every variable.
+    threshold : int
+        The rule is ``sum_i weights[i][X_i] >= threshold``.
+    sensitive_idx : list of int
+        Indices of the sensitive variables (kept in the engine's table).
+    group_codes : array-like of shape (n_groups, n_sensitive)
+        State of each sensitive variable for every group.
+    max_table_size : int, default=50_000_000
+        The engine's table budget (checked by the plan).
+
+    Returns
+    -------
+    callable
+        ``rates_of(net) -> ndarray of shape (n_groups,)``, for :func:`rate_intervals`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.verification._posterior import shared_plan_rates
+    >>> net = BayesNet([2, 2], [(), (0,)], [np.full(2, .5), np.array([[.9, .1], [.3, .7]])])
+    >>> rates_of = shared_plan_rates(net, [np.array([0, 0]), np.array([0, 1])], 1, [0],
+    ...                              [[0], [1]])
+    >>> rates_of(net).round(2).tolist()
+    [0.1, 0.7]
+    """
+    keep = [int(i) for i in sensitive_idx]
+    p = plan(weights, threshold, network, evidence_vars=keep, max_table_size=max_table_size)
+    if p.engine == "frontier":
+        how = {"order": p.order, "method": "frontier"}
+    elif p.engine == "elimination":
+        how = {"method": "elimination"}
+    else:  # one run per group: planned again for each network
+        how = {}
+    index = tuple(np.asarray(group_codes, dtype=int).T)
+
+    def rates_of(net):
+        table = positive_probability_table(weights, threshold, net, keep,
+                                           max_table_size=max_table_size, **how)
+        return np.asarray(table)[index]
+
+    return rates_of
 
 
 def _check_level(level) -> float:
