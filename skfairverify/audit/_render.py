@@ -1,8 +1,7 @@
-"""The report as plain text and as a self-contained HTML page."""
+"""The report as plain text (the HTML page is in ``_html``)."""
 
 from __future__ import annotations
 
-import html
 import textwrap
 from typing import TYPE_CHECKING
 
@@ -45,22 +44,25 @@ def _parents_text(edges: list) -> str:
     return "; ".join(f"{child} <- {', '.join(ps)}" for child, ps in parents.items())
 
 
-def _legend(report: AuditReport) -> list[tuple[str, str]]:
-    """(column name, what its numbers are) for the verified-vs-empirical tables."""
+def legend(report: AuditReport) -> list[tuple[str, str]]:
+    """(column name, what its numbers are) for the verified-vs-empirical tables.
+
+    Shared by the text and the HTML report.
+    """
     d, v = report.dataset, report.sections.get("verification")
     out = []
     if v:
         out += [("verified", SOURCES["verified"] + ": exact rates of the model's "
                  f"integer rule (agreement with the model {v['agreement']:.4f}; "
                  f"{v['n_bins']} bins, multiplier {v['multiplier']}) when the features follow "
-                 f"the network learned on the {d['train_rows']} training rows"),
+                 f"the network learned on the {d.get('train_rows', '?')} training rows"),
                 ("verified, test-row network", SOURCES["verified, test-row network"]
                  + "; on the same rows as the empirical column, so their gap is the "
                  "modelling error of the network and the integer rule"
                  + (f" (not available here: {v['network_relearned_on_test_rows_error']})"
                     if v.get("network_relearned_on_test_rows_error") else ""))]
     out.append(("empirical", SOURCES["empirical"] + ": the model's own "
-                f"decisions on the {d['test_rows']} test rows"))
+                f"decisions on the {d.get('test_rows', '?')} test rows"))
     return out
 
 
@@ -68,7 +70,7 @@ def _fairness_text(report: AuditReport) -> list[str]:
     """Verified vs empirical group rates and metrics, with what each number is."""
     v = report.sections.get("verification")
     out = ["", "== Group fairness: verified (FVGM) vs empirical =="]
-    out += [_wrap(f"{name}: {text}") for name, text in _legend(report)]
+    out += [_wrap(f"{name}: {text}") for name, text in legend(report)]
     if v:
         out.append(_wrap("network (parents of each variable): "
                          + _parents_text(v["network_edges"])))
@@ -199,48 +201,3 @@ def render_text(report: AuditReport) -> str:
             out += render(s[key])
     out += ["", "timings (s): " + ", ".join(f"{k} {v}" for k, v in report.timings.items())]
     return "\n".join(out)
-
-
-_CSS = ("body{font-family:sans-serif;margin:1.5em;max-width:75em}"
-        "pre{font-size:0.85em;overflow-x:auto}"
-        "table{border-collapse:collapse;margin:0.5em 0 1em;font-size:0.9em}"
-        "th,td{border:1px solid #bbb;padding:0.2em 0.6em;text-align:right}"
-        "caption{text-align:left;font-weight:bold;padding:0.3em 0}"
-        "dl{font-size:0.9em}dt{font-weight:bold}dd{margin:0 0 0.4em 1.5em}")
-
-
-def _html_table(frame: pd.DataFrame, caption: str) -> str:
-    table = frame.to_html(float_format=lambda x: f"{x:.4f}", na_rep="n/a", border=0)
-    head, rest = table.split(">", 1)
-    return f"{head}><caption>{html.escape(caption)}</caption>{rest}"
-
-
-def _fairness_html(report: AuditReport) -> list[str]:
-    legend = _legend(report)
-    return [
-        "<h2>Group fairness: verified vs empirical</h2>",
-        "<dl>" + "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(t)}</dd>"
-                         for k, t in legend) + "</dl>",
-        _html_table(group_comparison(report),
-                    "Rates per group (probabilities in [0, 1]; n/a: no such group or no row "
-                    "of that label)"),
-        _html_table(metric_comparison(report),
-                    "Metrics over the groups (DI: ratio, 1 = fair; SP, EO: max - min "
-                    "difference of probabilities, 0 = fair; empirical = fairlearn's "
-                    "demographic_parity_ratio, demographic_parity_difference, "
-                    "equalized_odds_difference)"),
-    ]
-
-
-def render_html(report: AuditReport) -> str:
-    """The report as a self-contained HTML page with the figures embedded."""
-    body = [f"<h1>skfairverify audit: {html.escape(report.dataset['name'])}</h1>",
-            *_fairness_html(report),
-            "<h2>Full text report</h2>",
-            f"<pre>{html.escape(render_text(report))}</pre>"]
-    for title, png in report.figures.items():
-        body.append(f"<h2>{html.escape(title)}</h2>"
-                    f'<img alt="{html.escape(title)}" src="data:image/png;base64,{png}">')
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>skfairverify audit"
-            f"</title><style>{_CSS}</style></head><body>" + "\n".join(body)
-            + "</body></html>\n")

@@ -3,10 +3,40 @@
 from __future__ import annotations
 
 import json
+import platform
 from dataclasses import dataclass, field
+from importlib import metadata
 
 from ._common import finite_or_none, jsonable
-from ._render import render_html, render_text
+from ._html import render_html
+from ._render import render_text
+
+# The packages whose versions make an audit reproducible, in the order shown.
+PACKAGES = ("skfairverify", "numpy", "scipy", "pandas", "scikit-learn", "pgmpy", "fairlearn",
+            "joblib", "matplotlib", "dice-ml")
+
+
+def package_versions() -> dict:
+    """Python's and the audit's packages' versions (``"not installed"`` when absent).
+
+    Returns
+    -------
+    dict
+        ``{"python": "3.x.y", "skfairverify": ..., "numpy": ..., ...}``.
+
+    Examples
+    --------
+    >>> from skfairverify.audit._report import package_versions
+    >>> list(package_versions())[:3]
+    ['python', 'skfairverify', 'numpy']
+    """
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
 
 
 @dataclass
@@ -27,7 +57,13 @@ class AuditReport:
     timings : dict, default={}
         Seconds spent in each step.
     figures : dict, default={}
-        Title -> PNG image (base64) for the HTML report.
+        Title -> figure for the HTML report: a PNG image (base64 text or bytes) or SVG
+        text.
+    settings : dict, default={}
+        The options of the run that made the report (``random_state``, ``test_size``,
+        ``k``, ...), shown in the methods of the HTML report.
+    environment : dict, default=package_versions()
+        Python's and the packages' versions, recorded when the report is created.
 
     See Also
     --------
@@ -61,7 +97,9 @@ class AuditReport:
     - ``esl_first_stage`` / ``esl_second_stage`` (step ``esl``): the groups' ESL values
       with their two-group ``test``, and the features' contributions (``table``), each
       with its ``units``;
-    - ``timings_seconds``: seconds per step.
+    - ``timings_seconds``: seconds per step;
+    - ``settings`` (when recorded): the options of the run;
+    - ``environment``: Python's and the packages' versions.
 
     Steps not run leave their keys out. Every number is a JSON number or ``null``:
     an undefined value (NaN, e.g. the TPR of a group without positive labels, or an
@@ -72,7 +110,7 @@ class AuditReport:
     >>> from skfairverify.audit import AuditReport
     >>> report = AuditReport(dataset={"name": "toy"}, model={"description": "LR"})
     >>> sorted(report.to_dict())
-    ['dataset', 'model', 'timings_seconds']
+    ['dataset', 'environment', 'model', 'timings_seconds']
     """
 
     dataset: dict
@@ -80,6 +118,8 @@ class AuditReport:
     sections: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
     figures: dict = field(default_factory=dict, repr=False)
+    settings: dict = field(default_factory=dict)
+    environment: dict = field(default_factory=package_versions, repr=False)
 
     def to_dict(self) -> dict:
         """The report without figures, for ``--json``.
@@ -87,10 +127,14 @@ class AuditReport:
         Returns
         -------
         dict
-            ``dataset``, ``model``, the sections and ``timings_seconds``.
+            ``dataset``, ``model``, the sections, ``timings_seconds``, then
+            ``settings`` and ``environment`` when not empty.
         """
-        return {"dataset": self.dataset, "model": self.model, **self.sections,
-                "timings_seconds": self.timings}
+        out = {"dataset": self.dataset, "model": self.model, **self.sections,
+               "timings_seconds": self.timings}
+        out.update({k: v for k, v in (("settings", self.settings),
+                                      ("environment", self.environment)) if v})
+        return out
 
     def to_json(self, indent: int | None = 2) -> str:
         """The report as strict JSON (undefined numbers as ``null``; see Notes).
@@ -109,7 +153,7 @@ class AuditReport:
         --------
         >>> from skfairverify.audit import AuditReport
         >>> AuditReport(dataset={"name": "toy", "rate": float("nan")}, model={},
-        ...             timings={}).to_json(indent=None)
+        ...             environment={}).to_json(indent=None)
         '{"dataset": {"name": "toy", "rate": null}, "model": {}, "timings_seconds": {}}'
         """
         data = finite_or_none(jsonable(self.to_dict()))
@@ -125,12 +169,44 @@ class AuditReport:
         """
         return render_text(self)
 
-    def to_html(self) -> str:
-        """A self-contained HTML page with the figures embedded.
+    def to_html(self, thresholds: dict | None = None) -> str:
+        """One self-contained HTML page: summary and verdict, sections, methods.
+
+        The page works offline (styles inline, figures as data URIs or inline SVG, no
+        script, no external address), fits a 1280-pixel window without horizontal
+        scrolling (wide tables scroll inside their box) and prints to PDF (print styles
+        included). Every user-provided string is escaped.
+
+        Parameters
+        ----------
+        thresholds : dict, default=None
+            Overrides of the verdict thresholds, by metric key:
+            ``disparate_impact`` (passes at or above; default 0.8, the four-fifths
+            rule), ``statistical_parity``, ``equalized_odds``,
+            ``path_specific_causal``, ``cflips_delta``, ``ndccf_delta``,
+            ``tpr_difference`` (pass when the absolute value is at or below; default
+            0.1 each).
 
         Returns
         -------
         str
             The page.
+
+        Raises
+        ------
+        ValueError
+            On an unknown threshold key or a threshold that is not a number >= 0.
+
+        Examples
+        --------
+        >>> from skfairverify.audit import AuditReport
+        >>> report = AuditReport(
+        ...     dataset={"name": "<toy>", "sensitive_features": ["s"]}, model={},
+        ...     sections={"empirical": {"groups": [{"s": "a", "selection_rate": 0.5,
+        ...                                         "rows": 4}],
+        ...                             "metrics": {"disparate_impact": 0.7}}})
+        >>> page = report.to_html(thresholds={"disparate_impact": 0.6})
+        >>> "Fairness audit: &lt;toy&gt;" in page, '<td class="pass">pass</td>' in page
+        (True, True)
         """
-        return render_html(self)
+        return render_html(self, thresholds)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..utils._html import counterfactual_tables
 from ..utils._results import Result
 from ._base import CounterfactualSet
 
@@ -143,6 +144,11 @@ audited rows 10 privileged / 12 unprivileged)
             if counts:
                 columns[name] = [counts.get(g, np.nan) for g in _GROUPS]
         return pd.DataFrame(columns, index=pd.Index(list(_GROUPS), name="group"))
+
+    def _html_parts(self) -> list[str]:
+        """The tables of the audit report's counterfactual section."""
+        return counterfactual_tables(self.cflips, self.ndccf, self.n_refused,
+                                     self.sensitive_classifier)
 
     def _summary(self) -> str:
         def fmt(v):

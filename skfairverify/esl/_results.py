@@ -8,6 +8,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..utils._html import (
+    contributions_table,
+    direction_text,
+    esl_groups_table,
+    esl_test_table,
+    first_stage_members_table,
+    frame_table,
+)
 from ..utils._results import Result
 from ._inference import _contrast, _std_errors
 
@@ -231,6 +239,28 @@ class GroupESLResult(Result):
                 f"units = {self.metric} / baseline ({self.baseline:g}), split by the "
                 f"{self.value} value")
 
+    def _test(self) -> dict | None:
+        """The two-group test as the audit report stores it (None beyond two groups)."""
+        if self.compared is None:
+            return None
+        return {"compared": [str(g) for g in self.compared],
+                "metric_difference": self.metric_difference,
+                "metric_std_error": self.metric_std_error, "metric_ci": self.metric_ci,
+                "esl_difference": self.esl_difference, "esl_std_error": self.esl_std_error,
+                "esl_ci": self.esl_ci, "z": self.z, "p_value": self.p_value}
+
+    def _html_parts(self) -> list[str]:
+        """The tables of the audit report's first ESL stage (pairwise tests beyond two)."""
+        parts = [esl_groups_table(self.to_frame(), self.units, self.total)]
+        test = self._test()
+        if test is not None:
+            parts.append(esl_test_table(test, self.metric, self.baseline, self.confidence))
+        elif len(self.esl_values) <= 12:
+            parts.append(frame_table(self.pairwise(), "Tests of equal ESL values for every "
+                                     "pair (group_1 - group_2; esl_* in ESL units, metric_* "
+                                     "in metric units)"))
+        return parts
+
     def _summary(self) -> str:
         head = (f"metric={self.metric!r}, value={self.value!r}, "
                 f"baseline={self.baseline:g}, total={self.total:.4g} [ESL units]")
@@ -360,6 +390,12 @@ class ESLDecompositionResult(Result):
         """The features flagged unfair by the majority rule (``majority`` column)."""
         majority = self.contributions["majority"]
         return [f for f in self.features if bool(majority.xs(f, level="feature").any())]
+
+    def _html_parts(self) -> list[str]:
+        """The tables of the audit report's second ESL stage, then the first stage."""
+        direction = direction_text(self.compared or {})
+        return [contributions_table(self.contributions, self.units, direction),
+                first_stage_members_table(self.first_stage, direction)]
 
     def _summary(self) -> str:
         groups = [c for c in self.group_std_error.columns]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ._html import notebook_block, result_parts
+
 __all__ = ["Result"]
 
 
@@ -11,7 +13,9 @@ class Result:
     """Base of skfairverify's result objects: ``to_frame()``, a repr and a notebook view.
 
     Subclasses (usually dataclasses) implement :meth:`to_frame` and may override
-    :meth:`_summary`, the short text of the repr.
+    :meth:`_summary`, the short text of the repr, and ``_html_parts``, the tables of
+    the notebook display (by default ``to_frame()``, then the fields that are dicts of
+    numbers, then the scalar fields; see ``skfairverify.utils._html``).
 
     Examples
     --------
@@ -22,6 +26,8 @@ class Result:
     ...         return pd.DataFrame({"rate": [0.5, 0.25]}, index=["a", "b"])
     >>> Rates()
     Rates(2 rows: rate)
+    >>> '<td class="num">0.2500</td>' in Rates()._repr_html_()
+    True
     """
 
     def to_frame(self) -> pd.DataFrame:  # pragma: no cover - abstract
@@ -35,6 +41,9 @@ class Result:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._summary()})"
 
+    def _html_parts(self) -> list[str]:
+        """The HTML tables of the notebook display."""
+        return result_parts(self)
+
     def _repr_html_(self) -> str:
-        return (f"<p><b>{type(self).__name__}</b></p>"
-                + self.to_frame()._repr_html_())
+        return notebook_block(type(self).__name__, self._summary(), self._html_parts())

@@ -1,0 +1,198 @@
+"""The HTML audit report as a page: self-contained, escaped, ordered, numbers as reported.
+
+The report is a real audit (every step, figures) of small data whose dataset name,
+column and group names are HTML markup (tests/_report_html_parsing.py). The page is read
+back with html.parser; verdicts are recomputed here from the shown values and the
+documented rules (four-fifths rule for DI, absolute gaps for the others).
+"""
+
+import base64
+import re
+
+import pandas as pd
+import pytest
+from _report_html_parsing import (
+    hostile_report,
+    parse_tables,
+    same_number,
+    shown,
+    table_with,
+    visible_text,
+)
+
+from skfairverify.audit import AuditReport, group_comparison
+from skfairverify.utils._html import DEFAULT_THRESHOLDS
+
+pytest.importorskip("matplotlib")
+
+SECTIONS = ["summary", "groups", "influence", "network", "counterfactual", "esl-first",
+            "esl-second"]
+
+
+@pytest.fixture(scope="module")
+def report():
+    return hostile_report()
+
+
+@pytest.fixture(scope="module")
+def page(report):
+    return report.to_html()
+
+
+def _section(page: str, anchor: str) -> str:
+    start = page.index(f'<section id="{anchor}">')
+    return page[start:page.index("</section>", start)]
+
+
+def test_page_is_self_contained(page):
+    assert page.startswith("<!DOCTYPE html>")
+    lowered = page.lower()
+    for needle in ("http://", "https://", "<script", "<link", "@import", "url(", "<iframe",
+                   "<pre"):
+        assert needle not in lowered, needle
+    for src in re.findall(r'src="([^"]*)"', page):
+        assert src.startswith("data:image/png;base64,")
+    for href in re.findall(r'href="([^"]*)"', page):
+        assert href.startswith("#")
+        assert f'id="{href[1:]}"' in page  # every link of the contents reaches its place
+
+
+def test_every_user_string_is_escaped(page):
+    # dataset name, column name and group labels are markup in the data
+    for raw in ("<script>", "<b>F</b>", "<u>proxy</u>", "M & 'co'"):
+        assert raw not in page
+    text = visible_text(page)
+    for literal in ("<script>alert('name')</script>", "<b>F</b>", "M & 'co'",
+                    "<u>proxy</u>"):
+        assert literal in text
+
+
+def test_summary_comes_first_then_one_section_per_analysis(page):
+    positions = [page.index(f'<section id="{a}">') for a in SECTIONS]
+    assert positions == sorted(positions)
+    assert page.index('<footer id="methods">') > positions[-1]
+    for anchor in SECTIONS:
+        assert "How to read this." in _section(page, anchor)
+
+
+def test_verdict_table_shows_the_report_numbers_and_the_rule(report, page):
+    rows = table_with(parse_tables(page), "Verdict on every metric").records()
+    by_metric = {r["metric"].split(":")[0]: r for r in rows}
+    verified = report.sections["verification"]["metrics"]
+    empirical = report.sections["empirical"]["metrics"]
+    cf = report.sections["counterfactual"]
+    test = report.sections["esl_first_stage"]["test"]
+    expected = {"DI": (verified["disparate_impact"], empirical["disparate_impact"]),
+                "SP": (verified["statistical_parity"], empirical["statistical_parity"]),
+                "EO": (verified["equalized_odds"], empirical["equalized_odds"]),
+                "CFlips@k delta": (None, cf["cflips"]["delta"]),
+                "nDCCF@k delta": (None, cf["ndccf"]["delta"]),
+                "TPR difference of the two groups (ESL first stage; 0 = fair)":
+                    (None, test["metric_difference"])}
+    assert set(by_metric) == set(expected)
+    for name, (_, emp) in expected.items():  # records keep the last (empirical) columns
+        row = by_metric[name]
+        assert same_number(row["value"], emp)
+        v = shown(row["value"])
+        rule = v >= 0.8 if name == "DI" else abs(v) <= 0.1
+        assert row["verdict"] == ("pass" if rule else "fail"), name
+    assert by_metric["DI"]["threshold"] == ">= 0.80 (four-fifths rule)"
+    # the verified value and verdict (columns 3 and 4 of the row)
+    table = table_with(parse_tables(page), "Verdict on every metric")
+    for row in table.body:
+        name = row[0].text.split(":")[0]
+        ver = expected[name][0]
+        assert same_number(row[2].text, ver)
+        if ver is not None:
+            rule = ver >= 0.8 if name == "DI" else abs(ver) <= 0.1
+            assert row[3].text == ("pass" if rule else "fail")
+            assert row[3].cls == row[3].text  # coloured by its class
+
+
+def test_thresholds_change_the_verdict(report):
+    di = report.sections["verification"]["metrics"]["disparate_impact"]
+    for threshold, word in ((max(di - 0.01, 0), "pass"), (min(di + 0.01, 1), "fail")):
+        page = report.to_html(thresholds={"disparate_impact": threshold})
+        row = table_with(parse_tables(page), "Verdict on every metric").body[0]
+        assert row[0].text.startswith("DI") and row[3].text == word
+    with pytest.raises(ValueError, match="Unknown threshold"):
+        report.to_html(thresholds={"DI": 0.8})
+    assert DEFAULT_THRESHOLDS["disparate_impact"] == 0.8
+
+
+def test_group_table_equals_the_comparison_frame(report, page):
+    table = table_with(parse_tables(page), "Rates per group")
+    frame = group_comparison(report)
+    assert len(table.body) == len(frame)
+    for row, (label, expected) in zip(table.body, frame.iterrows()):
+        assert row[0].text == label
+        for cell, value in zip(row[1:], expected.to_numpy()):
+            assert same_number(cell.text, value)
+
+
+def test_fairness_influence_is_sorted_and_complete(report, page):
+    v = report.sections["verification"]
+    table = table_with(parse_tables(page), "Fairness influence (FIF)")
+    fif = pd.DataFrame(v["fairness_influence"]).set_index("feature")
+    assert len(table.body) == len(fif)  # few features: nothing folded
+    largest = [max(abs(shown(c.text)) for c in row[1:]) for row in table.body]
+    assert largest == sorted(largest, reverse=True)
+    for row in table.body:
+        for cell, group in zip(row[1:], fif.columns):
+            assert same_number(cell.text, fif.loc[row[0].text, group])
+
+
+def test_network_lists_every_edge(report, page):
+    rows = table_with(parse_tables(page), "Bayesian network learned").records()
+    parents = {r["variable"]: r["parents"].split(", ") for r in rows}
+    edges = report.sections["verification"]["network_edges"]
+    assert edges
+    for parent, child in edges:
+        assert parent in parents[child]
+    assert sum(int(r["number of parents"]) for r in rows) == len(edges)
+
+
+def test_figures_sit_in_the_sections_they_illustrate(report, page):
+    where = {"Verified group positive rates": "groups",
+             "Fairness influence of the features": "influence",
+             "CFlips@k per group": "counterfactual",
+             "First-stage ESL shares": "esl-first",
+             "Second-stage contributions": "esl-second"}
+    assert set(report.figures) == set(where)
+    for title, anchor in where.items():
+        assert f'alt="{title}"' in _section(page, anchor)
+    for data in re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page):
+        assert base64.b64decode(data).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_methods_footer_makes_the_run_reproducible(report, page):
+    footer = page[page.index('<footer id="methods">'):]
+    text = visible_text(footer)
+    v = report.sections["verification"]
+    assert f"in {v['n_bins']} bins" in text and f"times {v['multiplier']}" in text
+    assert f"numpy {report.environment['numpy']}" in text
+    assert f"scikit-learn {report.environment['scikit-learn']}" in text
+    assert "sensitive classifier accuracy" in text
+    assert "random state" in text
+
+
+def _svg():
+    return ('<?xml version="1.0"?><!DOCTYPE svg><svg xmlns="http://www.w3.org/2000/svg" '
+            'width="40pt" height="20pt" viewBox="0 0 40 20"><rect width="40" height="20"/>'
+            "</svg>")
+
+
+def test_minimal_report_svg_figure_and_bad_figure():
+    report = AuditReport(
+        dataset={"name": "toy", "sensitive_features": ["s"]}, model={},
+        sections={"empirical": {"groups": [{"s": "a", "selection_rate": 0.5, "rows": 3}],
+                                "metrics": {"disparate_impact": float("nan")}}},
+        figures={"A drawing": _svg()}, environment={})
+    page = report.to_html()
+    assert "<?xml" not in page and '<svg role="img" aria-label="A drawing"' in page
+    assert '<section id="figures">' in page  # a figure of no known section
+    rows = table_with(parse_tables(page), "Verdict").body
+    assert [c.text for c in rows[0][2:]] == ["n/a", "n/a"]
+    report.figures = {"broken": "not base64 !"}
+    with pytest.raises(ValueError, match="neither SVG text nor base64 PNG"):
+        report.to_html()
