@@ -24,7 +24,6 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.svm import LinearSVC
-from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skfairverify import FairnessVerifier
@@ -474,11 +473,14 @@ def test_verify_on_other_data_and_n_jobs(proxy_data):
 # --------------------------------------------------------------------------- bad input
 
 
-def test_non_linear_and_multiclass_estimators_rejected(proxy_data):
+def test_no_exact_path_and_multiclass_estimators_rejected(proxy_data):
+    """method='exact' on a model without an exact path names it and the alternative."""
+    from sklearn.neighbors import KNeighborsClassifier
+
     X, y = proxy_data
     num = X[["sex", "proxy", "other"]].assign(sex=(X["sex"] == "M").astype(int))
-    with pytest.raises(TypeError, match="DecisionTreeClassifier"):
-        FairnessVerifier(DecisionTreeClassifier(), "sex").fit(num, y)
+    with pytest.raises(TypeError, match="KNeighborsClassifier.*method='sampling'"):
+        FairnessVerifier(KNeighborsClassifier(), "sex", method="exact").fit(num, y)
     y3 = np.arange(len(y)) % 3
     with pytest.raises(ValueError, match="Only binary classification is supported"):
         FairnessVerifier(LogisticRegression(), "sex").fit(num, y3)

@@ -1,13 +1,14 @@
-"""Exact fairness verification of linear classifiers over Bayesian networks (FVGM)."""
+"""Fairness verification over Bayesian networks (FVGM): exact, or certified sampling."""
 
 from ._results import FairnessInfluenceResult, VerificationResult
 from ._verifier import FairnessVerifier
-from ._warnings import MIN_AGREEMENT, LowAgreementWarning
+from ._warnings import MIN_AGREEMENT, LowAgreementWarning, SamplingToleranceWarning
 
 __all__ = [
     "FairnessInfluenceResult",
     "FairnessVerifier",
     "LowAgreementWarning",
     "MIN_AGREEMENT",
+    "SamplingToleranceWarning",
     "VerificationResult",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pandas as pd
 from scipy.sparse import issparse
@@ -13,7 +15,7 @@ from ..utils._validation import check_unambiguous
 
 __all__ = [
     "check_binary", "check_y_shape", "estimator_has", "positive_rows", "same_label",
-    "take_rows"
+    "take_rows", "takes_sensitive_features",
 ]
 
 
@@ -24,6 +26,25 @@ def estimator_has(attr):
         return hasattr(self.estimator, attr)
 
     return check
+
+
+def takes_sensitive_features(estimator, method: str) -> bool:
+    """Whether ``estimator.<method>`` takes ``sensitive_features`` (fairlearn mitigators).
+
+    True when the signature names it, or for a fairlearn estimator whose method takes
+    ``**kwargs`` (``ExponentiatedGradient.fit``).
+    """
+    func = getattr(estimator, method, None)
+    if func is None:
+        return False
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return False
+    if "sensitive_features" in params:
+        return True
+    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return var_kw and type(estimator).__module__.split(".")[0] == "fairlearn"
 
 
 def check_y_shape(y, n_rows: int) -> np.ndarray:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..s3p import BayesNet, TableTooLargeError
 from ._influence import edge_specific_network, fvgm_mediated_network, group_rates
+from ._intervals import exact_interval, metric_intervals
 from ._metrics import disparate_impact, favored_indices, rate_gap
 from ._variables import Encoding
 
@@ -60,6 +61,18 @@ class Evaluation:
     metrics: dict
     most_favored: int
     least_favored: int
+    bounds: dict = field(default_factory=dict)  # rate name -> (low, high) over groups
+    n_samples: int = 0  # rows sampled (sampling path)
+
+    @property
+    def metric_intervals(self) -> dict:
+        """Interval of every metric from the rates' bounds (see ``._intervals``)."""
+        return metric_intervals(self.bounds, self.metrics)
+
+
+#: The rate columns of ``groups_`` that carry bounds.
+RATE_COLUMNS = ("positive_rate", "true_positive_rate", "false_positive_rate",
+                "path_specific_rate")
 
 
 class _LinearPathMixin:
@@ -99,6 +112,7 @@ class _LinearPathMixin:
         groups = self._group_table(encoding, group_codes)
         groups["positive_rate"] = rates
         groups["support"] = support
+        groups["ci_low"], groups["ci_high"] = exact_interval(rates)
         metrics = {
             "disparate_impact": disparate_impact(rates),
             "statistical_parity": rate_gap(rates),
@@ -118,8 +132,9 @@ class _LinearPathMixin:
                                                         group_codes[i_max]))
             groups["path_specific_rate"] = pcf_rates
             metrics["path_specific_causal"] = rate_gap(pcf_rates)
+        bounds = {c: exact_interval(groups[c]) for c in RATE_COLUMNS if c in groups}
         return Evaluation(multiplier, weights, threshold, networks[0], group_codes, groups,
-                           metrics, i_max, i_min)
+                          metrics, i_max, i_min, bounds=bounds)
 
     def _group_table(self, encoding, group_codes) -> pd.DataFrame:
         """One column per sensitive feature: the value of each group."""
@@ -144,10 +159,12 @@ class _LinearPathMixin:
     def _set_evaluation(self, ev: Evaluation, encoding: Encoding) -> None:
         self._weights = ev.weights
         self.threshold_ = ev.threshold
-        self.weights_ = {
+        self.weights_ = None if ev.weights is None else {
             v.name: pd.Series(w, index=pd.Index(v.states, dtype=object), name=v.name)
             for v, w in zip(encoding.variables, ev.weights)
         }
+        self.metric_intervals_ = ev.metric_intervals
+        self.n_samples_ = ev.n_samples
         self.network_ = ev.network
         self.groups_ = ev.groups
         self.metrics_ = ev.metrics

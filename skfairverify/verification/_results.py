@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -13,7 +13,7 @@ __all__ = ["FairnessInfluenceResult", "VerificationResult"]
 
 @dataclass(repr=False, eq=False)
 class VerificationResult(Result):
-    """Exact group fairness of the verified rule, as returned by ``verify``.
+    """Group fairness of the verified model, as returned by ``verify``.
 
     Attributes
     ----------
@@ -21,8 +21,10 @@ class VerificationResult(Result):
         One row per compound sensitive group: a column per sensitive feature,
         ``positive_rate`` (exact ``Pr[Yhat = 1 | A = a]`` under the network),
         ``support`` (rows of the group, or the sum of their weights with
-        ``sample_weight``), and with labels ``true_positive_rate`` and
-        ``false_positive_rate``; with mediators ``path_specific_rate``.
+        ``sample_weight``), ``ci_low`` / ``ci_high`` (the confidence interval of the
+        positive rate; equal to it on the exact path), and with labels
+        ``true_positive_rate`` and ``false_positive_rate``; with mediators
+        ``path_specific_rate``.
     metrics : dict
         ``disparate_impact`` (min / max positive rate, 1 is fair),
         ``statistical_parity`` (max - min), ``equalized_odds`` (with labels),
@@ -33,7 +35,13 @@ class VerificationResult(Result):
         Same for the smallest positive rate.
     agreement : float
         Share of the rows (of their weight with ``sample_weight``) on which the
-        verified integer rule decides as the estimator.
+        verified integer rule decides as the estimator (1.0 on the sampling path,
+        which evaluates the estimator itself).
+    metric_intervals : dict
+        Metric -> ``(low, high)``, valid jointly at the verifier's ``confidence`` on
+        the sampling path; ``(value, value)`` on the exact path.
+    method : {"exact", "sampling"}
+        The path that computed the rates.
 
     See Also
     --------
@@ -62,6 +70,8 @@ class VerificationResult(Result):
     most_favored_group: dict
     least_favored_group: dict
     agreement: float
+    metric_intervals: dict = field(default_factory=dict)
+    method: str = "exact"
 
     def to_frame(self) -> pd.DataFrame:
         """Return the groups table (one row per compound sensitive group).
@@ -75,7 +85,8 @@ class VerificationResult(Result):
 
     def _summary(self) -> str:
         metrics = ", ".join(f"{k}={v:.4g}" for k, v in self.metrics.items())
-        return f"{len(self.groups)} groups; {metrics}; agreement={self.agreement:.4g}"
+        return (f"{len(self.groups)} groups; {metrics}; agreement={self.agreement:.4g}; "
+                f"method={self.method!r}")
 
 
 @dataclass(repr=False, eq=False)

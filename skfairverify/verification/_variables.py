@@ -44,6 +44,7 @@ class Variable:
     values: np.ndarray | None = None  # numeric value of every state ("binned", "values")
     widths: np.ndarray | None = None  # width of every bin within [min, max] ("binned")
     coef: float | None = None  # the rule's coefficient ("values" built from data)
+    edges: np.ndarray | None = None  # bin edges ("binned")
 
     def support_distribution(self) -> np.ndarray:
         """Uniform distribution over the variable's support, as state probabilities.
@@ -130,6 +131,17 @@ def _fit_bins(values, n_bins, random_state, sample_weight):
     return disc.fit(values, sample_weight=sample_weight)
 
 
+def _observed_categories(col: pd.Series) -> list:
+    """Sorted values of ``col`` and the declared categories of a categorical dtype."""
+    seen = list(pd.unique(col.to_numpy(dtype=object)))
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        seen += [v for v in col.cat.categories if v not in set(seen)]
+    try:
+        return sorted(seen)
+    except TypeError:
+        return sorted(seen, key=str)
+
+
 class Encoding:
     """Variables built from a rule, the sensitive columns and data; maps rows to codes."""
 
@@ -207,7 +219,56 @@ class Encoding:
                 w = float(rule.coef[c])
                 states = list(range(len(means)))
                 variables.append(Variable(c, kind, states, w * means, sens, values=means,
-                                          widths=_bin_widths(disc.bin_edges_[j], col)))
+                                          widths=_bin_widths(disc.bin_edges_[j], col),
+                                          edges=np.asarray(disc.bin_edges_[j], dtype=float)))
+        return cls(variables, disc, binned)
+
+    @classmethod
+    def from_columns(cls, X: pd.DataFrame, sensitive: list[str], n_bins: int, random_state,
+                     sample_weight=None):
+        """Variables of every column of ``X`` for the sampling path (no contributions).
+
+        The sensitive columns come first, as in :meth:`from_data`. A numeric column
+        with more than ``n_bins`` distinct values is ``"binned"`` into quantile bins
+        (weighted by ``sample_weight``), one with fewer (or a sensitive one) keeps a
+        state per value (``"values"``), any other column (object, category, bool) a
+        state per category (``"categories"``, with the declared categories of a
+        categorical dtype). Contributions are 0: the model itself is evaluated.
+        """
+        names = list(sensitive) + [c for c in X.columns if c not in sensitive]
+        kinds = {}
+        for c in names:
+            col = X[c]
+            if not _is_numeric(col):
+                kinds[c] = "categories"
+            elif c in sensitive or col.nunique() <= n_bins:
+                kinds[c] = "values"
+            else:
+                kinds[c] = "binned"
+        binned = [c for c in names if kinds[c] == "binned"]
+        disc = None
+        if binned:
+            disc = _fit_bins(X[binned].to_numpy(dtype=float), n_bins, random_state,
+                             sample_weight)
+        variables = []
+        for c in names:
+            col, sens = X[c], c in sensitive
+            if kinds[c] == "categories":
+                states = _observed_categories(col)
+                variables.append(Variable(c, "categories", states, np.zeros(len(states)),
+                                          sens))
+            elif kinds[c] == "values":
+                states = sorted(pd.unique(col.to_numpy()).tolist())
+                vals = np.asarray(states, dtype=float)
+                variables.append(Variable(c, "values", states, np.zeros(len(states)), sens,
+                                          values=vals, coef=0.0))
+            else:
+                j = binned.index(c)
+                means = np.asarray(disc.bin_means_[j], dtype=float)
+                variables.append(Variable(c, "binned", list(range(len(means))),
+                                          np.zeros(len(means)), sens, values=means,
+                                          widths=_bin_widths(disc.bin_edges_[j], col),
+                                          edges=np.asarray(disc.bin_edges_[j], dtype=float)))
         return cls(variables, disc, binned)
 
     @classmethod

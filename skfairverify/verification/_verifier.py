@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -16,10 +16,18 @@ from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
 from ..utils._validation import check_sample_weight
-from ._checks import _InputChecksMixin, check_y_shape, estimator_has, positive_rows, take_rows
+from ._checks import (
+    _InputChecksMixin,
+    check_y_shape,
+    estimator_has,
+    positive_rows,
+    take_rows,
+    takes_sensitive_features,
+)
 from ._influence import group_rates, uniform_network
 from ._learning import _NetworkMixin
 from ._linear_path import _LinearPathMixin
+from ._paths_sampling import _SamplingPathMixin
 from ._quantization import _QuantizationMixin
 from ._results import FairnessInfluenceResult, VerificationResult
 from ._sensitive import _SensitiveMixin
@@ -30,7 +38,8 @@ __all__ = ["FairnessVerifier"]
 
 
 class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _NetworkMixin,
-                       _LinearPathMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+                       _LinearPathMixin, _SamplingPathMixin, ClassifierMixin,
+                       MetaEstimatorMixin, BaseEstimator):
     """Exact group fairness of a linear classifier over a Bayesian network of its inputs.
 
     FVGM (Ghosh et al., AAAI 2022) as a scikit-learn meta-estimator. ``fit`` fits a
@@ -257,6 +266,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         "multiplier": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
         "max_multiplier": [Interval(Integral, 1, None, closed="left")],
         "network": [StrOptions({"learn", "independent"}), BayesNet],
+        "method": [StrOptions({"auto", "exact", "sampling"})],
+        "tolerance": [Interval(Real, 0, 1, closed="neither")],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "max_samples": [Interval(Integral, 1, None, closed="left")],
         "mediators": [None, str, list, tuple],
         "pcf_definition": [StrOptions({"fvgm", "edge_specific"})],
         "max_indegree": [None, Interval(Integral, 1, None, closed="left")],
@@ -276,6 +289,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         multiplier="auto",
         max_multiplier=1000,
         network="learn",
+        method="auto",
+        tolerance=0.005,
+        confidence=0.99,
+        max_samples=2_000_000,
         mediators=None,
         pcf_definition="fvgm",
         max_indegree=1,
@@ -291,6 +308,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         self.multiplier = multiplier
         self.max_multiplier = max_multiplier
         self.network = network
+        self.method = method
+        self.tolerance = tolerance
+        self.confidence = confidence
+        self.max_samples = max_samples
         self.mediators = mediators
         self.pcf_definition = pcf_definition
         self.max_indegree = max_indegree
@@ -299,9 +320,60 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _fit_estimator(self, X, y, weight):
-        """Fit a clone of ``estimator`` on ``X, y`` (with the weights when given)."""
-        return fit_with_weights(clone(self.estimator), X, y, weight)
+    def _fit_estimator(self, X, y, weight, sensitive):
+        """Fit a clone of ``estimator`` on ``X, y`` (with the weights when given).
+
+        A fairlearn mitigator (its ``fit`` takes ``sensitive_features``) also gets the
+        sensitive values of the rows.
+        """
+        estimator = clone(self.estimator)
+        if takes_sensitive_features(estimator, "fit"):
+            if weight is not None:
+                raise TypeError(
+                    f"sample_weight cannot be passed to {type(estimator).__name__}.fit with "
+                    "its sensitive_features; fit the model with the weights yourself and "
+                    "pass FrozenEstimator(model)."
+                )
+            values = sensitive.iloc[:, 0] if sensitive.shape[1] == 1 else sensitive
+            return estimator.fit(X, y, sensitive_features=values.to_numpy())
+        return fit_with_weights(estimator, X, y, weight)
+
+    def _select_path(self, frame, y, weight) -> str:
+        """``"exact"`` (the rule is read, ``rule_`` set) or ``"sampling"`` (any model)."""
+        if self.method != "sampling":
+            try:
+                self._read_rule(frame, weight)
+                return "exact"
+            except TypeError as exc:
+                if self.method == "exact":
+                    raise TypeError(
+                        f"method='exact': {type(self.estimator).__name__} has no exact path "
+                        "(the exact path reads linear classifiers, alone or behind affine "
+                        f"steps: {exc}). Use method='sampling' (or 'auto'), which verifies "
+                        "any classifier with certified confidence intervals."
+                    ) from exc
+        self.rule_ = None
+        self.decision_scale_ = None
+        self.classes_ = self._sampling_classes(y)
+        return "sampling"
+
+    def _sampling_classes(self, y) -> np.ndarray:
+        """The model's two classes (``classes_`` of the estimator, else those of ``y``)."""
+        classes = getattr(self.estimator_, "classes_", None)
+        if classes is None and y is not None:
+            classes = np.unique(y)
+        if classes is None:
+            raise ValueError(
+                f"The classes of {type(self.estimator).__name__} are unknown (it has no "
+                "classes_): pass y to fit, so that the positive class is classes_[1]."
+            )
+        classes = np.asarray(classes)
+        if len(classes) != 2:
+            raise ValueError(
+                f"Only binary classification is supported; {type(self.estimator).__name__} "
+                f"has {len(classes)} classes {classes.tolist()[:10]}."
+            )
+        return classes
 
     def _set_variables(self, encoding: Encoding, sensitive: list[str]) -> None:
         self._encoding = encoding
@@ -378,6 +450,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         ['F', 'M']
         """
         frame = self._frame(X, reset=True)
+        self._input_labels = list(X.columns) if isinstance(X, pd.DataFrame) else None
         weight = check_sample_weight(sample_weight, len(frame))
         y = self._check_fit_labels(y, len(frame))
         frame, sensitive = self._resolve_sensitive(frame, sensitive_features, fitting=True)
@@ -385,9 +458,12 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             keep = np.flatnonzero(weight > 0)
             X = take_rows(X, keep)
             frame, y, weight = positive_rows(frame, y, weight)
-        self.estimator_ = self._fit_estimator(X, y, weight)
-        self._read_rule(frame, weight)
+        self.estimator_ = self._fit_estimator(X, y, weight, frame[sensitive])
+        self.method_ = self._select_path(frame, y, weight)
         y_pos = None if y is None else self._positive_labels(y, len(frame))
+        if self.method_ == "sampling":
+            self._fit_sampling(frame, sensitive, y_pos, weight)
+            return self
         encoding, multipliers = self._encode(frame, sensitive, weight)
         self._set_variables(encoding, sensitive)
         eo_labels = None if isinstance(self.network, BayesNet) else y_pos
@@ -479,15 +555,22 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         # A discrete numeric value absent from the rows of fit gets its own state (its
         # contribution is exact), since the network is learned again from X.
         encoding = self._encoding.covering(frame)
-        ev = self._evaluate(frame, y_pos, encoding, [self.multiplier_], weight)
-        reference = self._unit_rule.decision_function(frame) > 0
-        agreement = self._agreements(encoding, frame, reference, [self.multiplier_], weight)
+        if self.method_ == "sampling":
+            ev = self._evaluate_sampling(frame, y_pos, encoding, weight)
+            agreement = 1.0
+        else:
+            ev = self._evaluate(frame, y_pos, encoding, [self.multiplier_], weight)
+            reference = self._unit_rule.decision_function(frame) > 0
+            agreement = float(self._agreements(encoding, frame, reference, [self.multiplier_],
+                                               weight)[0])
         return VerificationResult(
             groups=ev.groups,
             metrics=ev.metrics,
             most_favored_group=self._favored(ev.groups, ev.most_favored),
             least_favored_group=self._favored(ev.groups, ev.least_favored),
-            agreement=float(agreement[0]),
+            agreement=agreement,
+            metric_intervals=ev.metric_intervals,
+            method=self.method_,
         )
 
     def _feature_subsets(self, features) -> list[list[str]]:
@@ -514,15 +597,29 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                     )
         return subsets
 
-    def _rates_without(self, subset, reference) -> np.ndarray:
-        """Group positive rates with the features ``subset`` replaced by references."""
+    def _reference_network(self, subset, reference):
+        """The fitted network with the features ``subset`` replaced by references."""
         idx = [self.variables_.index(f) for f in subset]
         dists = None
         if reference == "support":
             dists = [self._encoding.variables[i].support_distribution() for i in idx]
-        net = uniform_network(self.network_, idx, dists)
-        return group_rates(net, self._weights, self.threshold_, self._sens_idx,
-                           self._group_codes, self.max_table_size)
+        return uniform_network(self.network_, idx, dists)
+
+    def _rates_without(self, subset, reference) -> np.ndarray:
+        """Exact group positive rates with the features ``subset`` replaced by references."""
+        return group_rates(self._reference_network(subset, reference), self._weights,
+                           self.threshold_, self._sens_idx, self._group_codes,
+                           self.max_table_size)
+
+    def _influence_rates(self, subsets, reference) -> list[np.ndarray]:
+        """Group positive rates under the reference network of every subset."""
+        if self.method_ == "sampling":
+            nets = [self._reference_network(s, reference) for s in subsets]
+            return self._sampled_influence(nets)
+        tasks = [delayed(self._rates_without)(s, reference) for s in subsets]
+        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
+        return list(tqdm(parallel(tasks), total=len(tasks), desc="FIF",
+                         disable=not self.verbose))
 
     def fairness_influence(self, features=None, *, reference="support"
                            ) -> FairnessInfluenceResult:
@@ -580,10 +677,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             )
         subsets = self._feature_subsets(features)
         base = self.groups_["positive_rate"].to_numpy()
-        tasks = [delayed(self._rates_without)(s, reference) for s in subsets]
-        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-        rows = [base - r for r in tqdm(parallel(tasks), total=len(tasks), desc="FIF",
-                                       disable=not self.verbose)]
+        rows = [base - r for r in self._influence_rates(subsets, reference)]
         if len(self._sensitive) == 1:
             columns = pd.Index(self.groups_[self._sensitive[0]].tolist(),
                                name=self._sensitive[0])

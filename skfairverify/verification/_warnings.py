@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["LowAgreementWarning", "MIN_AGREEMENT"]
+__all__ = ["LowAgreementWarning", "MIN_AGREEMENT", "SamplingToleranceWarning"]
 
 #: ``FairnessVerifier.fit`` warns when ``agreement_`` (share of the rows of ``X`` on
 #: which the integer rule decides as the estimator) is below this value.
@@ -22,5 +22,21 @@ class LowAgreementWarning(UserWarning):
     >>> import warnings
     >>> from skfairverify.verification import LowAgreementWarning
     >>> issubclass(LowAgreementWarning, UserWarning)
+    True
+    """
+
+
+class SamplingToleranceWarning(UserWarning):
+    """The sampling path stopped at ``max_samples`` before reaching ``tolerance``.
+
+    Raised by :class:`FairnessVerifier` on the sampling path (``method_ == "sampling"``)
+    when a group's confidence interval is still wider than ``tolerance`` after
+    ``max_samples`` rows: the intervals keep their guarantee but are wider than asked.
+    The message names the widest interval, the rows drawn and the parameters to change.
+
+    Examples
+    --------
+    >>> from skfairverify.verification import SamplingToleranceWarning
+    >>> issubclass(SamplingToleranceWarning, UserWarning)
     True
     """

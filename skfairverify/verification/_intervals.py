@@ -1,0 +1,199 @@
+"""Confidence intervals of the verifier: group rates and the metrics built from them.
+
+This module is the one place where the intervals of :class:`FairnessVerifier` are
+computed, so that other sources of uncertainty (e.g. the posterior of the network) can
+be combined with the Monte Carlo error here.
+
+* Exact paths: the rates are exact under the network, so every interval is the point
+  ``[rate, rate]``.
+* Sampling path: the positive rate of a group is the mean of independent Bernoulli
+  draws (the model's decision on rows sampled from the network), so its interval is the
+  Clopper-Pearson interval at the level ``alpha / (n_intervals * n_looks)``
+  (:func:`per_interval_alpha`): a union bound over every interval the fit reports (groups
+  times rates) and over every sample size at which the adaptive sampler may look at
+  them (a fixed grid), so that with probability at least ``confidence`` every interval
+  contains its rate simultaneously, wherever the sampler stops.
+* Metrics (:func:`metric_intervals`): bounds derived from the group bounds by interval
+  arithmetic, valid (conservative) on the same event.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import beta
+
+__all__ = [
+    "clopper_pearson",
+    "exact_interval",
+    "gap_interval",
+    "metric_intervals",
+    "per_interval_alpha",
+    "ratio_interval",
+]
+
+
+def per_interval_alpha(confidence: float, n_intervals: int, n_looks: int) -> float:
+    """Error level of one interval at one look (Bonferroni over intervals and looks).
+
+    Parameters
+    ----------
+    confidence : float
+        Joint confidence level of every interval at every look, in (0, 1).
+    n_intervals : int
+        Number of intervals reported together (groups times rates).
+    n_looks : int
+        Number of sample sizes at which the adaptive sampler may stop.
+
+    Returns
+    -------
+    float
+        ``(1 - confidence) / (n_intervals * n_looks)``.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._intervals import per_interval_alpha
+    >>> round(per_interval_alpha(0.99, 4, 5), 10)
+    0.0005
+    """
+    return (1.0 - confidence) / (max(n_intervals, 1) * max(n_looks, 1))
+
+
+def clopper_pearson(k, n, alpha: float):
+    """Two-sided Clopper-Pearson interval of a binomial proportion, ``k`` of ``n``.
+
+    Coverage is at least ``1 - alpha`` for every true proportion and every ``n``.
+
+    Parameters
+    ----------
+    k, n : int or array-like of int
+        Successes and trials (``n >= 1``).
+    alpha : float
+        Error level of the interval.
+
+    Returns
+    -------
+    low, high : ndarray of float
+        ``Beta(alpha/2; k, n-k+1)`` and ``Beta(1-alpha/2; k+1, n-k)`` quantiles, 0 and 1
+        at the edges.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._intervals import clopper_pearson
+    >>> low, high = clopper_pearson(0, 10, 0.05)
+    >>> float(low), round(float(high), 4)
+    (0.0, 0.3085)
+    """
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    if np.any(n < 1) or np.any((k < 0) | (k > n)):
+        raise ValueError("Clopper-Pearson needs 0 <= k <= n and n >= 1.")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(k > 0, beta.ppf(alpha / 2, k, n - k + 1), 0.0)
+        high = np.where(k < n, beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+    return np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+
+
+def exact_interval(rates):
+    """``(rates, rates)``: the interval of a rate computed exactly under the network.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._intervals import exact_interval
+    >>> exact_interval([0.2, 0.5])
+    (array([0.2, 0.5]), array([0.2, 0.5]))
+    """
+    rates = np.asarray(rates, dtype=float)
+    return rates.copy(), rates.copy()
+
+
+def _pairs(numerator, denominator, op) -> np.ndarray:
+    """``op(numerator_i, denominator_j)`` for every pair of distinct groups ``i != j``."""
+    table = op(numerator[:, None], denominator[None, :])
+    return table[~np.eye(len(numerator), dtype=bool)]
+
+
+def gap_interval(low, high) -> tuple[float, float]:
+    """Bounds of ``max_a p_a - min_a p_a`` given ``low_a <= p_a <= high_a``.
+
+    Both are attained within the box: the largest gap is ``high_i - low_j`` for two
+    distinct groups, the smallest ``max(low) - min(high)`` (0 when the boxes share a
+    value). Groups with a NaN bound (no rate) are left out.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._intervals import gap_interval
+    >>> [round(b, 4) for b in gap_interval([0.1, 0.5], [0.2, 0.6])]
+    [0.3, 0.5]
+    """
+    low, high = _present(low, high)
+    lower = max(0.0, float(low.max() - high.min()))
+    return lower, max(0.0, float(_pairs(high, low, np.subtract).max()))
+
+
+def ratio_interval(low, high) -> tuple[float, float]:
+    """Bounds of ``min_a p_a / max_a p_a`` (1 when every rate is 0) given the bounds.
+
+    The lower bound is ``low_i / high_j`` for the worst two distinct groups, the upper
+    ``min(high) / max(low)`` (at most 1).
+
+    Examples
+    --------
+    >>> from skfairverify.verification._intervals import ratio_interval
+    >>> [round(b, 4) for b in ratio_interval([0.1, 0.5], [0.2, 0.6])]
+    [0.1667, 0.4]
+    """
+    low, high = _present(low, high)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = _pairs(low, high, np.divide)
+    ratios = np.where(np.isfinite(ratios), ratios, 1.0)  # a 0 maximum: every rate is 0
+    top_low = float(low.max())
+    upper = 1.0 if top_low <= 0.0 else min(1.0, float(high.min()) / top_low)
+    return min(1.0, float(ratios.min())), upper
+
+
+def _present(low, high):
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    keep = ~(np.isnan(low) | np.isnan(high))
+    return low[keep], high[keep]
+
+
+def metric_intervals(bounds: dict, metrics) -> dict:
+    """Interval ``(low, high)`` of every metric in ``metrics`` from the rates' bounds.
+
+    Parameters
+    ----------
+    bounds : dict
+        Rate name -> ``(low, high)`` arrays over the groups (NaN for a group without
+        that rate): ``"positive_rate"``, and as the metrics need them
+        ``"true_positive_rate"``, ``"false_positive_rate"``, ``"path_specific_rate"``.
+    metrics : iterable of str
+        The metrics whose intervals to compute.
+
+    Returns
+    -------
+    dict
+        Metric name -> ``(low, high)``: disparate impact and statistical parity from
+        the positive rates, equalized odds the larger of the two gaps' bounds,
+        path-specific causal fairness the gap of the path-specific rates.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._intervals import metric_intervals
+    >>> bounds = {"positive_rate": ([0.1, 0.5], [0.2, 0.6])}
+    >>> metric_intervals(bounds, ["statistical_parity"])
+    {'statistical_parity': (0.3, 0.5)}
+    """
+    out = {}
+    for name in metrics:
+        if name == "disparate_impact":
+            out[name] = ratio_interval(*bounds["positive_rate"])
+        elif name == "statistical_parity":
+            out[name] = gap_interval(*bounds["positive_rate"])
+        elif name == "equalized_odds":
+            gaps = [gap_interval(*bounds[c]) for c in ("true_positive_rate",
+                                                       "false_positive_rate")
+                    if np.sum(~np.isnan(np.asarray(bounds[c][0], dtype=float))) >= 2]
+            out[name] = (max(g[0] for g in gaps), max(g[1] for g in gaps))
+        elif name == "path_specific_causal":
+            out[name] = gap_interval(*bounds["path_specific_rate"])
+    return {k: (float(lo), float(hi)) for k, (lo, hi) in out.items()}

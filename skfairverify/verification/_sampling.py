@@ -1,0 +1,366 @@
+"""Certified sampling for any classifier: rows drawn from the network, decided by the model.
+
+Three pieces, each vectorised over the samples (no Python loop over rows):
+
+* :class:`NetworkSampler`: ancestral sampling of a :class:`~skfairverify.s3p.BayesNet`
+  in topological order, one uniform per variable and per sample, inverted through the
+  cumulative distribution of the row of the variable's table selected by its parents
+  (one ``searchsorted`` over all rows of the table at once). The sensitive variables
+  are roots of the verifier's networks, so a group is sampled by *setting* them
+  (conditioning a root on a value is setting it); a fixed variable with parents is
+  refused.
+* :class:`RowBuilder`: states back to values. A state of a binned numeric column is
+  replaced by a value of the column drawn from the rows of the data that fall in that
+  bin (weighted by ``sample_weight``), a state of a discrete numeric column by its value,
+  a category by itself; the rows are a DataFrame with the columns and dtypes of ``X``
+  (or an array when the model was fitted on one).
+* :func:`adaptive_rate`: the positive rate of one group, sampled in batches until its
+  Clopper-Pearson interval (:mod:`._intervals`) is narrower than the tolerance or the
+  budget is spent; the sample sizes at which it looks form a fixed grid (doubling from
+  :data:`INITIAL_SAMPLES` to ``max_samples``), so that a union bound over the grid keeps
+  the interval valid whatever size it stops at.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from ..s3p import TableTooLargeError
+from ._intervals import clopper_pearson
+
+__all__ = [
+    "INITIAL_SAMPLES",
+    "MIN_BATCH_ROWS",
+    "ModelDecision",
+    "NetworkSampler",
+    "RateEstimate",
+    "RowBuilder",
+    "adaptive_rate",
+    "batch_rows",
+    "look_grid",
+]
+
+#: First sample size at which the adaptive sampler looks at an interval.
+INITIAL_SAMPLES = 1000
+#: Largest number of rows sampled and predicted at once.
+MAX_BATCH_ROWS = 100_000
+#: Smallest batch the memory budget must allow.
+MIN_BATCH_ROWS = 1000
+
+
+class NetworkSampler:
+    """Vectorised ancestral sampler of a Bayesian network.
+
+    Parameters
+    ----------
+    network : BayesNet
+        The distribution to sample.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.verification._sampling import NetworkSampler
+    >>> net = BayesNet([2, 2], [(), (0,)], [np.array([0.5, 0.5]),
+    ...                                     np.array([[1.0, 0.0], [0.2, 0.8]])])
+    >>> codes = NetworkSampler(net).sample(100_000, np.random.default_rng(0), {0: 1})
+    >>> bool(np.all(codes[:, 0] == 1)), round(float(codes[:, 1].mean()), 2)
+    (True, 0.8)
+    """
+
+    def __init__(self, network):
+        self.network = network
+        self.order = network.topological_order()
+        self._tables = [self._table(i) for i in range(network.n_variables)]
+
+    def _table(self, i: int):
+        """Shifted cumulative table of variable ``i``: row ``r`` spans ``(r, r + 1]``."""
+        net = self.network
+        card = net.cardinalities[i]
+        cdf = np.cumsum(net.cpts[i].reshape(-1, card), axis=1)
+        cdf[:, -1] = 1.0  # no sample may fall past the last state by round-off
+        flat = (cdf + np.arange(len(cdf))[:, None]).ravel()
+        strides = np.ones(len(net.parents[i]), dtype=np.int64)
+        cards = [net.cardinalities[p] for p in net.parents[i]]
+        for k in range(len(cards) - 2, -1, -1):
+            strides[k] = strides[k + 1] * cards[k + 1]
+        return flat, strides, card
+
+    def sample(self, n: int, rng, fixed=None) -> np.ndarray:
+        """Draw ``n`` joint states (``(n, n_variables)`` codes), roots in ``fixed`` set.
+
+        Parameters
+        ----------
+        n : int
+            Number of samples.
+        rng : numpy.random.Generator
+            Source of the uniforms (one per variable and sample).
+        fixed : dict, default=None
+            Variable index -> state of root variables to set (conditioning).
+
+        Returns
+        -------
+        ndarray of shape (n, n_variables)
+            State codes.
+        """
+        fixed = fixed or {}
+        for i in fixed:
+            if self.network.parents[i]:
+                raise ValueError(
+                    f"Variable {self.network.names[i]!r} has parents; the sampler sets only "
+                    "root variables (the sensitive variables of the verifier's networks)."
+                )
+        codes = np.empty((n, self.network.n_variables), dtype=np.int64)
+        for i in self.order:
+            if i in fixed:
+                codes[:, i] = fixed[i]
+                continue
+            flat, strides, card = self._tables[i]
+            parents = self.network.parents[i]
+            row = codes[:, list(parents)] @ strides if parents else np.zeros(n, np.int64)
+            pos = np.searchsorted(flat, row + rng.random(n), side="right")
+            codes[:, i] = np.clip(pos - row * card, 0, card - 1)
+        return codes
+
+
+@dataclass
+class _BinValues:
+    """Data values of one binned column grouped by bin, with cumulative weights."""
+
+    values: np.ndarray  # sorted by bin
+    cum: np.ndarray  # cumulative weight, same order
+    start: np.ndarray  # cumulative weight before each bin
+    stop: np.ndarray  # cumulative weight at the end of each bin
+    first: np.ndarray  # first index of each bin in ``values``
+    last: np.ndarray  # last index of each bin (first - 1 when empty)
+    fallback: np.ndarray  # value of an empty bin (its mean, or its middle)
+
+    @classmethod
+    def from_data(cls, x, bins, weight, variable) -> _BinValues:
+        card = variable.cardinality
+        order = np.lexsort((x, bins))
+        w = np.ones(len(x)) if weight is None else np.asarray(weight, dtype=float)[order]
+        cum = np.cumsum(w)
+        counts = np.bincount(bins, minlength=card)
+        ends = np.cumsum(counts)
+        first = ends - counts
+        mass = np.concatenate([[0.0], cum])
+        fallback = np.asarray(variable.values, dtype=float).copy()
+        edges = variable.edges
+        bad = ~np.isfinite(fallback)
+        if edges is not None and bad.any():
+            lo, hi = float(np.min(x)), float(np.max(x))
+            mid = (np.clip(edges[:-1], lo, hi) + np.clip(edges[1:], lo, hi)) / 2
+            fallback[bad] = mid[bad]
+        return cls(x[order], cum, mass[first], mass[ends], first, ends - 1, fallback)
+
+    def draw(self, states: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """One value per state: a data value of the bin, with probability its weight."""
+        target = self.start[states] + u * (self.stop[states] - self.start[states])
+        idx = np.searchsorted(self.cum, target, side="right")
+        idx = np.clip(idx, self.first[states], np.maximum(self.last[states],
+                                                          self.first[states]))
+        out = self.values[np.clip(idx, 0, len(self.values) - 1)]
+        empty = self.last[states] < self.first[states]
+        if empty.any():
+            out = np.where(empty, self.fallback[states], out)
+        return out
+
+
+class RowBuilder:
+    """States of the network back to rows of the model's input.
+
+    Parameters
+    ----------
+    encoding : Encoding
+        The variables (their kinds, states and bins).
+    frame : pandas.DataFrame
+        The rows the network was learned on (values of the binned columns are drawn
+        from them), with every column of the model's input.
+    weight : ndarray or None
+        Row weights of ``frame``.
+    columns : list of str
+        The model's input columns, in order (a subset of the variables).
+    labels : list or None
+        Column labels to give the model (those of its ``X``); None for an array.
+    """
+
+    def __init__(self, encoding, frame: pd.DataFrame, weight, columns, labels):
+        self.encoding = encoding
+        self.columns = list(columns)
+        self.labels = labels
+        self.dtypes = {c: frame[c].dtype for c in frame.columns}
+        self._bins = {}
+        if encoding.binned:
+            idx = encoding.discretizer.bin_index(frame[encoding.binned].to_numpy(dtype=float))
+            for j, name in enumerate(encoding.binned):
+                var = encoding.variables[encoding.index(name)]
+                x = frame[name].to_numpy(dtype=float)
+                self._bins[name] = _BinValues.from_data(x, idx[:, j], weight, var)
+        self._states = {
+            v.name: _typed(pd.Series(v.states, dtype=object), self.dtypes.get(v.name))
+            for v in encoding.variables if v.kind != "binned"
+        }
+
+    def values(self, name: str, states: np.ndarray, rng):
+        """Values of the column ``name`` for the state codes ``states``."""
+        if name in self._bins:
+            out = self._bins[name].draw(states, rng.random(len(states)))
+            dtype = self.dtypes.get(name)
+            return out.astype(dtype) if dtype is not None and dtype.kind in "iuf" else out
+        return self._states[name].take(states)
+
+    def frame(self, codes: np.ndarray, names, rng, only=None) -> pd.DataFrame:
+        """Columns ``only`` (default: the model's) of the rows with state ``codes``."""
+        only = self.columns if only is None else only
+        data = {c: self.values(c, codes[:, names.index(c)], rng) for c in only}
+        return pd.DataFrame(data, columns=only, copy=False)
+
+    def model_input(self, frame: pd.DataFrame):
+        """``frame`` as the model's ``X``: its column labels, or an array."""
+        if self.labels is None:
+            return frame.to_numpy()
+        frame.columns = self.labels
+        return frame
+
+
+def _typed(states: pd.Series, dtype):
+    """The state values as an array of ``dtype`` (that of the column), ready to take."""
+    if dtype is None:
+        return states.to_numpy()
+    try:
+        return states.astype(dtype).array
+    except (TypeError, ValueError):
+        return states.to_numpy()
+
+
+class ModelDecision:
+    """The model's positive decisions on sampled rows.
+
+    Passes the sampled sensitive values as ``sensitive_features`` when the model's
+    ``predict`` takes them (fairlearn's ``ThresholdOptimizer``), and a seed drawn from
+    the verifier's generator as ``random_state`` when it takes one (randomized
+    classifiers such as ``ExponentiatedGradient``), so that a seeded verification is
+    reproducible.
+    """
+
+    def __init__(self, estimator, positive_class):
+        self.estimator = estimator
+        self.positive_class = positive_class
+        try:
+            params = inspect.signature(estimator.predict).parameters
+        except (TypeError, ValueError):  # pragma: no cover - builtins
+            params = {}
+        self.takes_sensitive = "sensitive_features" in params
+        self.takes_seed = "random_state" in params
+
+    def positives(self, X, sensitive: pd.DataFrame, rng) -> int:
+        """Number of rows of ``X`` predicted as the positive class."""
+        kwargs = {}
+        if self.takes_sensitive:
+            kwargs["sensitive_features"] = (sensitive.iloc[:, 0] if sensitive.shape[1] == 1
+                                            else sensitive)
+        if self.takes_seed:
+            kwargs["random_state"] = int(rng.integers(2**31 - 1))
+        pred = np.asarray(self.estimator.predict(X, **kwargs))
+        return int(np.sum(pred == self.positive_class))
+
+
+def look_grid(max_samples: int) -> list[int]:
+    """Sample sizes at which the adaptive sampler may look: doubling up to the budget.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._sampling import look_grid
+    >>> look_grid(10_000)
+    [1000, 2000, 4000, 8000, 10000]
+    """
+    grid, n = [], INITIAL_SAMPLES
+    while n < max_samples:
+        grid.append(n)
+        n *= 2
+    return grid + [int(max_samples)]
+
+
+def batch_rows(n_variables: int, n_columns: int, max_table_size: int) -> int:
+    """Rows per batch within ``8 * max_table_size`` bytes, or TableTooLargeError.
+
+    A sampled row costs about 32 bytes per variable (codes, uniforms, table rows) and
+    64 bytes per input column (the values, the DataFrame and the model's own copy).
+    """
+    per_row = 32 * n_variables + 64 * n_columns + 64
+    budget = 8 * int(max_table_size)
+    rows = min(MAX_BATCH_ROWS, budget // per_row)
+    if rows < MIN_BATCH_ROWS:
+        need = MIN_BATCH_ROWS * per_row
+        raise TableTooLargeError(
+            f"A sampling batch of {MIN_BATCH_ROWS:,} rows of {n_columns} input column(s) "
+            f"and {n_variables} variable(s) needs about {need / 2**20:,.1f} MiB "
+            f"({per_row:,} bytes per row), beyond the budget of 8 * max_table_size = "
+            f"{budget / 2**20:,.1f} MiB. Raise max_table_size (now {max_table_size:,}) to "
+            f"at least {-(-need // 8):,}, or verify a model on fewer columns."
+        )
+    return int(rows)
+
+
+@dataclass
+class RateEstimate:
+    """Monte Carlo estimate of one positive rate with its interval."""
+
+    positives: int
+    samples: int
+    low: float
+    high: float
+    converged: bool
+
+    @property
+    def rate(self) -> float:
+        return self.positives / self.samples
+
+
+def adaptive_rate(draw, *, tolerance, alpha, grid, batch) -> RateEstimate:
+    """Sample ``draw(n) -> positives`` in batches until the interval is narrow enough.
+
+    At each size of ``grid`` the Clopper-Pearson interval at level ``alpha`` is
+    computed; sampling stops when it is narrower than ``tolerance`` or at the last
+    size. Between looks it jumps to the first size of the grid that the normal
+    approximation deems enough (never backwards), so the model predicts in large
+    batches.
+
+    Parameters
+    ----------
+    draw : callable
+        ``draw(n)`` samples ``n`` rows and returns how many the model decides positive.
+    tolerance : float
+        Largest width ``high - low`` wanted.
+    alpha : float
+        Error level of the interval at one look.
+    grid : list of int
+        Increasing sample sizes at which to look (:func:`look_grid`).
+    batch : int
+        Largest number of rows per call of ``draw``.
+
+    Returns
+    -------
+    RateEstimate
+    """
+    z = norm.ppf(1 - alpha / 2)
+    k = n = look = 0
+    while True:
+        while n < grid[look]:
+            size = min(batch, grid[look] - n)
+            k += draw(size)
+            n += size
+        low, high = clopper_pearson(k, n, alpha)
+        low, high = float(low), float(high)
+        if high - low < tolerance or look == len(grid) - 1:
+            return RateEstimate(k, n, low, high, high - low < tolerance)
+        p = (k + 0.5) / (n + 1.0)
+        need = (2 * z) ** 2 * p * (1 - p) / tolerance**2
+        look = max(look + 1, int(np.searchsorted(grid, need)))
+        look = min(look, len(grid) - 1)
