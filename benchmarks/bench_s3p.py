@@ -11,12 +11,17 @@ Sections (each a markdown table on stdout):
     <= 3; 2-10 states; weights in [-100, 100] per state) vs the same variables
     independent;
 (d) the group table (one pass, evidence variables kept in the table) vs one
-    call per group.
+    call per group;
+(e) issue 13's workloads, the engine vs the previous engine (same plan, run with
+    ``Plan._execute(legacy=True)``: no independent block, no tail trimming, no BLAS
+    chain steps): 1,000 independent ten-state variables and a chain of them,
+    integer weights uniform in [-1000, 1000], threshold at the mean score.
 
 Usage::
 
     python benchmarks/bench_s3p.py            # full run (a few minutes)
     python benchmarks/bench_s3p.py --quick    # smaller sizes
+    python benchmarks/bench_s3p.py --scale    # section (e) only (about 5 minutes)
 """
 
 from __future__ import annotations
@@ -299,15 +304,74 @@ def section_d(shapes, rng):
         )
 
 
+# ------------------------------------------------------------------- scale
+def timed_min(fn, repeat, long_run=30.0):
+    """Smallest wall time of up to ``repeat`` calls (one call when it exceeds ``long_run`` s).
+
+    Returns ``(seconds, runs, result)``.
+    """
+    best, out, runs = math.inf, None, 0
+    while runs < repeat:
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+        runs += 1
+        if best > long_run:
+            break
+    return best, runs, out
+
+
+def scale_workloads(n, k, rng):
+    """Issue 13's two workloads: independent variables and a chain, same weights."""
+    weights = [rng.integers(-1000, 1001, size=k) for _ in range(n)]
+    threshold = int(round(sum(float(w.mean()) for w in weights)))
+    independent = BayesNet.independent([rng.dirichlet(np.ones(k)) for _ in range(n)])
+    chain = make_network("chain", n, k, rng)
+    return weights, threshold, {"independent": independent, "chain": chain}
+
+
+def section_e(n, rng, repeat=3):
+    print(
+        f"\n### (e) Issue 13: {n:,} ten-state variables, weights in [-1000, 1000], "
+        "t = mean score; previous engine vs now\n"
+    )
+    print(
+        "| network | previous (s) | runs | now (s) | runs | speed-up | now: plan | "
+        "abs diff | target |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---|---:|---|")
+    weights, threshold, nets = scale_workloads(n, 10, rng)
+    targets = {"independent": "<= 1 s", "chain": "<= 5 s"}
+    for name, net in nets.items():
+
+        def previous(net=net):
+            pos, total = plan(weights, threshold, net)._execute(legacy=True)
+            return float(pos) / float(total)
+
+        t_old, r_old, p_old = timed_min(previous, repeat)
+        t_new, r_new, p_new = timed_min(
+            functools.partial(positive_probability, weights, threshold, net), repeat
+        )
+        chosen = plan(weights, threshold, net)
+        how = f"{chosen.engine}" + (f" + block of {len(chosen._block)}" if chosen._block else "")
+        print(
+            f"| {name} | {t_old:.2f} | {r_old} | {t_new:.2f} | {r_new} | "
+            f"{t_old / t_new:.1f}x | {how} | {abs(p_new - p_old):.1e} | {targets[name]} |"
+        )
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, short run")
+    parser.add_argument("--scale", action="store_true", help="section (e) only")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     print(f"numpy {np.__version__}, Python {platform.python_version()}, {platform.machine()}")
-    if args.quick:
+    if args.scale:
+        section_e(300 if args.quick else 1000, rng)
+    elif args.quick:
         section_a([10, 30, 100], 100, rng)
         section_b([100], [30], rng)
         section_c(
@@ -320,6 +384,7 @@ def main(argv=None):
             rng,
         )
         section_d([(30, 0), (5, 60)], rng)
+        section_e(300, rng, repeat=1)
     else:
         section_a([10, 30, 100, 300, 1000], 300, rng)
         section_b([100, 300], [120], rng)
@@ -335,6 +400,7 @@ def main(argv=None):
             rng,
         )
         section_d([(120, 0), (10, 120), (10, 300)], rng)
+        section_e(1000, rng)
     print(f"\nTotal benchmark time: {time.perf_counter() - start:.0f} s")
 
 

@@ -156,7 +156,8 @@ def positive_probability(
     Returns
     -------
     probability : float
-        The exact probability (up to floating-point rounding).
+        The exact probability, up to floating-point rounding and at most
+        ``1e-11`` of negligible tail mass (see Notes).
 
     Raises
     ------
@@ -187,10 +188,26 @@ def positive_probability(
     to accumulators. Time and memory are linear in the number of variables
     and the score range, exponential only in the frontier width.
 
+    Scores at the ends of the table's score axis that hold a negligible share
+    of the mass are moved to the accumulators as well, so the axis follows the
+    spread of the partial score (growing like the square root of the number of
+    variables) rather than the full range of the weights. The mass moved is at
+    most ``1e-11`` of ``Pr[evidence]`` (of each group's probability for
+    :func:`positive_probability_table`) over a whole run, so each probability
+    moves by at most ``1e-11``. Variables with neither parents, children nor
+    evidence are summed apart when the plan finds it cheaper: the distribution
+    of their score is the convolution of theirs, computed by a tree of FFT
+    convolutions (the shortest two first) whose round-off is bounded and
+    checked (total-variation error about ``1e-13`` for a thousand ten-state
+    variables); it enters through its survival function. On 1,000 ten-state
+    variables with weights in ``[-1000, 1000]`` this is about 5x (independent)
+    and 9x (a chain) faster than the plain frontier (``benchmarks/bench_s3p.py
+    --scale``).
+
     The elimination engine multiplies factors over (variables, score) along
     the moral graph, convolving score axes (FFT for long axes); its cost is
     exponential in the induced width instead. Results of both engines agree
-    to floating-point rounding (about 1e-15).
+    to about 1e-11 (floating-point rounding, about 1e-15, plus the tail mass).
 
     Examples
     --------

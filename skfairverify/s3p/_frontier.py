@@ -78,7 +78,13 @@ def _shifted_product(matrix, table, w, span, stays):
     1.5x faster than a whole product followed by the shifts).
     """
     n_states, length = matrix.shape[0], table.shape[-1]
-    new = np.zeros((n_states, length + span) if stays else (length + span,))
+    if stays:  # every entry outside the shifted rows is zeroed here, the rest written below
+        new = np.empty((n_states, length + span))
+        for k, off in enumerate(w):
+            new[k, :off] = 0.0
+            new[k, off + length :] = 0.0
+    else:
+        new = np.zeros(length + span)
     buffer = np.empty((n_states, min(_BLOCK, length)))
     for x0 in range(0, length, _BLOCK):
         x1 = min(x0 + _BLOCK, length)
