@@ -90,7 +90,14 @@ def test_regions_reproduce_predict_through_pipelines(name):
     model = _pipelines()[name].fit(X, y)
     leaves = positive_leaves(model)
     X_new, _ = _data(n=2000, seed=1)
-    for frame in (X, X_new):
+    rng = np.random.default_rng(0)
+    probes = []  # every boundary and its float64 neighbours (bin edges included)
+    for c, t in leaves.thresholds.items():
+        for v in t:
+            rows = X.iloc[rng.integers(len(X), size=3)].copy()
+            rows[c] = [v, np.nextafter(v, -np.inf), np.nextafter(v, np.inf)]
+            probes.append(rows)
+    for frame in (X, X_new, pd.concat(probes, ignore_index=True)):
         expected = model.predict(frame) == "yes"
         np.testing.assert_array_equal(leaves.predict_positive(frame), expected)
     assert list(leaves.classes) == ["no", "yes"]
