@@ -37,6 +37,7 @@ smaller models).
 import os
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from sklearn.compose import make_column_transformer
@@ -52,6 +53,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skfairverify import CounterfactualFairness
 from skfairverify.datasets import load_adult
+from skfairverify.plotting import plot_cflips_at_k
 
 QUICK = os.environ.get("SKFAIRVERIFY_EXAMPLE_QUICK") == "1"
 N_ROWS = 2000 if QUICK else 6000
@@ -127,3 +129,18 @@ print(table.to_string(float_format="{:.3f}".format))
 for name, row in table.iterrows():
     print(f"CHECK model={name} cflips_delta={row['CFlips delta']:.4f} "
           f"ndccf_delta={row['nDCCF delta']:.4f}")
+
+# %%
+# CFlips@k of the refused women and men for each model family (0 is fair: no
+# counterfactual has to change group), then the CFlips@k curves of the last audit.
+fig, ax = plt.subplots(figsize=(6.5, 3.0), layout="constrained")
+cflips = table[["CFlips priv.", "CFlips unpriv."]].rename(
+    columns={"CFlips priv.": "privileged", "CFlips unpriv.": "unprivileged"})
+cflips.plot.barh(ax=ax, color=["tab:blue", "tab:orange"])
+ax.invert_yaxis()
+ax.set_xlabel(f"CFlips@{K} (share of counterfactuals that look like the other group)")
+ax.set_title("Counterfactual flips per model family (Adult, sex)")
+ax.legend(title="refused group", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+          frameon=False)
+plot_cflips_at_k(res)
+plt.show()

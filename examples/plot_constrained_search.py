@@ -28,6 +28,7 @@ candidates).
 
 import os
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from sklearn.compose import ColumnTransformer
@@ -39,6 +40,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from skfairverify import fairness_constrained_refit
 from skfairverify.datasets import load_adult
 from skfairverify.metrics import make_verifier_scorer
+from skfairverify.plotting import plot_constrained_search
 
 QUICK = os.environ.get("SKFAIRVERIFY_EXAMPLE_QUICK") == "1"
 N_ROWS = 2000 if QUICK else 6000
@@ -96,3 +98,10 @@ feasible = int((table["verified SP gap"] <= BOUND).any())
 print(f"CHECK bound={BOUND} chosen_sp_gap={chosen['verified SP gap']:.4f} "
       f"chosen_acc={chosen['accuracy']:.4f} unconstrained_sp_gap={best['verified SP gap']:.4f} "
       f"unconstrained_acc={best['accuracy']:.4f} feasible={feasible}")
+
+# %%
+# Every candidate's mean accuracy against its mean fairness score (minus the verified
+# SP gap): the dashed line is the bound, the step line the Pareto front and the circle
+# the candidate the refit chose.
+plot_constrained_search(search)
+plt.show()

@@ -30,6 +30,7 @@ Set ``SKFAIRVERIFY_EXAMPLE_QUICK=1`` for a faster run (fewer rows, smaller ensem
 
 import os
 
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.compose import make_column_selector, make_column_transformer
 from sklearn.ensemble import RandomForestClassifier, VotingClassifier
@@ -40,6 +41,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skfairverify import esl_decomposition
 from skfairverify.datasets import load_adult
+from skfairverify.plotting import plot_esl_contributions, plot_esl_intervals
 
 QUICK = os.environ.get("SKFAIRVERIFY_EXAMPLE_QUICK") == "1"
 N_ROWS = 4000 if QUICK else 15000
@@ -92,3 +94,11 @@ print(f"{result.n_fits} coalition models fitted in {result.wall_time:.1f} s; "
 print(f"CHECK efficiency_error={error:.2e} first_stage_p={first['p_value'].iloc[0]:.4g} "
       f"tpr_gap={first['metric_difference'].iloc[0]:.4f} "
       f"esl_gap={first['esl_difference'].iloc[0]:.4f} flagged={','.join(flagged) or 'none'}")
+
+# %%
+# The Shapley contributions of every feature to each group's value, with their 95%
+# intervals, then the difference of the two groups' contributions for every ESL
+# member: an interval that excludes 0 marks a feature that drives the gap.
+plot_esl_contributions(result, value="shapley")
+plot_esl_intervals(result)
+plt.show()

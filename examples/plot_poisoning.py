@@ -21,6 +21,7 @@ Set ``SKFAIRVERIFY_EXAMPLE_QUICK=1`` for a faster run (fewer attack sizes).
 
 import os
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from sklearn.compose import make_column_transformer
@@ -79,3 +80,19 @@ if len(first):
     print(f"ALARM: verified DI under {DI_THRESHOLD} from {first[0]} poisoned rows on")
 else:
     print(f"no alarm: verified DI stayed at or above {DI_THRESHOLD}")
+
+# %%
+# The verified DI of each re-trained model against the number of poisoned rows; the
+# red crosses raise the alarm.
+fig, ax = plt.subplots(figsize=(6.5, 3.2), layout="constrained")
+alarm = table["status"] == "ALARM"
+ax.plot(table.index, table["verified DI"], "-", color="tab:blue")
+ax.plot(table.index[~alarm], table["verified DI"][~alarm], "o", color="tab:blue", label="ok")
+ax.plot(table.index[alarm], table["verified DI"][alarm], "x", color="tab:red", ms=9,
+        mew=2, label="ALARM")
+ax.axhline(DI_THRESHOLD, color="k", ls="--", lw=1, label=f"threshold {DI_THRESHOLD}")
+ax.set_xlabel("poisoned rows added to the 1,000 training rows")
+ax.set_ylabel("verified disparate impact")
+ax.set_title("Verified DI under a growing poisoning attack (German credit, sex)")
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+plt.show()

@@ -36,6 +36,7 @@ odds: the verifier then learns one network instead of three).
 
 import os
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
@@ -114,3 +115,15 @@ print(f"CHECK DI_before={table.loc['DI', 'original']:.4f} "
       f"DI_after={table.loc['DI', 'reweighed']:.4f}")
 print(f"CHECK SP_before={table.loc['SP', 'original']:.4f} "
       f"SP_after={table.loc['SP', 'reweighed']:.4f}")
+
+# %%
+# The four verified metrics before and after reweighing (DI: 1 is fair; SP, EO and
+# PCF: 0 is fair).
+metrics = table.loc[["DI", "SP", "EO", "PCF"], ["original", "reweighed"]].dropna()
+ax = metrics.plot.barh(figsize=(6.5, 2.8), color=["tab:gray", "tab:blue"])
+ax.invert_yaxis()
+ax.set_xlabel("verified metric (FVGM, over the learned network)")
+ax.set_title("Verified fairness of the model before and after reweighing")
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+ax.figure.set_layout_engine("constrained")
+plt.show()

@@ -1,4 +1,5 @@
-"""Run every script of ``examples/`` in quick mode and check the lines it prints.
+"""Run every script of ``examples/`` in quick mode, check the lines it prints and the
+figures it draws.
 
 Each example prints machine-checkable ``CHECK key=value ...`` lines; the checks below
 hold them to what the example claims (an alarm under the DI threshold, a constrained
@@ -148,22 +149,70 @@ CHECKERS = {
 NEEDS = {"plot_dask_parallel.py": "distributed"}
 
 
+# figures each example draws (it ends with plt.show(), as in a gallery)
+FIGURES = {
+    "plot_verify_pipeline.py": 2,  # group rates of both models, fairness influence
+    "plot_reweighing.py": 1,
+    "plot_threshold_optimizer_audit.py": 1,
+    "plot_poisoning.py": 1,
+    "plot_constrained_search.py": 1,  # the Pareto view
+    "plot_cflips_model_families.py": 2,
+    "plot_esl_decomposition.py": 2,  # contributions, intervals of the differences
+    "plot_dask_parallel.py": 1,
+}
+
+# Runs an example as __main__ under the Agg backend, then saves every open figure to
+# the directory given as second argument and prints one line per figure: its size in
+# inches and its number of drawn artists (lines, patches, collections, images).
+_RUNNER = """
+import runpy, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+plt.show = lambda *args, **kwargs: None
+runpy.run_path(sys.argv[1], run_name="__main__")
+for number in plt.get_fignums():
+    fig = plt.figure(number)
+    fig.savefig(f"{sys.argv[2]}/figure{number}.png", dpi=60)
+    artists = sum(len(ax.lines) + len(ax.patches) + len(ax.collections) + len(ax.images)
+                  for ax in fig.axes)
+    width, height = fig.get_size_inches()
+    print(f"FIGURE number={number} width={width:.2f} height={height:.2f} artists={artists}")
+"""
+
+
 def test_every_example_has_a_checker():
     scripts = sorted(p.name for p in EXAMPLES_DIR.glob("*.py"))
-    assert scripts == sorted(CHECKERS)
+    assert scripts == sorted(CHECKERS) == sorted(FIGURES)
+
+
+def _check_figures(script, output, directory):
+    figures = [dict(tok.split("=") for tok in line.split()[1:])
+               for line in output.splitlines() if line.startswith("FIGURE ")]
+    assert len(figures) == FIGURES[script], f"{script} drew {len(figures)} figures"
+    for fig in figures:
+        assert int(fig["artists"]) > 0, f"{script}: figure {fig['number']} is empty"
+        # fits a page (7.5 x 9 inches)
+        assert float(fig["width"]) <= 7.5 and float(fig["height"]) <= 9.0, fig
+        png = directory / f"figure{fig['number']}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
 
 
 @pytest.mark.parametrize("script", sorted(CHECKERS))
-def test_example_runs(script):
+def test_example_runs(script, tmp_path):
     module = NEEDS.get(script)
     if module is not None and importlib.util.find_spec(module) is None:
         pytest.skip(f"{script} needs {module} (pip install 'skfairverify[dask]')")
-    env = dict(os.environ, SKFAIRVERIFY_EXAMPLE_QUICK="1", MPLBACKEND="Agg")
+    pytest.importorskip("matplotlib")
+    # the checkout's package first, whatever an installed copy points to
+    path = os.pathsep.join(filter(None, [str(EXAMPLES_DIR.parent), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, SKFAIRVERIFY_EXAMPLE_QUICK="1", MPLBACKEND="Agg", PYTHONPATH=path)
     proc = subprocess.run(
-        [sys.executable, str(EXAMPLES_DIR / script)], capture_output=True, text=True,
-        timeout=TIMEOUT, env=env, cwd=str(EXAMPLES_DIR),
+        [sys.executable, "-c", _RUNNER, str(EXAMPLES_DIR / script), str(tmp_path)],
+        capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=str(EXAMPLES_DIR),
     )
     assert proc.returncode == 0, f"{script} failed:\n{proc.stdout}\n{proc.stderr}"
     checks = _checks(proc.stdout)
     assert checks, f"{script} printed no CHECK line:\n{proc.stdout}"
     CHECKERS[script](proc.stdout, checks)
+    _check_figures(script, proc.stdout, tmp_path)

@@ -13,6 +13,7 @@ from ._layout import (
     legend_height,
     legend_outside,
     new_axes,
+    panels,
     rows_height,
     wrap,
 )
@@ -111,7 +112,7 @@ def _shares_title(result) -> str:
     return title
 
 
-def plot_esl_intervals(result, *, units: str = "esl", top: int | None = 10):
+def plot_esl_intervals(result, *, units: str = "esl", top: int | None = 10, value=None):
     """Confidence intervals of ESL values and of their differences (forest plot).
 
     For a :class:`~skfairverify.esl.GroupESLResult`: a first panel with every group's
@@ -134,6 +135,9 @@ def plot_esl_intervals(result, *, units: str = "esl", top: int | None = 10):
         group and its gaps (metric units). A decomposition is in ESL units only.
     top : int or None, default=10
         Largest number of pairs drawn (smallest p-values first); None draws all.
+    value : str, default=None
+        For a decomposition, the ESL member to draw; None draws every member, one
+        panel each (two panels per row).
 
     Returns
     -------
@@ -161,7 +165,7 @@ def plot_esl_intervals(result, *, units: str = "esl", top: int | None = 10):
     if isinstance(result, ESLDecompositionResult):
         if units != "esl":
             raise ValueError("An ESLDecompositionResult is in ESL units only (units='esl').")
-        return _decomposition_intervals(result)
+        return _decomposition_intervals(result, value)
     _check_group_result(result)
     values = _value_rows(result, units)
     pairs = _pair_rows(result, units, top)
@@ -243,12 +247,11 @@ def _significance_handles():
             Line2D([], [], color="tab:blue", marker="o", lw=2, label="interval covers 0")]
 
 
-def _decomposition_intervals(decomposition):
-    members = list(decomposition.members)
+def _decomposition_intervals(decomposition, value):
+    members = _members_to_draw(decomposition, value, None)
     frame = decomposition.contributions
     labels = [wrap(f) for f in decomposition.features]
-    fig, axes = new_axes(3.4 * len(members) + 1.8, rows_height(len(labels), labels, extra=1.8),
-                         ncols=len(members), sharey=True)
+    fig, axes = panels(len(members), rows_height(len(labels), labels, extra=1.2))
     for axis, member in zip(axes, members):
         rows = frame.loc[member]
         first, second = decomposition.compared[member]
@@ -259,7 +262,7 @@ def _decomposition_intervals(decomposition):
         _forest(axis, table, reference=0.0)
         axis.set_title(f"{member}\n{first} - {second}", fontsize="medium")
         axis.set_xlabel("difference of the\ncontributions (ESL units)")
-    legend_outside(axes[-1], handles=_significance_handles())
+    legend_outside(axes[min(len(axes), 2) - 1], handles=_significance_handles())
     fig.suptitle(f"Contributions of the features to the {decomposition.metric} gap "
                  f"({decomposition.confidence:.0%} intervals)", fontsize="medium")
     return axes
@@ -313,17 +316,16 @@ def plot_esl_contributions(decomposition, *, value=None, ax=None):
     if ax is None:
         labels = [wrap(f) for f in decomposition.features]
         n_groups = decomposition.group_std_error.shape[1]
-        height = max(rows_height(len(labels), labels, 0.16 * n_groups + 0.1, extra=1.6),
+        height = max(rows_height(len(labels), labels, 0.16 * n_groups + 0.1, extra=1.1),
                      legend_height([wrap(g) for g in decomposition.group_std_error.columns]
                                    + ["star\nline"]))
-        _, axes = new_axes(3.2 * len(members) + 1.8, height, ncols=len(members),
-                           sharey=True)
+        _, axes = panels(len(members), height)
     else:
         axes = np.array([ax])
     for axis, member in zip(axes, members):
         _draw_member(axis, decomposition, member)
         axis.set_xlabel(wrap("contribution to the group's ESL value (ESL units)", 28))
-    _contributions_legend(axes[-1], 1 - decomposition.confidence)
+    _contributions_legend(axes[min(len(axes), 2) - 1], 1 - decomposition.confidence)
     return axes[0] if len(axes) == 1 else axes
 
 

@@ -61,6 +61,18 @@ def new_axes(width: float, height: float, ncols: int = 1, nrows: int = 1, **kwar
     return fig, axes.ravel()
 
 
+def panels(n: int, panel_height: float, panel_width: float = 3.2, margin: float = 1.8):
+    """A figure of ``n`` panels, two per row at most; returns it and the ``n`` axes."""
+    ncols = min(n, 2)
+    nrows = -(-n // ncols)
+    height = min(nrows * panel_height, MAX_HEIGHT - 0.6) + 0.6
+    fig, axes = new_axes(panel_width * ncols + margin, height, ncols=ncols, nrows=nrows,
+                         sharey=True)
+    for extra in axes[n:]:
+        extra.remove()
+    return fig, axes[:n]
+
+
 def rows_height(n_rows: int, labels, per_row: float = 0.0, extra: float = 1.3) -> float:
     """Figure height (inches) giving each category row room for its label and its bars."""
     row = max(LINE_HEIGHT * n_lines(labels) + 0.06, per_row, 0.26)

@@ -143,7 +143,7 @@ def plot_constrained_search(search, refit=None, *, constraint=None, ax=None):
     ax.scatter(x[~feasible], y[~feasible], color="tab:red", marker="x", s=22, zorder=2,
                label="over the bound")
     front = pareto_front(y, x)
-    ax.step(x[front], y[front], where="post", color="tab:green", lw=1, zorder=1,
+    ax.step(x[front], y[front], where="pre", color="tab:green", lw=1, zorder=1,
             label="Pareto front")
     ax.axvspan(bound, max(np.nanmax(x), bound) + 0.05 * (np.nanmax(x) - np.nanmin(x) + 1e-9),
                color="tab:blue", alpha=0.06, lw=0)
