@@ -1,0 +1,252 @@
+"""Scale benchmark of the verifier's network learning (issue 13).
+
+Two parts, each printing a table; every measurement runs in its own child process
+(peak RSS from ``resource.getrusage`` of that child, a time limit per run).
+
+1. Features: 10 / 30 / 100 / 300 / 1000 numeric features at 20,000 rows (synthetic:
+   ``A ~ Bernoulli(0.4)``, ``X_k = mu_k A + 0.6 X_parent(k) + N(0, 1)`` along a random
+   tree, ``Y`` from a noisy linear score), a fixed ``LogisticRegression`` (frozen),
+   ``FairnessVerifier`` defaults. The old path (pgmpy's hill climbing,
+   ``learn_network(structure_search="pgmpy")``) up to 100 features next to the new
+   default (the exact tree-augmented search on numpy counts): fit time, the time of
+   the structure search alone (the three networks: all rows, ``Y = 1``, ``Y = 0``),
+   their ratios and the growth from 10 to 100 features. Beyond 100 features the
+   verifier's other steps (the agreement search of the binning, pgmpy's parameter
+   estimation, the engine) do not fit the time budget of this script: 300 and 1,000
+   features time the structure search alone, on one network (all rows, the numeric
+   columns in 5 quantile bins, as the search sees them).
+2. Rows: Adult (sex x race, 13 variables, numeric columns in 20 quantile bins)
+   repeated to 45k / 450k / 4.5M rows: ``learn_network`` (structure search and pgmpy's
+   parameter estimation) with the new search, time of each and peak RSS.
+
+Usage::
+
+    python benchmarks/bench_scale.py                 # both parts (< 10 min on 2 cores)
+    python benchmarks/bench_scale.py --part features
+    python benchmarks/bench_scale.py --part rows
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import resource
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+N_ROWS = 20_000
+FEATURES = (10, 30, 100, 300, 1000)
+OLD_MAX_FEATURES = 100
+#: Full verifier fit up to this many features; beyond it the structure search alone.
+FIT_MAX_FEATURES = 100
+ROWS = (45_222, 452_220, 4_522_200)
+TIME_LIMIT = 300
+
+
+# ----------------------------------------------------------------------------- child runs
+def _peak_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kB on Linux
+
+
+def _timers():
+    """Wrap the network module's search and estimation to time them."""
+    from skfairverify.verification import _network
+
+    spent = {"structure": 0.0, "parameters": 0.0}
+
+    def timed(func, key):
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                spent[key] += time.perf_counter() - t0
+        return wrapper
+
+    _network._search_edges = timed(_network._search_edges, "structure")
+    _network._learn_edges = timed(_network._learn_edges, "structure")
+    _network._estimate = timed(_network._estimate, "parameters")
+    return spent
+
+
+def _use_search(search: str):
+    from skfairverify.verification import _network
+
+    _network.learn_network.__kwdefaults__["structure_search"] = search
+
+
+def _run(target, args, queue):
+    try:
+        queue.put(target(*args))
+    except Exception as exc:  # reported in the table
+        queue.put({"error": f"{type(exc).__name__}: {str(exc)[:120]}"})
+
+
+def in_child(target, *args, time_limit=TIME_LIMIT):
+    """Run ``target(*args)`` in a fresh process; its dict, or the reason it has none."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_run, args=(target, args, queue))
+    t0 = time.perf_counter()
+    proc.start()
+    proc.join(time_limit)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        return {"error": f"over {time_limit} s"}
+    out = queue.get() if not queue.empty() else {"error": f"exit code {proc.exitcode}"}
+    out.setdefault("wall_s", time.perf_counter() - t0)
+    return out
+
+
+# ----------------------------------------------------------------------------- part 1
+def synthetic(n_features, n_rows=N_ROWS, seed=0):
+    rng = np.random.default_rng(seed)
+    a = (rng.random(n_rows) < 0.4).astype(int)
+    x = np.empty((n_rows, n_features))
+    mu = rng.uniform(0.2, 1.0, n_features)
+    for k in range(n_features):
+        x[:, k] = mu[k] * a + rng.normal(size=n_rows)
+        if k:
+            x[:, k] += 0.6 * x[:, rng.integers(0, k)]
+    X = pd.DataFrame(x, columns=[f"x{k}" for k in range(n_features)])
+    X["a"] = a
+    beta = rng.normal(size=n_features) / np.sqrt(n_features)
+    score = x @ beta + 0.5 * rng.normal(size=n_rows)
+    y = (score > np.median(score)).astype(int)
+    return X, y
+
+
+def fit_child(n_features, search, full_fit):
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+
+    from skfairverify import FairnessVerifier
+    from skfairverify.verification import _network
+
+    spent = _timers()
+    _use_search(search)
+    X, y = synthetic(n_features)
+    t0 = time.perf_counter()
+    if full_fit:
+        model = FrozenEstimator(LogisticRegression(max_iter=2000).fit(X, y))
+        t0 = time.perf_counter()
+        ver = FairnessVerifier(model, "a", random_state=0).fit(X, y)
+        out = {"DI": ver.metrics_["disparate_impact"]}
+    else:  # the structure search of one network, as the verifier runs it
+        codes = np.column_stack([pd.qcut(X[c], 5, labels=False) for c in X.columns[:-1]]
+                                + [X["a"].to_numpy()]).astype(np.int64)
+        edges = _network._search_edges(codes, list(X.columns), ["a"], 1, None, "tan", 50_000_000)
+        out = {"DI": float("nan"), "edges": len(edges)}
+    out.update(fit_s=time.perf_counter() - t0, structure_s=spent["structure"],
+               parameters_s=spent["parameters"], rss_gib=_peak_rss_gib())
+    return out
+
+
+def part_features():
+    print(f"\n== Part 1: features at {N_ROWS:,} rows (FairnessVerifier defaults) ==",
+          flush=True)
+    rows = []
+    for n in FEATURES:
+        full = n <= FIT_MAX_FEATURES
+        new = in_child(fit_child, n, "auto", full, time_limit=TIME_LIMIT + 300 * (n > 300))
+        old = in_child(fit_child, n, "pgmpy", full) if n <= OLD_MAX_FEATURES else {}
+        row = {"features": n, "measured": "verifier fit" if full else "structure, 1 network"}
+        for tag, res in (("old", old), ("new", new)):
+            row[f"{tag} time (s)"] = res.get("fit_s", np.nan)
+            row[f"{tag} structure (s)"] = res.get("structure_s", np.nan)
+            if "error" in res:
+                row[f"{tag} note"] = res["error"]
+        row["new parameters (s)"] = new.get("parameters_s", np.nan)
+        row["ratio time old/new"] = row["old time (s)"] / row["new time (s)"]
+        row["ratio structure old/new"] = row["old structure (s)"] / row["new structure (s)"]
+        row["new peak RSS (GiB)"] = new.get("rss_gib", np.nan)
+        row["DI old / new"] = f"{old.get('DI', np.nan):.4f} / {new.get('DI', np.nan):.4f}"
+        rows.append(row)
+        print(pd.DataFrame([row]).round(3).to_string(index=False), flush=True)
+    table = pd.DataFrame(rows).set_index("features")
+    for tag in ("old", "new"):
+        for what in ("time", "structure"):
+            col = f"{tag} {what} (s)"
+            print(f"growth 10 -> 100 features, {tag} {what}: "
+                  f"{table.loc[100, col] / table.loc[10, col]:.1f}x")
+    return table
+
+
+# ----------------------------------------------------------------------------- part 2
+def adult_codes():
+    from skfairverify.datasets import load_adult
+
+    X = load_adult(as_frame=True).data.drop(columns=["split", "fnlwgt"])
+    X = X[X.notna().all(axis=1)].reset_index(drop=True)
+    cols, cards, coarse = [], [], []
+    for c in X.columns:
+        if pd.api.types.is_numeric_dtype(X[c]):
+            code = pd.qcut(X[c], 20, labels=False, duplicates="drop").to_numpy()
+            coarse.append(True)
+        else:
+            code = pd.Categorical(X[c]).codes
+            coarse.append(False)
+        cols.append(code)
+        cards.append(int(code.max()) + 1)
+    return np.column_stack(cols).astype(np.int8), list(X.columns), cards, coarse
+
+
+def rows_child(n_rows, search):
+    from skfairverify.verification._network import learn_network
+
+    spent = _timers()
+    codes, names, cards, coarse = adult_codes()
+    codes = np.resize(codes, (n_rows, codes.shape[1]))  # Adult repeated
+    base_rss = _peak_rss_gib()
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*is deprecated", category=FutureWarning)
+        learn_network(codes, names, cards, ["sex", "race"], coarsenable=coarse,
+                      structure_search=search)
+    return {"fit_s": time.perf_counter() - t0, "structure_s": spent["structure"],
+            "parameters_s": spent["parameters"], "rss_gib": _peak_rss_gib(),
+            "data_rss_gib": base_rss}
+
+
+def part_rows():
+    print("\n== Part 2: rows, Adult repeated (sex x race), learn_network ==", flush=True)
+    rows = []
+    for n in ROWS:
+        res = in_child(rows_child, n, "auto")
+        row = {"rows": n, "time (s)": res.get("fit_s", np.nan),
+               "structure (s)": res.get("structure_s", np.nan),
+               "parameters (s)": res.get("parameters_s", np.nan),
+               "peak RSS (GiB)": res.get("rss_gib", np.nan),
+               "RSS before learning (GiB)": res.get("data_rss_gib", np.nan),
+               "note": res.get("error", "")}
+        rows.append(row)
+        print(pd.DataFrame([row]).round(3).to_string(index=False), flush=True)
+    table = pd.DataFrame(rows).set_index("rows")
+    print(f"growth 450k -> 4.5M rows (10x): time "
+          f"{table['time (s)'].iloc[2] / table['time (s)'].iloc[1]:.1f}x, structure "
+          f"{table['structure (s)'].iloc[2] / table['structure (s)'].iloc[1]:.1f}x")
+    return table
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["features", "rows", "all"], default="all")
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    tables = {}
+    if args.part in ("features", "all"):
+        tables["features"] = part_features()
+    if args.part in ("rows", "all"):
+        tables["rows"] = part_rows()
+    for name, table in tables.items():
+        print(f"\n## {name}\n")
+        print(table.round(3).to_markdown())
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
