@@ -101,7 +101,7 @@ def test_k2_local_score_equals_pgmpy():
                                                    [f"v{p}" for p in parents]), rel=1e-12)
 
 
-@pytest.mark.parametrize("block_bytes", [1, 10**9])
+@pytest.mark.parametrize("block_bytes", [1, 16_800, 10**9])  # 1, 3, all columns
 def test_pairwise_gains_equal_family_scores(monkeypatch, block_bytes):
     """Blocked matrix-product counts give the gains of the per-family bincount counts."""
     monkeypatch.setattr(_structure, "STRUCTURE_BLOCK_BYTES", block_bytes)

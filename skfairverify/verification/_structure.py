@@ -45,9 +45,9 @@ __all__ = [
     "network_score",
 ]
 
-#: Target size in bytes of the working arrays of one block of pairs in
-#: :func:`pairwise_gains` (combined codes, weights, count tables).
-STRUCTURE_BLOCK_BYTES = 64 * 2**20
+#: Target size in bytes of the combined codes (and weights) of one block of pairs in
+#: :func:`pairwise_gains`.
+STRUCTURE_BLOCK_BYTES = 32 * 2**20
 
 
 class StructureData:
@@ -56,7 +56,7 @@ class StructureData:
     Parameters
     ----------
     codes : ndarray of shape (n_samples, n_variables)
-        State codes.
+        Non-negative integer state codes.
     sensitive_idx : list of int
         Columns of the sensitive variables.
     sample_weight : ndarray of shape (n_samples,), default=None
@@ -67,10 +67,13 @@ class StructureData:
     features : list of int
         Columns of the features taking part in the search: not sensitive, at least
         two states of positive weight.
-    x : ndarray of shape (n_rows, n_features)
-        Their codes renumbered ``0 .. r - 1`` over the states of positive weight.
     r : ndarray of shape (n_features,)
-        Their numbers of states.
+        Their numbers of states (of positive weight).
+    offsets : ndarray of shape (n_features + 1,)
+        ``offsets[k]``: number of states of the features before ``k``.
+    g : ndarray of shape (n_rows, n_features), Fortran order
+        Global state index of every feature: ``offsets[k] + x_k`` with ``x_k`` in
+        ``0 .. r[k] - 1`` (the states of positive weight, in order).
     s : ndarray of shape (n_rows,)
         Code of the combination of the sensitive variables (``0 .. q - 1``).
     q : int
@@ -82,28 +85,32 @@ class StructureData:
     """
 
     def __init__(self, codes, sensitive_idx, sample_weight=None):
-        codes = np.asarray(codes, dtype=np.intp)
+        codes = np.asarray(codes)
         w = None
         if sample_weight is not None:
             w = np.asarray(sample_weight, dtype=float)
             keep = w > 0
             codes, w = codes[keep], w[keep]
-        compact = [np.unique(codes[:, j], return_inverse=True) for j in range(codes.shape[1])]
-        cards = [len(states) for states, _ in compact]
-        sens = [j for j in sensitive_idx if cards[j] > 1]
-        self.sensitive = sens
+        compact, cards = [], []
+        for j in range(codes.shape[1]):
+            present = np.bincount(codes[:, j]) > 0
+            compact.append((np.cumsum(present) - 1)[codes[:, j]])
+            cards.append(int(present.sum()))
+        self.sensitive = [j for j in sensitive_idx if cards[j] > 1]
         self.features = [j for j in range(codes.shape[1])
                          if j not in sensitive_idx and cards[j] > 1]
-        self.x = np.column_stack([compact[j][1] for j in self.features]).astype(np.intp) \
-            if self.features else np.zeros((len(codes), 0), dtype=np.intp)
         self.r = np.array([cards[j] for j in self.features], dtype=np.intp)
-        if sens:
-            combo = np.ravel_multi_index([compact[j][1] for j in sens], [cards[j] for j in sens])
-            _, self.s = np.unique(combo, return_inverse=True)
-            self.q = int(self.s.max()) + 1
-        else:
-            self.s, self.q = np.zeros(len(codes), dtype=np.intp), 1
-        self.s = self.s.astype(np.intp)
+        self.offsets = np.concatenate([[0], np.cumsum(self.r)]).astype(np.intp)
+        self.g = np.empty((len(codes), len(self.features)), dtype=np.intp, order="F")
+        for k, j in enumerate(self.features):
+            np.add(compact[j], self.offsets[k], out=self.g[:, k])
+        self.s, self.q = np.zeros(len(codes), dtype=np.intp), 1
+        for j in self.sensitive:
+            self.s = self.s * cards[j] + compact[j]
+        if self.sensitive:
+            present = np.bincount(self.s) > 0
+            self.s = (np.cumsum(present) - 1)[self.s].astype(np.intp)
+            self.q = int(present.sum())
         self.w = w
 
     @property
@@ -116,7 +123,7 @@ class StructureData:
         code = self.s.copy()
         for p in list(parents) + [child]:
             code *= int(self.r[p])
-            code += self.x[:, p]
+            code += self.g[:, p] - self.offsets[p]
         flat = np.bincount(code, weights=self.w, minlength=math.prod(dims))
         return flat.astype(float).reshape(dims)
 
@@ -155,43 +162,30 @@ def k2_local_score(counts, r=None) -> float:
 
 
 # ----------------------------------------------------------------------------- memory
-def _plan(data: StructureData, block_bytes: int):
-    """Rows per chunk and features per block of the pairwise counting, and its bytes.
+def _pair_bytes(data: StructureData) -> int:
+    """Bytes per pair of the counting: one code and (with weights) one weight per row."""
+    return data.n_rows * 8 * (1 if data.w is None else 2)
 
-    One block of features ``I`` counts every pair ``(i, j)``, ``i`` in ``I``, ``j >= min(I)``,
-    as one matrix product ``M^T H`` summed over chunks of rows: ``H`` is the one-hot
-    matrix of the states of the features ``j`` (``chunk x sum r_j``), ``M`` that of the
-    sensitive combination and the state of ``i`` (``chunk x q sum r_i``), and the
-    product holds the counts of all those pairs. Returns ``(chunk, per_block, bytes)``
-    where ``bytes`` counts ``H``, ``M`` and about four float64 arrays of the counts'
-    size (the counts, their log-gamma and the reductions).
+
+def _table_bytes(data: StructureData) -> int:
+    """Bytes of the largest count table of one feature against the others.
+
+    With the arrays derived from it (log-gamma, sums): ``4 * 8 * q * max(r) * sum(r)``.
     """
-    itemsize = 4 if data.w is None else 8
-    total = int(data.r.sum()) if len(data.r) else 0
-    r_max = int(data.r.max()) if len(data.r) else 1
-
-    def size(chunk, per_block):
-        height = data.q * r_max * per_block
-        return chunk * (total + height) * itemsize + 4 * 8 * height * total
-
-    chunk = max(1, min(data.n_rows, 256, 2**24))
-    if size(chunk, 1) < block_bytes:
-        chunk = max(chunk, min(data.n_rows, 2**24, (block_bytes // 2) // max(itemsize * total, 1)))
-    per_block = 1
-    while per_block < len(data.r) and size(chunk, per_block + 1) <= block_bytes:
-        per_block += 1
-    return chunk, per_block, size(chunk, per_block)
+    if not len(data.r):
+        return 0
+    return 4 * 8 * data.q * int(data.r.max()) * int(data.r.sum())
 
 
 def check_structure_size(data: StructureData, max_table_size: int) -> int:
     """Refuse the pairwise counting when its memory exceeds ``max_table_size`` entries.
 
     The search holds two ``n_features x n_features`` float64 matrices (the gains and
-    a copy in the branching) and, while counting, the one-hot states of a chunk of
-    rows and the counts of at least one feature with every other feature jointly
-    with the sensitive combination (``q * r_i * sum_j r_j`` entries, ``q`` the
-    sensitive combinations, ``r`` the states). Both must fit in ``8 * max_table_size``
-    bytes.
+    a copy in the branching) and, while counting, the combined codes of at least one
+    pair (one integer, and with weights one float, per row) and the counts of one
+    feature against a block of others jointly with the sensitive combination (at most
+    ``q * max(r) * sum(r)`` entries, ``q`` the sensitive combinations, ``r`` the
+    states). All must fit in ``8 * max_table_size`` bytes.
 
     Parameters
     ----------
@@ -203,7 +197,7 @@ def check_structure_size(data: StructureData, max_table_size: int) -> int:
     Returns
     -------
     int
-        Bytes of the working arrays of the smallest block (one feature, 256 rows).
+        Bytes of the working arrays of the smallest block (one pair).
 
     Raises
     ------
@@ -225,80 +219,56 @@ def check_structure_size(data: StructureData, max_table_size: int) -> int:
     n = len(data.features)
     r_max = int(data.r.max()) if n else 1
     fixed = 2 * 8 * n * n
-    need = fixed + _plan(data, 0)[2]
+    work = _pair_bytes(data) + _table_bytes(data)
     budget = 8 * max_table_size
-    if need > budget:
+    if fixed + work > budget:
         raise TableTooLargeError(
             f"Learning the network's structure refused: counting the {n:,} features in "
             f"pairs over {data.n_rows:,} rows (with {data.q} sensitive combinations and up "
-            f"to {r_max} states per feature) needs about {need:,} bytes "
-            f"({need / 2**30:.2f} GiB: {fixed:,} for the pairwise gains, the rest for the "
-            f"counts of one feature with all others), above the budget of max_table_size="
-            f"{max_table_size:,} ({budget:,} bytes). Use fewer features or fewer bins, "
+            f"to {r_max} states per feature) needs about {fixed + work:,} bytes "
+            f"({(fixed + work) / 2**30:.2f} GiB: {fixed:,} for the pairwise gains, "
+            f"{work:,} for the codes of one pair and the counts of one feature with the "
+            f"others), above the budget of max_table_size={max_table_size:,} "
+            f"({budget:,} bytes). Use fewer features or fewer bins, "
             "network='independent', or raise max_table_size."
         )
-    return need - fixed
+    return work
 
 
 # ----------------------------------------------------------------------------- gains
-def _onehot(data: StructureData, rows: slice, first: int, last: int, with_sensitive: bool):
-    """One-hot states of the features ``first .. last - 1`` over ``rows``.
+def _block_table(data: StructureData, i: int, start: int, stop: int, buf, tiled_w):
+    """Counts ``C[(s, a), (j, b)]`` of feature ``i`` against the features ``start:stop``.
 
-    With ``with_sensitive``, the columns are (sensitive combination, feature, state)
-    and the entries are the row weights.
+    One ``np.bincount`` of the combined codes ``(s * r_i + a) * W + g_j - offsets[start]``
+    (``W`` the states of the block) over the rows of every feature of the block.
     """
-    dtype = np.float32 if data.w is None else np.float64
-    offsets = np.concatenate([[0], np.cumsum(data.r[first:last])])
-    x = data.x[rows, first:last] + offsets[:-1]
-    width = int(offsets[-1])
-    n_rows = x.shape[0]
-    if with_sensitive:
-        x += (data.s[rows] * width)[:, None]
-        width *= data.q
-    out = np.zeros((n_rows, width), dtype=dtype)
-    flat = (np.arange(n_rows) * width)[:, None] + x
-    if with_sensitive and data.w is not None:
-        np.put(out, flat, np.broadcast_to(data.w[rows, None], flat.shape))
-    else:
-        np.put(out, flat, 1)
-    return out, offsets
+    width = int(data.offsets[stop] - data.offsets[start])
+    r_i = int(data.r[i])
+    rows_i = data.s * r_i + (data.g[:, i] - data.offsets[i])
+    out = buf[:, : stop - start]
+    np.add(data.g[:, start:stop], (rows_i * width - data.offsets[start])[:, None], out=out)
+    flat = out.ravel(order="F")
+    weights = None if tiled_w is None else tiled_w[: flat.size]
+    table = np.bincount(flat, weights=weights, minlength=data.q * r_i * width)
+    return table.astype(float, copy=False).reshape(data.q * r_i, width)
 
 
-def _block_counts(data: StructureData, first: int, last: int, chunk: int):
-    """Counts ``C[(s, i, a), (j, b)]`` for ``i`` in ``first .. last - 1``, ``j >= first``."""
-    counts = None
-    for start in range(0, data.n_rows, chunk):
-        rows = slice(start, start + chunk)
-        onehot_j, off_j = _onehot(data, rows, first, len(data.r), False)
-        onehot_i, off_i = _onehot(data, rows, first, last, True)
-        part = (onehot_i.T @ onehot_j).astype(np.float64)
-        counts = part if counts is None else counts + part
-    return counts, off_i, off_j
+def _block_gains(data: StructureData, i: int, start: int, stop: int, table):
+    """K2 scores of ``j | S, i`` and ``i | S, j`` for the features ``j`` in ``start:stop``."""
+    cuts = data.offsets[start:stop] - data.offsets[start]
+    r_i, r_j = int(data.r[i]), data.r[start:stop].astype(float)
 
+    def by_j(a):  # (..., width) -> (..., n_j): sum over the states of each j
+        return np.add.reduceat(a, cuts, axis=-1)
 
-def _block_gains(data: StructureData, first: int, last: int, chunk: int, base, gain):
-    """Write ``gain[i, j]`` and ``gain[j, i]`` for ``i`` in the block, ``j >= first``."""
-    counts, off_i, off_j = _block_counts(data, first, last, chunk)
-    q, height = data.q, int(off_i[-1])
-    r_i = data.r[first:last].astype(float)
-    r_j = data.r[first:].astype(float)
-
-    def by_i(a):  # (q * height, k) -> (n_i, k): sum over s and the states of i
-        return np.add.reduceat(a.reshape(q, height, -1).sum(axis=0), off_i[:-1], axis=0)
-
-    def by_j(a):  # (k, width) -> (k, n_j): sum over the states of j
-        return np.add.reduceat(a, off_j[:-1], axis=1)
-
-    shared = by_j(by_i(gammaln(counts + 1)))
-    # child j, parents (S, i): configurations (s, i-state), states of j
-    n_si = by_j(counts)
-    to_j = shared + by_i(gammaln(r_j) - gammaln(n_si + r_j))
-    # child i, parents (S, j): configurations (s, j-state), states of i
-    n_sj = np.add.reduceat(counts.reshape(q, height, -1), off_i[:-1], axis=1)
-    term = (gammaln(r_i)[:, None] - gammaln(n_sj + r_i[:, None])).sum(axis=0)
-    to_i = shared + by_j(term)
-    gain[first:last, first:] = to_j - base[first:]
-    gain[first:, first:last] = (to_i - base[first:last, None]).T
+    shared = by_j(gammaln(table + 1).sum(axis=0))
+    # child j, parents (S, i): configurations (s, a), states of j
+    n_sa = by_j(table)
+    to_j = shared + (gammaln(r_j) - gammaln(n_sa + r_j)).sum(axis=0)
+    # child i, parents (S, j): configurations (s, b), states of i
+    n_sb = table.reshape(data.q, r_i, -1).sum(axis=1)
+    to_i = shared + by_j((math.lgamma(r_i) - gammaln(n_sb + r_i)).sum(axis=0))
+    return to_j, to_i
 
 
 def pairwise_gains(data: StructureData, max_table_size: int = 50_000_000) -> np.ndarray:
@@ -306,9 +276,9 @@ def pairwise_gains(data: StructureData, max_table_size: int = 50_000_000) -> np.
 
     ``gain[p, c] = K2(c | S, p) - K2(c | S)``: the change of the network's score
     when ``p`` becomes a parent of ``c``. The counts of every pair jointly with the
-    sensitive combination are computed once, as products of one-hot matrices summed
-    over chunks of rows (float32 products of at most ``2**24`` rows are exact counts;
-    float64 with weights), in blocks of about :data:`STRUCTURE_BLOCK_BYTES`.
+    sensitive combination are computed once: one ``np.bincount`` per feature ``i`` and
+    block of features ``j > i`` (combined codes of about :data:`STRUCTURE_BLOCK_BYTES`),
+    from which both orientations ``i -> j`` and ``j -> i`` are scored.
 
     Parameters
     ----------
@@ -335,16 +305,23 @@ def pairwise_gains(data: StructureData, max_table_size: int = 50_000_000) -> np.
     >>> bool(gain[0, 1] > 1000 and gain[0, 2] < 0)
     True
     """
+    pair_bytes = _pair_bytes(data)
     check_structure_size(data, max_table_size)
     n = len(data.features)
     gain = np.full((n, n), -np.inf)
     if n < 2:
         return gain
     base = np.array([k2_local_score(data.counts(c)) for c in range(n)])
-    chunk, per_block, _ = _plan(data, STRUCTURE_BLOCK_BYTES)
-    for first in range(0, n, per_block):
-        _block_gains(data, first, min(first + per_block, n), chunk, base, gain)
-    np.fill_diagonal(gain, -np.inf)
+    block = int(max(1, min(n - 1, STRUCTURE_BLOCK_BYTES // pair_bytes)))
+    buf = np.empty((data.n_rows, block), dtype=np.intp, order="F")
+    tiled_w = None if data.w is None else np.tile(data.w, block)
+    for i in range(n - 1):
+        for start in range(i + 1, n, block):
+            stop = min(start + block, n)
+            table = _block_table(data, i, start, stop, buf, tiled_w)
+            to_j, to_i = _block_gains(data, i, start, stop, table)
+            gain[i, start:stop] = to_j - base[start:stop]
+            gain[start:stop, i] = to_i - base[i]
     return gain
 
 
