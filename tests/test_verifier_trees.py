@@ -508,3 +508,17 @@ def test_verifier_tree_path_with_a_given_network():
     expected, *_ = _enumerated(net, enc, ver.estimator_, ["a", "x", "c"], [0])
     np.testing.assert_allclose(ver.groups_["positive_rate"],
                                [expected[tuple(g)] for g in ver._group_codes], atol=1e-9)
+
+
+def test_bool_column_and_non_numeric_column_read_as_number():
+    X, y = _data(seed=11)
+    X = X.assign(b=X["z"] > 0)
+    model = _tree(4, 0).fit(X[["b", "x"]], y)
+    leaves = positive_leaves(model)
+    enc = tree_encoding(X, leaves, ["a"])
+    assert leaves.read == ["b", "x"]
+    var = enc.variables[enc.index("b")]
+    assert var.kind == "values" and var.values.tolist() == [0.0, 1.0]
+    _check_against_enumeration(model, X, ["b", "x"], ["a"], seed=11)
+    with pytest.raises(ValueError, match="read by the tree as a number"):
+        tree_encoding(X.assign(x=X["x"].astype(str)), leaves, ["a"])

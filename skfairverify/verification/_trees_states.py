@@ -268,11 +268,11 @@ def tree_encoding(X: pd.DataFrame, leaves: TreeLeaves, sensitive, *, n_bins=10,
             states = _category_states(col, leaves.categories.get(c, []), c)
             variables.append(Variable(c, "categories", states, np.zeros(len(states)), sens))
             continue
-        if not _is_numeric(col):
+        if not (_is_numeric(col) or is_bool_dtype(col)):
             raise ValueError(
                 f"Column {c!r} is read by the tree as a number but has dtype {col.dtype}."
             )
-        if sens or col.nunique() <= n_bins:
+        if sens or is_bool_dtype(col) or col.nunique() <= n_bins:
             vals = np.sort(pd.unique(col.to_numpy(dtype=float)))
             variables.append(Variable(c, "values", vals.tolist(), np.zeros(len(vals)), sens,
                                       values=vals, coef=0.0))
