@@ -91,11 +91,11 @@ class StructureData:
             w = np.asarray(sample_weight, dtype=float)
             keep = w > 0
             codes, w = codes[keep], w[keep]
-        compact, cards = [], []
+        lookups = []  # renumbering of the states of positive weight, per column
         for j in range(codes.shape[1]):
-            present = np.bincount(codes[:, j]) > 0
-            compact.append((np.cumsum(present) - 1)[codes[:, j]])
-            cards.append(int(present.sum()))
+            present = np.bincount(codes[:, j], minlength=1) > 0
+            lookups.append(np.cumsum(present) - 1)
+        cards = [int(lk[-1]) + 1 for lk in lookups]
         self.sensitive = [j for j in sensitive_idx if cards[j] > 1]
         self.features = [j for j in range(codes.shape[1])
                          if j not in sensitive_idx and cards[j] > 1]
@@ -103,12 +103,12 @@ class StructureData:
         self.offsets = np.concatenate([[0], np.cumsum(self.r)]).astype(np.intp)
         self.g = np.empty((len(codes), len(self.features)), dtype=np.intp, order="F")
         for k, j in enumerate(self.features):
-            np.add(compact[j], self.offsets[k], out=self.g[:, k])
+            np.take(lookups[j] + self.offsets[k], codes[:, j], out=self.g[:, k])
         self.s, self.q = np.zeros(len(codes), dtype=np.intp), 1
         for j in self.sensitive:
-            self.s = self.s * cards[j] + compact[j]
+            self.s = self.s * cards[j] + lookups[j][codes[:, j]]
         if self.sensitive:
-            present = np.bincount(self.s) > 0
+            present = np.bincount(self.s, minlength=1) > 0
             self.s = (np.cumsum(present) - 1)[self.s].astype(np.intp)
             self.q = int(present.sum())
         self.w = w
