@@ -493,15 +493,18 @@ def estimate_cpts(codes, cardinalities, parents, sensitive_idx, *, sample_weight
     return (cpts, [s for _, _, s in out]) if return_strengths else cpts
 
 
-def distribution_max_bins(sens_codes, sample_weight=None, *, rows_per_bin=4.0, smallest=5):
+def distribution_max_bins(sens_codes, sample_weight=None, *, rows_per_bin=1.0, smallest=5):
     """Largest number of quantile bins the smallest sensitive group can estimate.
 
     The verifier chooses the number of bins by the agreement of the integer rule with
     the classifier; the finer, the better the agreement but the fewer rows of a small
-    group per bin. This rule caps the bins at ``n_min / rows_per_bin`` where ``n_min``
-    is the (Kish effective) size of the smallest compound sensitive group, and at
-    least ``smallest``: with ``rows_per_bin=4`` a group of 20 rows supports 5 bins,
-    one of 240 rows 60.
+    group per bin, and the more the engine works per posterior draw. This rule caps
+    the bins at ``n_min / rows_per_bin``, ``n_min`` being the (Kish effective) size of
+    the smallest compound sensitive group, and at least ``smallest``: with the default
+    a group of 20 rows supports 20 bins, one of 240 rows 240 (the agreement search
+    then decides, up to ``max_bins``). Measured in ``benchmarks/bench_population.py``:
+    at 500 rows (smallest group ~15) it keeps the agreement near 0.97, halves the
+    cost of the intervals and does not increase the error of the rates.
 
     Parameters
     ----------
@@ -509,7 +512,7 @@ def distribution_max_bins(sens_codes, sample_weight=None, *, rows_per_bin=4.0, s
         State codes of the sensitive variables (one column per sensitive feature).
     sample_weight : array-like of shape (n_samples,), default=None
         Weight of every row.
-    rows_per_bin : float, default=4.0
+    rows_per_bin : float, default=1.0
         Rows of the smallest group per bin.
     smallest : int, default=5
         Floor of the result.
@@ -526,9 +529,9 @@ def distribution_max_bins(sens_codes, sample_weight=None, *, rows_per_bin=4.0, s
     >>> from skfairverify.verification._parameters import distribution_max_bins
     >>> groups = np.r_[np.zeros(480, int), np.ones(20, int)][:, None]
     >>> distribution_max_bins(groups)
+    20
+    >>> distribution_max_bins(groups, rows_per_bin=4)
     5
-    >>> distribution_max_bins(np.r_[np.zeros(260, int), np.ones(240, int)][:, None])
-    60
     """
     sens = np.asarray(sens_codes)
     if sens.ndim == 1:
