@@ -104,7 +104,7 @@ def test_group_esl_display_shows_metric_values_and_the_test():
     gap = (y_pred[(groups == a) & (y_true == 1)].mean()
            - y_pred[(groups == b) & (y_true == 1)].mean())
     assert same_number(test["metric units"]["difference"], gap)
-    assert same_number(test["esl units"]["difference"], gap / 0.5)  # Shapley, baseline 0.5
+    assert same_number(test["ESL units"]["difference"], gap / 0.5)  # Shapley, baseline 0.5
     assert same_number(test["metric units"]["p-value"], res.p_value)
     assert same_number(test["metric units"]["95% CI low"], res.metric_ci[0])
 

@@ -84,10 +84,14 @@ body{font-size:9.5pt}
 .skfv.page{max-width:none;padding:0}
 .skfv nav{display:none}
 .skfv .skfv-scroll{overflow:visible}
-.skfv table{font-size:7.5pt}
+.skfv table{font-size:7pt}
+.skfv th,.skfv td{padding:.1em .25em}
+.skfv thead th,.skfv td{overflow-wrap:anywhere}
+.skfv tbody th,.skfv td.num{white-space:normal}
 .skfv h2,.skfv h3{break-after:avoid;page-break-after:avoid}
 .skfv figure,.skfv tr,.skfv .how{break-inside:avoid;page-break-inside:avoid}
 .skfv .pair>figure{flex-basis:100%}
+.skfv figure img,.skfv figure svg{max-height:240mm;width:auto}
 .skfv details>*{display:block}
 .skfv a{color:inherit;text-decoration:none}
 }

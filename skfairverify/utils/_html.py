@@ -39,6 +39,7 @@ overflow-wrap:break-word;word-break:normal}
 .skfv td{text-align:left}
 .skfv td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .skfv td.text{min-width:8em;max-width:36em}
+.skfv tbody th.long{white-space:normal;min-width:12em;max-width:24em}
 .skfv tbody th.rep{color:var(--skfv-muted);font-weight:400}
 .skfv .pass{color:var(--skfv-pass);background:var(--skfv-pass-bg);font-weight:600}
 .skfv .fail{color:var(--skfv-fail);background:var(--skfv-fail-bg);font-weight:600}
@@ -237,7 +238,8 @@ def _index_cells(key, previous) -> str:
     cells, same = [], previous is not None
     for i, part in enumerate(key):
         same = same and i < len(prev) and prev[i] == part and i < len(key) - 1
-        cls = ' class="rep"' if same else ""
+        classes = ["rep"] * same + ["long"] * (len(str(part)) > 30)
+        cls = f' class="{" ".join(classes)}"' if classes else ""
         cells.append(f'<th scope="row"{cls}>{escape(number(part) if is_missing(part) else part)}'
                      "</th>")
     return "".join(cells)
@@ -482,7 +484,7 @@ def esl_test_frame(test: Mapping, confidence: float) -> pd.DataFrame:
     rows = {}
     for unit in ("metric", "esl"):
         ci = test.get(f"{unit}_ci") or (None, None)
-        rows[f"{unit} units"] = {
+        rows["ESL units" if unit == "esl" else "metric units"] = {
             "difference": test.get(f"{unit}_difference"),
             "std. error": test.get(f"{unit}_std_error"),
             f"{level} CI low": ci[0], f"{level} CI high": ci[1],
@@ -608,7 +610,7 @@ def verifier_html(verifier, thresholds: Mapping | None = None) -> str:
     >>> X = pd.DataFrame({"a": rng.integers(0, 2, 400), "x": rng.normal(size=400)})
     >>> y = (X["x"] > 0).astype(int)
     >>> ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
-    ...                        n_bins=5).fit(X, y)
+    ...                        n_bins=20).fit(X, y)
     >>> "positive_rate" in verifier_html(ver)
     True
     """
