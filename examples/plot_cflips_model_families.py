@@ -15,7 +15,7 @@ group each counterfactual looks like.
   normalised by the ideal ranking without flips: 1 means no counterfactual changes
   group, and a flip at the top of the ranking costs more than one further down.
 
-:class:`skfairverify.CounterfactualFairness` computes both per group and their
+`skfairverify.CounterfactualFairness` computes both per group and their
 gaps (``delta``, CFlips unprivileged minus privileged and nDCCF privileged minus
 unprivileged: positive means the unprivileged are pushed to look privileged).
 The privileged group is the one the fitted model accepts more often.

@@ -3,10 +3,10 @@ Fairness-constrained grid search on Adult
 =========================================
 
 Choose the most accurate model among those that are fair enough, in an ordinary
-:class:`~sklearn.model_selection.GridSearchCV`:
+`GridSearchCV`:
 
 * ``scoring`` holds accuracy and a fairness scorer,
-  :func:`skfairverify.metrics.make_verifier_scorer`, which verifies every
+  `skfairverify.metrics.make_verifier_scorer`, which verifies every
   candidate exactly on each validation fold (FVGM: a Bayesian network is learned on
   the fold and the group positive rates are computed over it). Like scikit-learn's
   ``neg_*`` scorers it is greater-is-better: the score is minus the verified

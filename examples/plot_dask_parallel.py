@@ -2,7 +2,7 @@
 Parallel runs on a dask.distributed cluster
 ===========================================
 
-Every parallel loop of skfairverify goes through :mod:`joblib`: the verifier's
+Every parallel loop of skfairverify goes through `joblib`: the verifier's
 networks (all rows, ``Y = 1``, ``Y = 0``) and fairness influence features, the
 coalition models of the ESL decomposition, the counterfactual chunks, and
 scikit-learn's own loops such as the candidates and folds of a grid search. So
@@ -12,15 +12,15 @@ run (``n_jobs=1``): this script computes both and checks it.
 
 Runs under the cluster:
 
-* :class:`skfairverify.FairnessVerifier` with ``n_jobs=2`` (German credit, sensitive
-  feature ``sex``), and its :meth:`~skfairverify.FairnessVerifier.fairness_influence`;
-* :func:`skfairverify.esl_decomposition` with ``n_jobs=2`` (Adult subsample, TPR gap
+* `skfairverify.FairnessVerifier` with ``n_jobs=2`` (German credit, sensitive
+  feature ``sex``), and its `fairness_influence`;
+* `skfairverify.esl_decomposition` with ``n_jobs=2`` (Adult subsample, TPR gap
   between women and men split over four features);
-* a :class:`~sklearn.model_selection.GridSearchCV` with ``n_jobs=2`` scored by
+* a `GridSearchCV` with ``n_jobs=2`` scored by
   accuracy and the verified statistical parity, refitted with
-  :func:`skfairverify.fairness_constrained_refit`.
+  `skfairverify.fairness_constrained_refit`.
 
-The cluster is a :class:`~dask.distributed.LocalCluster` with two single-threaded
+The cluster is a `LocalCluster` with two single-threaded
 workers in the same process (``processes=False``): it starts in about a second and
 needs no pickling of the data between processes, which keeps this example fast and
 reliable on a small machine. ``processes=True`` (or ``Client("tcp://scheduler:8786")``

@@ -5,13 +5,13 @@ Two-stage ESL decomposition of the gender gap on Adult
 Amri-Jouidel, Kemel et al. (*Shapley meets Rawls*) measure and explain group
 unfairness with ESL (Efficient-Symmetric-Linear) values:
 
-1. **First stage** (:func:`skfairverify.group_esl`): the groups (women, men) are
+1. **First stage** (`skfairverify.group_esl`): the groups (women, men) are
    the players; the worth of a set of groups is the true positive rate (TPR) of
    the classifier on their rows divided by 0.5 (a random classifier's TPR). Equal
    group values is equal opportunity (Theorems 3.1 and 4.1), tested with a Wald
    test on plug-in (delta-method) variances. Values are in ESL units (TPR / 0.5):
    for two groups the difference of the values is twice the raw TPR gap.
-2. **Second stage** (:func:`skfairverify.esl_decomposition`): for each group, the
+2. **Second stage** (`skfairverify.esl_decomposition`): for each group, the
    features are the players; the worth of a set of features is the group's
    first-stage value for the model re-fitted on those features only. A feature
    whose contribution differs significantly between the groups drives the gap;

@@ -11,7 +11,7 @@ and path-specific causal fairness (PCF).
 The pre-processing here is *reweighing* (Kamiran and Calders, 2012): every row of
 group ``a`` with label ``y`` gets the weight ``P(A=a) P(Y=y) / P(A=a, Y=y)``, so
 that under the weights the label is independent of the group. It takes a few
-lines of pandas (:func:`reweighing_weights` below) and is passed to the
+lines of pandas (`reweighing_weights` below) and is passed to the
 logistic regression as ``sample_weight``.
 
 Setting of FVGM's Table 1: UCI Adult, sensitive feature ``sex``, a logistic
@@ -27,7 +27,7 @@ through the ``sex`` coefficients. The original model uses ``sex`` little (small
 PCF: most of its gap flows through marital status), whereas the reweighed model
 offsets that mediated gap with ``sex`` coefficients in favor of women, which the
 direct path then shows. The script prints the difference of the two ``sex``
-coefficients of each model (:func:`skfairverify.linear_rule` reads them on the raw
+coefficients of each model (`skfairverify.linear_rule` reads them on the raw
 columns).
 
 Set ``SKFAIRVERIFY_EXAMPLE_QUICK=1`` for a faster run (fewer rows, no equalized

@@ -2,17 +2,17 @@
 Audit fairlearn's ThresholdOptimizer with the black-box tools
 =============================================================
 
-fairlearn's :class:`~fairlearn.postprocessing.ThresholdOptimizer` (Hardt et al.,
+fairlearn's `ThresholdOptimizer` (Hardt et al.,
 2016) post-processes a classifier with one threshold per group, chosen so that a
 parity constraint holds on the training data. It is not linear, so the exact
 verifier does not apply; the black-box audits of skfairverify do:
 
 * **ESL values** (Amri-Jouidel, Kemel et al., *Shapley meets Rawls*):
-  :func:`skfairverify.group_esl` splits a metric among the groups with a test of
+  `skfairverify.group_esl` splits a metric among the groups with a test of
   equal values. With ``metric="selection_rate"`` equal values is statistical
   parity, with ``metric="tpr"`` equal opportunity (Theorems 3.1 and 4.1).
 * **CFlips / nDCCF** (Cornacchia et al., *Counterfactual Fair Opportunity*):
-  :class:`skfairverify.CounterfactualFairness` generates, for every refused
+  `skfairverify.CounterfactualFairness` generates, for every refused
   person, counterfactuals the model would accept, and measures how often they look
   like the other group (the sensitive feature itself never changes). The group a
   counterfactual looks like is predicted by a classifier of ``sex`` from the other
@@ -20,7 +20,7 @@ verifier does not apply; the black-box audits of skfairverify do:
 
 The ThresholdOptimizer needs ``sensitive_features=`` in ``fit`` *and* in
 ``predict``, whereas the audits call ``fit(X, y)`` and ``predict(X)`` like any
-scikit-learn classifier. :class:`SensitiveFromX` below bridges the two: it keeps
+scikit-learn classifier. `SensitiveFromX` below bridges the two: it keeps
 the sensitive attribute as a column of ``X``, hands it to the ThresholdOptimizer
 as ``sensitive_features`` and lets the inner model drop it. ThresholdOptimizer
 randomises the decision of rows between its two thresholds of a group; a fixed

@@ -12,11 +12,11 @@ outcome is "good credit", the sensitive feature is ``sex``):
 
 * ``aware``: reads every column, ``sex`` included;
 * ``unaware``: a pipeline whose ``ColumnTransformer`` drops ``sex``.
-  :func:`skfairverify.sensitive_columns` shows which input columns a fitted
+  `skfairverify.sensitive_columns` shows which input columns a fitted
   pipeline never reads, i.e. where fairness *under unawareness* is at stake.
 
-Both are verified with :class:`skfairverify.FairnessVerifier` (each model is
-wrapped in :class:`sklearn.frozen.FrozenEstimator` so it is verified as fitted)
+Both are verified with `skfairverify.FairnessVerifier` (each model is
+wrapped in `sklearn.frozen.FrozenEstimator` so it is verified as fitted)
 and the verified disparate impact (DI = min/max positive rate) and statistical
 parity (SP = max - min) are put next to fairlearn's empirical ones
 (``MetricFrame`` and ``demographic_parity_ratio`` on the same rows).

@@ -19,8 +19,24 @@ def _gen_api():
 
 def test_api_reference_is_in_step_with_docstrings():
     expected = _gen_api().render()
-    actual = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
-    assert actual == expected, "docs/api.md is stale: run `python docs/gen_api.py`"
+    on_disk = {"api.md", *(f"api/{p.name}" for p in (ROOT / "docs" / "api").glob("*.md"))}
+    assert on_disk == set(expected), "the API pages are stale: run `python docs/gen_api.py`"
+    for rel, text in expected.items():
+        actual = (ROOT / "docs" / rel).read_text(encoding="utf-8")
+        assert actual == text, f"docs/{rel} is stale: run `python docs/gen_api.py`"
+
+
+def test_api_reference_has_one_page_and_anchor_per_public_name():
+    pages = _gen_api().render()
+    names = [f"{module}.{name}" for module, name, _ in _gen_api().public_objects()]
+    assert len(names) == len(set(names)) and len(pages) == len(names) + 1
+    index = pages["api.md"]
+    for name in names:
+        # the index links the page, whose one mkdocstrings block renders the name as
+        # the page's heading, anchored by its full path
+        assert f"](api/{name}.md)" in index
+        assert pages[f"api/{name}.md"].startswith(f"::: {name}\n")
+    assert ":class:" not in index and ":func:" not in index  # roles shown as code
 
 
 @pytest.mark.parametrize("module, name, obj", list(_gen_api().public_objects()),
