@@ -29,8 +29,11 @@ computed ``c = a * b`` satisfies, to first order,
 in total-variation (l1) distance
 ``||c_fft - c||_1 <= sqrt(len(c)) * 20 eps log2(N) max(...)`` (:func:`fft_error_bound`).
 For distributions (``||a||_1 = ||b||_1 = 1``) spread over thousands of scores the
-2-norms are small (``~1e-2``) and the bound is ``~1e-13`` even for ``N = 2**21``;
-it reaches ``~1e-10`` only for a point-like distribution on a long axis. A
+2-norms are small (``~1e-2``) and the bound is ``~1e-12`` per convolution even for
+``N = 2**21``; it reaches ``~1e-10`` only for a point-like distribution on a long
+axis. Summed over the tree of 1,000 ten-state variables with weights in
+``[-1000, 1000]`` it is ``2e-11`` (the error observed against the frontier engine:
+``1e-14``). A
 direct convolution has error at most ``min(len(a), len(b)) eps ||a||_1 ||b||_1``.
 Errors add through the tree (convolving with a distribution does not enlarge an
 l1 error), so the block's error is bounded by the sum of the per-convolution

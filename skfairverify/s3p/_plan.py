@@ -61,7 +61,10 @@ class Plan(Result):
         (see ``groups``).
     order : list of int or None
         Processing order of the frontier engine, or elimination order of the
-        elimination engine; None for ``"per-group"``.
+        elimination engine; None for ``"per-group"``. When the frontier plan
+        sums the variables independent of all others apart (a tree of FFT
+        convolutions, when cheaper), they stay listed here and their cost is
+        included in ``peak_entries`` and ``work``.
     peak_entries : int
         Largest array the run allocates, in float64 entries (the quantity
         compared with ``max_table_size``).
