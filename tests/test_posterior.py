@@ -112,6 +112,39 @@ def test_intervals_of_group_rates_and_gap_cover_the_truth():
     assert np.all((covered / n_reps >= 0.93) & (covered / n_reps <= 0.97)), covered / n_reps
 
 
+def _additive_network():
+    """a1 (50%), a2 (8%), X (4 states) | a1, a2 with additive log-linear effects."""
+    base = np.log([0.4, 0.3, 0.2, 0.1])
+    logits = (base + np.array([0, 0.3, 0.6, 0.9])[None, None] * np.arange(2)[:, None, None]
+              + np.array([0, 0.5, 1.0, 1.5])[None, None] * np.arange(2)[None, :, None])
+    table = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
+    return BayesNet([2, 2, 4], [(), (), (0, 1)], [np.array([0.5, 0.5]),
+                                                  np.array([0.92, 0.08]), table])
+
+
+@pytest.mark.slow
+def test_hierarchical_posterior_intervals_cover_the_truth():
+    """Coverage of the rates Pr[X >= 2 | a1, a2] under the hierarchical (additive) prior.
+
+    The strength is fixed at its held-out value and the target refitted on
+    Bayesian-bootstrap counts in every draw (empirical Bayes): measured 93% on average
+    over the four groups (92% to 95%), slightly below 95%.
+    """
+    net = _additive_network()
+    truth = net.cpts[2][..., 2:].sum(axis=-1).ravel()
+    rng = np.random.default_rng(11)
+    n_reps, covered = 300, np.zeros(4)
+    for _ in range(n_reps):
+        codes = net.sample(400, random_state=rng)
+        alpha, _ = prior_pseudo_counts(codes, [2, 2, 4], net.parents, [0, 1], n_draws=100,
+                                       random_state=rng)
+        draws = posterior_cpts(net, codes, equivalent_sample_size=1.0, n_draws=100,
+                               random_state=rng, pseudo_counts=alpha)
+        low, high = credible_intervals(draws[2][..., 2:].sum(axis=-1).reshape(100, 4))
+        covered += (low <= truth) & (truth <= high)
+    assert 0.92 <= covered.sum() / (4 * n_reps) <= 0.97, covered / n_reps
+
+
 def test_rate_intervals_with_the_exact_engine_equal_enumeration():
     codes = NET.sample(200, random_state=7)
     draws = posterior_networks(NET, codes, equivalent_sample_size=1.0, n_draws=60,
