@@ -342,3 +342,25 @@ def test_itertools_enumeration_of_a_tiny_block_is_exact():
             if sum(int(weights[i][s]) for i, s in enumerate(states)) >= threshold
         )
         assert pos == pytest.approx(expected, abs=1e-15) and total == pytest.approx(1.0)
+
+
+def test_block_with_a_loose_error_bound_falls_back_to_the_frontier(monkeypatch):
+    """Beyond MAX_BLOCK_ERROR the block's variables are added by the frontier: same result."""
+    rng = np.random.default_rng(8)
+    net = BayesNet.independent([rng.dirichlet(np.ones(4)) for _ in range(9)])
+    weights = [rng.integers(-300, 301, size=4) for _ in range(9)]
+    problem = plan(weights, 100, net)._problem
+    expected = brute_force(weights, 100, net)
+    calls = []
+    original = _frontier._Accumulators.finish_with_block
+    monkeypatch.setattr(
+        _frontier._Accumulators,
+        "finish_with_block",
+        lambda self, *args: calls.append(1) or original(self, *args),
+    )
+    pos, total = _frontier.run(problem, [], block=problem.block())
+    assert calls and pos / total == pytest.approx(expected, abs=1e-12)
+    calls.clear()
+    monkeypatch.setattr(_frontier, "MAX_BLOCK_ERROR", -1.0)  # any bound is too loose
+    pos, total = _frontier.run(problem, [], block=problem.block())
+    assert not calls and pos / total == pytest.approx(expected, abs=1e-12)

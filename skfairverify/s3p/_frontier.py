@@ -29,6 +29,9 @@ from ._steps import prunes_at_start, steps, undecided
 _TRIM_MIN, _TRIM_GROWTH = 2048, 1.05
 # Contractions of tables larger than this go through BLAS (einsum's optimised path).
 _BLAS_MIN = 1 << 16
+# Largest error bound (total variation) accepted from the independent block's FFT
+# convolutions; beyond it the block's variables are added by the frontier instead.
+MAX_BLOCK_ERROR = 1e-10
 # Column block of the shifted products (fits in a core's L2 cache with 10 states).
 _BLOCK = 4096
 
@@ -208,12 +211,12 @@ class _Accumulators:
             self.pos += _collapse(table[..., above].sum(axis=-1), axes, self.keep)
             self.neg += _collapse(table[..., ~above].sum(axis=-1), axes, self.keep)
 
-    def finish_with_block(self, table, axes, lo, problem, block):
-        """Split the table by the threshold against the independent ``block``'s score."""
+    def finish_with_block(self, table, axes, lo, distribution):
+        """Split the table by the threshold against the independent block's score."""
         length = table.shape[-1]
         if not length:
             return
-        dist, dist_lo, _ = block_distribution(problem, block)
+        dist, dist_lo = distribution
         tail = survival(dist, dist_lo, self.threshold, lo, length)
         pos = table @ tail
         neg = np.maximum(table.sum(axis=-1) - pos, 0.0)
@@ -227,9 +230,17 @@ def run(
     """Run the DP; return (Pr[score >= t, keep = a, evidence], Pr[keep = a, evidence]).
 
     ``block`` lists variables (not in ``order``) summed apart by
-    :func:`._convolve.block_distribution`. ``legacy=True`` runs the engine as it
+    :func:`._convolve.block_distribution` (added to the order instead when its
+    error bound exceeds ``MAX_BLOCK_ERROR``). ``legacy=True`` runs the engine as it
     was before the tail trimming and BLAS contractions (for benchmarks and tests).
     """
+    distribution = None
+    if block:
+        dist, dist_lo, error = block_distribution(problem, block)
+        if error <= MAX_BLOCK_ERROR:
+            distribution = (dist, dist_lo)
+        else:  # round-off bound too loose (point-like distributions): add them one by one
+            order, block = list(order) + list(block), ()
     acc = _Accumulators(problem)
     tol = 0.0 if legacy else tail_tolerance(problem)
     axes: list[int] = []
@@ -248,8 +259,8 @@ def run(
             if tol and length > max(_TRIM_MIN, _TRIM_GROWTH * trimmed):
                 table, lo = acc.trim(table, axes, lo, step.linked, tol)
                 trimmed = table.shape[-1]
-    if block:
-        acc.finish_with_block(table, axes, lo, problem, block)
+    if distribution is not None:
+        acc.finish_with_block(table, axes, lo, distribution)
     else:
         acc.finish(table, axes, lo)
     pos, neg = acc.pos, acc.neg
