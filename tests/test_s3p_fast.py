@@ -234,6 +234,9 @@ def test_chain_trims_tails_and_agrees_with_previous_engine(monkeypatch):
     assert sum(moved) > 10_000  # the tails were trimmed, by many scores
     assert pos / total == pytest.approx(old_pos / old_total, abs=1e-9)
     assert total == pytest.approx(old_total, abs=1e-12)
+    for shift in [-9000, -3000, 2500, 8000]:  # tails and decided mass pruned together
+        _, (pos, total), (old_pos, old_total) = new_and_legacy(weights, threshold + shift, net)
+        assert pos / total == pytest.approx(old_pos / old_total, abs=1e-9)
 
 
 @pytest.mark.parametrize("seed", range(5))
