@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..s3p._errors import TableTooLargeError
 from ..utils._compat import Interval, StrOptions, _check_feature_names_in, _fit_context
-from ..utils._validation import check_sample_weight
+from ..utils._validation import check_sample_weight, check_unique_columns
 from ._checks import check_finite_columns, check_numeric_columns, column_names
 
 __all__ = ["BinningDiscretizer"]
@@ -389,6 +389,8 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         return idx.astype(np.int64)
 
     def _validate(self, X, reset):
+        if isinstance(X, pd.DataFrame):
+            check_unique_columns(X)
         check_numeric_columns(X, type(self).__name__)
         X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
         check_finite_columns(X, column_names(self, X.shape[1]))
