@@ -217,14 +217,16 @@ def one_run(pop, lr, truth, n, seed, args):
                 "verifier+prior": ("hierarchical", False),
                 "verifier+prior+bins": ("hierarchical", True)}
     for name, (prior, cap) in settings.items():
-        out[name] = verifier(X, S, lr, seed, prior, cap, args.draws)
+        if name in args.methods:
+            out[name] = verifier(X, S, lr, seed, prior, cap, args.draws)
     return out
 
 
-def summarise(results, truth):
+def summarise(results, truth, methods):
     true_di, true_sp = di_sp(truth)
     rows = {}
-    for method in METHODS:
+    for method in methods:
+        signed = np.array([res[method][0] - truth for res in results])
         err, sp_err, di_err, cov, sp_cov, fit_s, ci_s, bins = [], [], [], [], [], [], [], []
         for res in results:
             rates, (low, high, sp_ci), t_fit, t_ci, k = res[method]
@@ -243,13 +245,14 @@ def summarise(results, truth):
             "rate MAE": err.mean(), "SP abs err": np.mean(sp_err),
             "DI abs err": np.mean(di_err), "cover rates": np.concatenate(cov).mean(),
             "cover SP": np.mean(sp_cov), "fit s": np.mean(fit_s), "ci s": np.mean(ci_s),
+            "|bias|": float(np.nanmean(np.abs(np.nanmean(signed, axis=0)))),
             "bins": (np.median([b[0] for b in bins if b is not None])
                      if any(b is not None for b in bins) else np.nan),
             "agreement": (np.mean([b[1] for b in bins if b is not None])
                           if any(b is not None for b in bins) else np.nan),
         }
     base = rows["empirical"]["rate MAE"]
-    for method in METHODS:
+    for method in methods:
         rows[method]["MAE / empirical"] = rows[method]["rate MAE"] / base
         rows[method]["ci / fit"] = rows[method]["ci s"] / rows[method]["fit s"]
     rows["empirical"]["ci / fit"] = np.nan
@@ -263,6 +266,8 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000])
     parser.add_argument("--draws", type=int, default=100)
     parser.add_argument("--boot", type=int, default=100)
+    parser.add_argument("--methods", nargs="+", default=list(METHODS[1:]),
+                        choices=METHODS[1:], help="verifier variants (empirical always)")
     args = parser.parse_args()
     pop = population(args.design)
     lr = fixed_classifier(pop)
@@ -275,7 +280,7 @@ def main():
     verifier(warm_X, warm_S, lr, 0, "bdeu", False, 50)
     for n in args.sizes:
         results = [one_run(pop, lr, truth, n, 1000 * n + r, args) for r in range(args.reps)]
-        table = summarise(results, truth)
+        table = summarise(results, truth, ["empirical", *args.methods])
         print(f"\nn = {n}")
         print(table.to_string(float_format=lambda v: f"{v:.4f}"))
 
