@@ -247,3 +247,23 @@ def test_verdict_thresholds_are_configurable_and_checked():
             check_thresholds({"equalized_odds": bad})
     with pytest.raises(ValueError, match=r"ratio in \[0, 1\]"):
         check_thresholds({"disparate_impact": 1.5})
+
+
+def test_verifier_display_hook_for_notebooks(verifier):
+    """The change proposed for FairnessVerifier: scikit-learn's ``_repr_html_`` and
+    ``_repr_mimebundle_`` (what Jupyter calls) both go through ``_html_repr``; overriding
+    it appends :func:`verifier_html` to the parameter diagram once fitted."""
+    ver, X, y, a = verifier
+
+    class Displayed(FairnessVerifier):
+        def _html_repr(self):
+            extra = verifier_html(self) if hasattr(self, "groups_") else ""
+            return super()._html_repr() + extra
+
+    params = ver.get_params(deep=False)
+    fitted = Displayed(**params).fit(X, y, sensitive_features=a)
+    bundle = fitted._repr_mimebundle_()
+    assert "Verified rates of every group" in bundle["text/html"]
+    assert "Verified rates of every group" in fitted._repr_html_()
+    unfitted = Displayed(**params)._repr_mimebundle_()["text/html"]
+    assert "Verified rates" not in unfitted and "Displayed" in unfitted
