@@ -247,6 +247,23 @@ def test_hist_gradient_boosting_interval_contains_enumerated_rate():
     assert ver.n_samples_ > 0 and ver.rule_ is None and ver.weights_ is None
 
 
+def test_integer_weights_equal_repeated_rows_on_the_sampling_path():
+    """Bins, network, within-bin draws and supports: weights w == rows repeated w times."""
+    rng = np.random.default_rng(5)
+    n = 600
+    a = rng.integers(0, 2, n)
+    X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0), "z": rng.integers(0, 3, n)})
+    y = ((X["x"] + rng.normal(0, 1, n)) > 0.5).astype(int)
+    model = FrozenEstimator(HistGradientBoostingClassifier(max_iter=10,
+                                                           random_state=0).fit(X, y))
+    w = rng.integers(1, 4, n)
+    kw = dict(network="independent", n_bins=8, tolerance=0.05, random_state=0)
+    weighted = FairnessVerifier(model, "a", **kw).fit(X, y, sample_weight=w)
+    repeated = FairnessVerifier(model, "a", **kw).fit(X.loc[X.index.repeat(w)],
+                                                      np.repeat(y, w))
+    pd.testing.assert_frame_equal(weighted.groups_, repeated.groups_, check_dtype=False)
+
+
 def test_sampling_is_reproducible_with_random_state():
     X, y = _discrete_data()
     model = FrozenEstimator(LogisticRegression().fit(X, y))
@@ -430,3 +447,36 @@ def test_classes_unknown_without_y():
 
     with pytest.raises(ValueError, match="pass y"):
         FairnessVerifier(FrozenEstimator(NoClasses()), "a", network="independent").fit(X)
+
+
+# --------------------------------------------------------------------------- trees
+
+
+def test_decision_tree_takes_the_exact_path_and_sampling_agrees():
+    """method='auto' verifies a tree exactly; the sampling interval contains that rate."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 2000)
+    X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0), "z": rng.integers(0, 3, 2000)})
+    y = ((X["x"] + 0.3 * X["z"] + rng.normal(0, 1, 2000)) > 1).astype(int)
+    tree = FrozenEstimator(DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y))
+    exact = FairnessVerifier(tree, "a", network="independent").fit(X)
+    assert exact.method_ == "exact" and exact.agreement_ == 1.0
+    sampled = FairnessVerifier(tree, "a", network="independent", method="sampling",
+                               tolerance=0.02, random_state=0).fit(X)
+    truth = exact.groups_["positive_rate"].to_numpy()
+    g = sampled.groups_
+    assert np.all((g["ci_low"] <= truth) & (truth <= g["ci_high"]))
+    fif_exact = exact.fairness_influence().table.to_numpy()
+    fif_sampled = sampled.fairness_influence().table.to_numpy()
+    assert np.abs(fif_exact - fif_sampled).max() <= 2 * 0.02
+
+
+def test_forest_has_no_exact_path():
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = _discrete_data()
+    with pytest.raises(TypeError, match="RandomForestClassifier.*method='sampling'"):
+        FairnessVerifier(RandomForestClassifier(n_estimators=3), "a",
+                         method="exact").fit(X, y)

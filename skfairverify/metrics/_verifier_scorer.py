@@ -1,4 +1,4 @@
-"""A GridSearchCV scorer from the exact verifier (FVGM metrics, greater is better)."""
+"""A GridSearchCV scorer from the verifier (FVGM metrics, greater is better)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _metadata_values(X, sensitive: pd.DataFrame) -> pd.DataFrame:
 
 
 class _VerifierScorer(_FairnessScorer):
-    """Scores a fitted linear classifier by a metric of :class:`FairnessVerifier`."""
+    """Scores a fitted classifier by a metric of :class:`FairnessVerifier`."""
 
     def __init__(self, metric, sensitive_features=None, verifier_params=None):
         super().__init__(sensitive_features=sensitive_features)
@@ -50,9 +50,10 @@ class _VerifierScorer(_FairnessScorer):
 
 def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity",
                          **verifier_params):
-    """Scorer that verifies each candidate exactly on the validation fold.
+    """Scorer that verifies each candidate on the validation fold.
 
-    The candidate (a fitted linear classifier) is wrapped in
+    The candidate (any fitted binary classifier: exact for linear models and decision
+    trees, certified sampling otherwise, see ``method``) is wrapped in
     :class:`~sklearn.frozen.FrozenEstimator` and given to a
     :class:`~skfairverify.FairnessVerifier` fitted on the validation rows, so the
     Bayesian network is learned on them. Greater is better: the scorer returns the
@@ -73,7 +74,10 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
         The verified metric. ``"path_specific_causal"`` needs ``mediators=...``.
     **verifier_params
         Further parameters of :class:`~skfairverify.FairnessVerifier` (``n_bins``,
-        ``network``, ``mediators``, ``random_state``, ...).
+        ``network``, ``mediators``, ``method``, ``tolerance``, ``random_state``, ...).
+        On the sampling path the score is the point estimate of the metric (its
+        interval is ``tolerance`` wide per group); pass an int ``random_state`` so that
+        the candidates are scored on the same draws.
 
     Returns
     -------

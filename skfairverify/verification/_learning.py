@@ -9,7 +9,18 @@ from tqdm.auto import tqdm
 from ..s3p import BayesNet
 from ._network import check_learning_size, independent_network, learn_network
 
-__all__ = ["EQUIVALENT_SAMPLE_SIZE", "STRUCTURE_BINS"]
+__all__ = ["EQUIVALENT_SAMPLE_SIZE", "STRUCTURE_BINS", "group_support"]
+
+def group_support(sens_codes: np.ndarray, weight):
+    """Distinct compound groups (rows of codes) and their rows, or summed weights."""
+    group_codes, inverse, counts = np.unique(
+        sens_codes, axis=0, return_inverse=True, return_counts=True
+    )
+    if weight is None:
+        return group_codes, counts.astype(np.int64)
+    return group_codes, np.bincount(inverse.ravel(), weights=weight,
+                                    minlength=len(group_codes))
+
 
 #: Largest number of states of a binned variable during the structure search.
 STRUCTURE_BINS = 5
@@ -19,6 +30,19 @@ EQUIVALENT_SAMPLE_SIZE = 1.0
 
 class _NetworkMixin:
     """The networks of the verifier."""
+
+    def _groups_and_networks(self, frame, y_pos, encoding, weight):
+        """Codes of the sensitive variables, the groups, their supports and the networks.
+
+        The networks are learned on all rows, and with labels on ``Y = 1`` and ``Y = 0``.
+        """
+        codes = encoding.codes(frame)
+        sens_codes = codes[:, self._sens_idx]
+        group_codes, support = group_support(sens_codes, weight)
+        if len(group_codes) < 2:
+            raise ValueError("X holds a single compound sensitive group; fairness needs two.")
+        networks = self._learn_networks(encoding, codes, y_pos, weight)
+        return sens_codes, group_codes, support, networks
 
     def _network_for(self, encoding, codes, weight):
         names, cards = encoding.names, encoding.cardinalities

@@ -10,21 +10,13 @@ import pandas as pd
 from ..s3p import BayesNet, TableTooLargeError
 from ._influence import edge_specific_network, fvgm_mediated_network, group_rates
 from ._intervals import exact_interval, metric_intervals
+from ._learning import group_support
 from ._metrics import disparate_impact, favored_indices, rate_gap
 from ._variables import Encoding
 
-__all__ = ["Evaluation", "gap_of_present", "group_support", "groups_present", "rates_in_subset"]
-
-
-def group_support(sens_codes: np.ndarray, weight):
-    """Distinct compound groups (rows of codes) and their rows, or summed weights."""
-    group_codes, inverse, counts = np.unique(
-        sens_codes, axis=0, return_inverse=True, return_counts=True
-    )
-    if weight is None:
-        return group_codes, counts.astype(np.int64)
-    return group_codes, np.bincount(inverse.ravel(), weights=weight,
-                                    minlength=len(group_codes))
+# group_support lives in _learning; kept importable here for the tree path.
+__all__ = ["Evaluation", "gap_of_present", "group_support", "groups_present",
+           "rates_in_subset"]
 
 
 def groups_present(group_codes: np.ndarray, sens_codes: np.ndarray) -> np.ndarray:
@@ -84,12 +76,8 @@ class _LinearPathMixin:
         ``multipliers`` lists the multipliers to try in order: when the engine's table
         for one is too large, the next (smaller) one is used.
         """
-        codes = encoding.codes(frame)
-        sens_codes = codes[:, self._sens_idx]
-        group_codes, support = group_support(sens_codes, weight)
-        if len(group_codes) < 2:
-            raise ValueError("X holds a single compound sensitive group; fairness needs two.")
-        networks = self._learn_networks(encoding, codes, y_pos, weight)
+        sens_codes, group_codes, support, networks = self._groups_and_networks(
+            frame, y_pos, encoding, weight)
         for k, l in enumerate(multipliers):
             try:
                 return self._evaluate_at(l, encoding, networks, group_codes, support,
@@ -108,6 +96,14 @@ class _LinearPathMixin:
             return group_rates(net, weights, threshold, self._sens_idx, group_codes,
                                self.max_table_size)
 
+        ev = self._exact_evaluation(rates_of, encoding, networks, group_codes, support,
+                                    sens_codes, y_pos)
+        ev.multiplier, ev.weights, ev.threshold = multiplier, weights, threshold
+        return ev
+
+    def _exact_evaluation(self, rates_of, encoding, networks, group_codes, support,
+                          sens_codes, y_pos) -> Evaluation:
+        """Groups table and metrics from ``rates_of(network)``, the exact group rates."""
         rates = rates_of(networks[0])
         groups = self._group_table(encoding, group_codes)
         groups["positive_rate"] = rates
@@ -121,7 +117,7 @@ class _LinearPathMixin:
             for mask, net, column in ((y_pos, networks[1], "true_positive_rate"),
                                       (~y_pos, networks[2], "false_positive_rate")):
                 groups[column] = rates_in_subset(rates_of, net, group_codes,
-                                                  sens_codes[mask])
+                                                 sens_codes[mask])
             gaps = [gap_of_present(groups[c].to_numpy())
                     for c in ("true_positive_rate", "false_positive_rate")]
             if any(g is not None for g in gaps):
@@ -133,8 +129,8 @@ class _LinearPathMixin:
             groups["path_specific_rate"] = pcf_rates
             metrics["path_specific_causal"] = rate_gap(pcf_rates)
         bounds = {c: exact_interval(groups[c]) for c in RATE_COLUMNS if c in groups}
-        return Evaluation(multiplier, weights, threshold, networks[0], group_codes, groups,
-                          metrics, i_max, i_min, bounds=bounds)
+        return Evaluation(None, None, None, networks[0], group_codes, groups, metrics,
+                          i_max, i_min, bounds=bounds)
 
     def _group_table(self, encoding, group_codes) -> pd.DataFrame:
         """One column per sensitive feature: the value of each group."""

@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state
 
 from ..s3p import BayesNet
 from ._intervals import per_interval_alpha
-from ._linear_path import Evaluation, group_support, groups_present
+from ._linear_path import Evaluation, groups_present
 from ._metrics import disparate_impact, favored_indices, rate_gap
 from ._sampling import (
     ModelDecision,
@@ -97,12 +97,8 @@ class _SamplingPathMixin:
 
     def _evaluate_sampling(self, frame, y_pos, encoding, weight) -> Evaluation:
         """Networks, sampled group rates with intervals, and metrics on ``frame``."""
-        codes = encoding.codes(frame)
-        sens_codes = codes[:, self._sens_idx]
-        group_codes, support = group_support(sens_codes, weight)
-        if len(group_codes) < 2:
-            raise ValueError("X holds a single compound sensitive group; fairness needs two.")
-        networks = self._learn_networks(encoding, codes, y_pos, weight)
+        sens_codes, group_codes, support, networks = self._groups_and_networks(
+            frame, y_pos, encoding, weight)
         n_rates = 1 + (2 if y_pos is not None else 0) + (1 if self._mediators else 0)
         ctx = _SamplingContext(self, n_rates * len(group_codes), self._sampling_rng())
         self._batch = batch_rows(len(encoding.variables), len(self.feature_names_in_),

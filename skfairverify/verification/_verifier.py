@@ -1,4 +1,4 @@
-"""FairnessVerifier: exact fairness verification of a linear classifier (FVGM)."""
+"""FairnessVerifier: fairness verification of any classifier over a Bayesian network."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ from ._paths_sampling import _SamplingPathMixin
 from ._quantization import _QuantizationMixin
 from ._results import FairnessInfluenceResult, VerificationResult
 from ._sensitive import _SensitiveMixin
+from ._trees import is_tree_model
+from ._trees_path import _TreePathMixin
 from ._variables import Encoding
 from ._warnings import MIN_AGREEMENT
 
@@ -38,11 +40,32 @@ __all__ = ["FairnessVerifier"]
 
 
 class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _NetworkMixin,
-                       _LinearPathMixin, _SamplingPathMixin, ClassifierMixin,
-                       MetaEstimatorMixin, BaseEstimator):
-    """Exact group fairness of a linear classifier over a Bayesian network of its inputs.
+                       _LinearPathMixin, _TreePathMixin, _SamplingPathMixin,
+                       ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+    """Group fairness of any classifier over a Bayesian network of its inputs.
 
-    FVGM (Ghosh et al., AAAI 2022) as a scikit-learn meta-estimator. ``fit`` fits a
+    FVGM (Ghosh et al., AAAI 2022) as a scikit-learn meta-estimator, with three paths
+    (``method_`` says which one ran; ``docs/any-classifier.md``):
+
+    * linear classifiers, exact (below);
+    * decision trees (:class:`~sklearn.tree.DecisionTreeClassifier`, alone or behind
+      per-column steps), exact: the tree is read as its positive leaves on the raw
+      columns, the variables' states are refined so that every split threshold is a
+      state boundary, and ``Pr[Yhat = 1 | A = a]`` is the sum of the leaves'
+      probabilities under the network;
+    * any other classifier, certified sampling: rows are drawn from the network with
+      the sensitive variables set to each group (they are roots), a binned state
+      mapped to a value of the data within the bin and a category to itself, and the
+      model's own ``predict`` decides them, in batches, until every group's
+      Clopper-Pearson interval is narrower than ``tolerance`` (or ``max_samples``).
+      The intervals hold jointly with probability at least ``confidence``: a union
+      bound over the groups, the rates (positive rate; true and false positive rates
+      with ``y``; path-specific rates with mediators) and the sample sizes at which the
+      sampler may stop. The sampling path evaluates the model itself, so its
+      agreement is 1; its network covers every input column of the model (numeric
+      columns in quantile bins, other columns by category).
+
+    Linear path: ``fit`` fits a
     clone of ``estimator``, reads it as a linear rule on the raw columns
     (:func:`~skfairverify.linear_rule`), turns every column the rule reads and every
     sensitive column into one discrete variable, learns a Bayesian network of those
@@ -79,10 +102,12 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     Parameters
     ----------
     estimator : estimator
-        A binary linear classifier or a pipeline of affine steps ending in one
-        (see :func:`~skfairverify.linear_rule`). It is cloned and fitted on ``X``;
-        wrap a fitted model in :class:`~sklearn.frozen.FrozenEstimator` to verify it
-        as it is.
+        A binary classifier: a linear classifier or a pipeline of affine steps ending
+        in one (see :func:`~skfairverify.linear_rule`) or a decision tree take an exact
+        path, any other classifier the sampling path. It is cloned and fitted on
+        ``X`` (a fairlearn mitigator, whose ``fit`` takes ``sensitive_features``, gets
+        the sensitive values); wrap a fitted model in
+        :class:`~sklearn.frozen.FrozenEstimator` to verify it as it is.
     sensitive_features : str, int, list, array-like, Series or DataFrame, default=None
         The sensitive attributes, as in fairlearn: the name of a column of ``X``
         (a position for an array), a list of names, or the values themselves for the
@@ -97,7 +122,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         sensitive values side by side.
     n_bins : "auto" or int, default="auto"
         Quantile bins per numeric column; ``"auto"`` picks among 5, 10, 20, 30, 40, 60,
-        ... up to ``max_bins`` by agreement.
+        ... up to ``max_bins`` by agreement on the linear path, uses 10 quantile bins
+        merged with the split thresholds on the tree path and 20 (at most
+        ``max_bins``) on the sampling path.
     max_bins : int, default=60
         Largest number of bins tried by ``n_bins="auto"``.
     multiplier : "auto" or int, default="auto"
@@ -108,7 +135,22 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     max_multiplier : int, default=1000
         Largest multiplier tried by ``multiplier="auto"``.
     network : {"learn", "independent"} or BayesNet, default="learn"
-        Distribution of the variables (see above).
+        Distribution of the variables (see above). A user BayesNet is refused on the
+        sampling path (its states carry no data values to draw).
+    method : {"auto", "exact", "sampling"}, default="auto"
+        ``"auto"``: exact for linear models and decision trees, sampling otherwise;
+        ``"exact"``: a TypeError naming the model and ``method='sampling'`` when it has
+        no exact path; ``"sampling"``: certified sampling for any model (also a linear
+        one).
+    tolerance : float in (0, 1), default=0.005
+        Sampling path: the sampler stops when every confidence interval
+        ``ci_high - ci_low`` is narrower than this.
+    confidence : float in (0, 1), default=0.99
+        Sampling path: joint confidence of every interval of the fit.
+    max_samples : int, default=2_000_000
+        Sampling path: most rows sampled per group and rate; reached before
+        ``tolerance``, a :class:`~skfairverify.verification.SamplingToleranceWarning`
+        names the widest interval (the intervals keep their guarantee).
     mediators : str or list of str, default=None
         Columns read by the model that mediate the effect of the sensitive features;
         when given, ``metrics_["path_specific_causal"]`` is computed: the gap of the
@@ -139,8 +181,11 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         (pgmpy's largest count table, at ~256 bytes per entry, within
         ``8 * max_table_size`` bytes) and the engine's estimated running time
         (2.4 s per million entries: 120 s by default); raising it raises all three.
+        On the sampling path the rows sampled at once must fit in
+        ``8 * max_table_size`` bytes (TableTooLargeError otherwise).
     random_state : int, RandomState instance or None, default=None
-        Seeds the held-out split and the binning subsample.
+        Seeds the held-out split, the binning subsample and the sampling path (an
+        int makes ``fit``, ``verify`` and ``fairness_influence`` reproducible).
     n_jobs : int or None, default=None
         Parallel jobs (joblib) over the networks (all rows, ``Y = 1``, ``Y = 0``) and
         over the features of :meth:`fairness_influence`.
@@ -154,39 +199,45 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         ``score`` delegate to it).
     classes_ : ndarray
         Classes of the estimator; a positive decision means ``classes_[1]``.
-    rule_ : LinearRule
-        The estimator as a rule on raw columns.
+    method_ : {"exact", "sampling"}
+        The path that computed the rates.
+    rule_ : LinearRule or None
+        The estimator as a rule on raw columns (None off the linear path).
     discretizer_ : BinningDiscretizer or None
         Bins of the binned numeric columns (None when there is none).
     n_bins_ : int or None
         Number of bins used (None with a user network).
-    decision_scale_ : float
-        Root mean square of the rule's decision function on ``X`` (weighted with
-        ``sample_weight``)
+    decision_scale_ : float or None
+        Linear path (None elsewhere): root mean square of the rule's decision
+        function on ``X`` (weighted with ``sample_weight``)
         (:func:`~skfairverify.preprocessing.decision_scale`). The rule is divided by it
         before its weights are quantized, so that the integer rule, hence every
         verified number, does not change when the model's decision function is
         multiplied by a positive constant.
-    multiplier_ : int
-        The integer multiplier ``l`` (of the rule divided by ``decision_scale_``).
+    multiplier_ : int or None
+        The integer multiplier ``l`` (of the rule divided by ``decision_scale_``);
+        None off the linear path.
     agreement_ : float
         Share of the rows of ``X`` (of their weight with ``sample_weight``) where the
-        integer rule agrees with the estimator.
+        integer rule (tree path: the positive leaves) agrees with the estimator; 1.0 on
+        the sampling path, which evaluates the estimator itself.
         Below ``MIN_AGREEMENT`` (0.95) ``fit`` emits a
         :class:`~skfairverify.verification.LowAgreementWarning` naming the likely
         cause (bins or multiplier) and the parameter to raise.
     variables_ : list of str
         The variables, in the order of the network.
-    weights_ : dict
-        Integer weight of every state of every variable.
-    threshold_ : int
+    weights_ : dict or None
+        Integer weight of every state of every variable (None off the linear path).
+    threshold_ : int or None
         The integer rule predicts positive when the sum of the weights reaches it.
     network_ : BayesNet
         The distribution of the variables (learned on all rows of ``X``).
     groups_ : pandas.DataFrame
         One row per compound group observed in ``X``: a column per sensitive feature,
-        ``positive_rate`` (exact ``Pr[Yhat = 1 | A = a]``), ``support`` (rows of ``X``,
-        or the sum of their weights with ``sample_weight``),
+        ``positive_rate`` (``Pr[Yhat = 1 | A = a]``, exact or sampled), ``support``
+        (rows of ``X``, or the sum of their weights with ``sample_weight``),
+        ``ci_low`` / ``ci_high`` (its confidence interval; the rate itself on an exact
+        path),
         and with ``y``: ``true_positive_rate`` and ``false_positive_rate`` (NaN for a
         group without rows of that label); with mediators: ``path_specific_rate``.
     metrics_ : dict
@@ -194,6 +245,12 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         (max - min), ``equalized_odds`` (with ``y`` and a learned or independent
         network: the larger of the gaps over ``Y = 1`` and ``Y = 0``, each on a network
         learned from those rows), ``path_specific_causal`` (with ``mediators``).
+    metric_intervals_ : dict
+        Metric -> ``(low, high)``: on the sampling path bounds of every metric of
+        ``metrics_`` derived from the groups' intervals (conservative, valid on the
+        same event, so jointly at ``confidence``); ``(value, value)`` on an exact path.
+    n_samples_ : int
+        Rows sampled by ``fit`` (0 on an exact path).
     most_favored_group_ : dict
         Sensitive feature -> value of the group with the largest positive rate.
     least_favored_group_ : dict
@@ -256,6 +313,21 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     (['sex'], ['F', 'M'])
     >>> list(ver.estimator_.feature_names_in_)
     ['x']
+
+    Any classifier, by certified sampling (here to a tolerance of 0.05):
+
+    >>> from sklearn.ensemble import HistGradientBoostingClassifier
+    >>> ver = FairnessVerifier(HistGradientBoostingClassifier(max_iter=20), "a",
+    ...                        network="independent", tolerance=0.05,
+    ...                        random_state=0).fit(X, y)
+    >>> ver.method_
+    'sampling'
+    >>> g = ver.groups_
+    >>> bool(((g["ci_high"] - g["ci_low"]) < 0.05).all())
+    True
+    >>> low, high = ver.metric_intervals_["statistical_parity"]
+    >>> bool(low <= ver.metrics_["statistical_parity"] <= high)
+    True
     """
 
     _parameter_constraints: dict = {
@@ -339,19 +411,33 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         return fit_with_weights(estimator, X, y, weight)
 
     def _select_path(self, frame, y, weight) -> str:
-        """``"exact"`` (the rule is read, ``rule_`` set) or ``"sampling"`` (any model)."""
+        """``"exact"`` (a linear rule or a tree is read) or ``"sampling"`` (any model).
+
+        Sets ``_exact_kind`` to ``"linear"`` or ``"tree"`` on the exact path.
+        """
+        self._exact_kind = None
         if self.method != "sampling":
             try:
                 self._read_rule(frame, weight)
+                self._exact_kind = "linear"
                 return "exact"
-            except TypeError as exc:
-                if self.method == "exact":
-                    raise TypeError(
-                        f"method='exact': {type(self.estimator).__name__} has no exact path "
-                        "(the exact path reads linear classifiers, alone or behind affine "
-                        f"steps: {exc}). Use method='sampling' (or 'auto'), which verifies "
-                        "any classifier with certified confidence intervals."
-                    ) from exc
+            except TypeError as linear_exc:
+                reason = linear_exc
+            try:
+                if is_tree_model(self.estimator_):
+                    self._read_tree()
+                    self._exact_kind = "tree"
+                    return "exact"
+            except TypeError as tree_exc:
+                reason = tree_exc
+            if self.method == "exact":
+                raise TypeError(
+                    f"method='exact': {type(self.estimator).__name__} has no exact path "
+                    "(the exact paths read linear classifiers and decision trees, alone or "
+                    f"behind per-column steps: {reason}). Use method='sampling' (or "
+                    "'auto'), which verifies any classifier with certified confidence "
+                    "intervals."
+                ) from reason
         self.rule_ = None
         self.decision_scale_ = None
         self.classes_ = self._sampling_classes(y)
@@ -386,7 +472,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None):
-        """Fit the estimator, quantize its rule, learn the network and verify.
+        """Fit the estimator, learn the network and verify it (exactly or by sampling).
 
         Parameters
         ----------
@@ -431,7 +517,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             has more than two classes or continuous values (before the estimator is
             fitted), or is None for an estimator to fit.
         TypeError
-            When ``X`` is sparse, or the estimator is not a binary linear classifier.
+            When ``X`` is sparse, or with ``method="exact"`` the estimator has no exact
+            path (neither a linear classifier nor a decision tree).
 
         Examples
         --------
@@ -464,6 +551,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         if self.method_ == "sampling":
             self._fit_sampling(frame, sensitive, y_pos, weight)
             return self
+        if self._exact_kind == "tree":
+            self._fit_tree(frame, sensitive, y_pos, weight)
+            return self
         encoding, multipliers = self._encode(frame, sensitive, weight)
         self._set_variables(encoding, sensitive)
         eo_labels = None if isinstance(self.network, BayesNet) else y_pos
@@ -480,12 +570,14 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
 
     def verify(self, X, y=None, *, sensitive_features=None,
                sample_weight=None) -> VerificationResult:
-        """Re-estimate the distribution on other data and verify the fitted rule on it.
+        """Re-estimate the distribution on other data and verify the fitted model on it.
 
-        The rule, bins, multiplier and network strategy of ``fit`` are kept; only the
-        network is learned again from ``X`` (e.g. a test set). A value of a discrete
+        The path, rule, bins, multiplier and network strategy of ``fit`` are kept; only
+        the network is learned again from ``X`` (e.g. a test set). A value of a discrete
         numeric column (one state per value) that ``fit`` did not see gets its own
-        state, with its exact contribution.
+        state, with its exact contribution. On the sampling path the rows are sampled
+        from the new network (binned values drawn from the rows of ``X``), with
+        intervals as in ``fit`` (``metric_intervals``).
 
         Parameters
         ----------
@@ -558,6 +650,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         if self.method_ == "sampling":
             ev = self._evaluate_sampling(frame, y_pos, encoding, weight)
             agreement = 1.0
+        elif self._exact_kind == "tree":
+            ev = self._evaluate_tree(frame, y_pos, encoding, weight)
+            agreement = 1.0
         else:
             ev = self._evaluate(frame, y_pos, encoding, [self.multiplier_], weight)
             reference = self._unit_rule.decision_function(frame) > 0
@@ -607,6 +702,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
 
     def _rates_without(self, subset, reference) -> np.ndarray:
         """Exact group positive rates with the features ``subset`` replaced by references."""
+        if self._exact_kind == "tree":
+            return self._tree_rates_without(subset, reference)
         return group_rates(self._reference_network(subset, reference), self._weights,
                            self.threshold_, self._sens_idx, self._group_codes,
                            self.max_table_size)
@@ -632,6 +729,13 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         distributions within their support (FVGM Section 5 and Appendix E, the
         group-specific influence ``FIF_a``). A positive value means the real
         distribution of ``S`` raises the group's positive rate.
+
+        On the sampling path ``P_D'(a)`` is sampled under ``D'`` as in ``fit`` (a binned
+        feature's value drawn from the data within the bin that ``D'`` picks, so the
+        "support" reference is uniform at the resolution of the bins), each rate to
+        within ``tolerance`` at ``confidence`` jointly over the table; ``P_D(a)`` is
+        ``groups_["positive_rate"]``, so an entry is within about two tolerances of the
+        true influence.
 
         Parameters
         ----------
