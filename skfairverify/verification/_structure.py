@@ -236,21 +236,22 @@ def check_structure_size(data: StructureData, max_table_size: int) -> int:
 
 
 # ----------------------------------------------------------------------------- gains
-def _block_table(data: StructureData, i: int, start: int, stop: int, buf, tiled_w):
-    """Counts ``C[(s, a), (j, b)]`` of feature ``i`` against the features ``start:stop``.
+def _block_table(data: StructureData, key_i, r_i: int, start: int, stop: int, buf, tiled_w):
+    """Counts ``C[(s, a), (j, b)]`` of a feature ``i`` against the features ``start:stop``.
 
-    One ``np.bincount`` of the combined codes ``(s * r_i + a) * W + g_j - offsets[start]``
-    (``W`` the states of the block) over the rows of every feature of the block.
+    ``key_i = s * r_i + a`` for every row. One ``np.bincount`` of the combined codes
+    ``(g_j - offsets[start]) * q * r_i + key_i`` over the rows of every feature ``j`` of
+    the block.
     """
     width = int(data.offsets[stop] - data.offsets[start])
-    r_i = int(data.r[i])
-    rows_i = data.s * r_i + (data.g[:, i] - data.offsets[i])
+    m = data.q * r_i
     out = buf[:, : stop - start]
-    np.add(data.g[:, start:stop], (rows_i * width - data.offsets[start])[:, None], out=out)
+    np.multiply(data.g[:, start:stop], m, out=out)
+    out += (key_i - m * data.offsets[start])[:, None]
     flat = out.ravel(order="F")
     weights = None if tiled_w is None else tiled_w[: flat.size]
-    table = np.bincount(flat, weights=weights, minlength=data.q * r_i * width)
-    return table.astype(float, copy=False).reshape(data.q * r_i, width)
+    table = np.bincount(flat, weights=weights, minlength=m * width)
+    return table.astype(float, copy=False).reshape(width, m).T
 
 
 def _block_gains(data: StructureData, i: int, start: int, stop: int, table):
@@ -316,9 +317,11 @@ def pairwise_gains(data: StructureData, max_table_size: int = 50_000_000) -> np.
     buf = np.empty((data.n_rows, block), dtype=np.intp, order="F")
     tiled_w = None if data.w is None else np.tile(data.w, block)
     for i in range(n - 1):
+        r_i = int(data.r[i])
+        key_i = data.s * r_i + (data.g[:, i] - data.offsets[i])
         for start in range(i + 1, n, block):
             stop = min(start + block, n)
-            table = _block_table(data, i, start, stop, buf, tiled_w)
+            table = _block_table(data, key_i, r_i, start, stop, buf, tiled_w)
             to_j, to_i = _block_gains(data, i, start, stop, table)
             gain[i, start:stop] = to_j - base[start:stop]
             gain[start:stop, i] = to_i - base[i]
