@@ -26,7 +26,7 @@ from ._steps import prunes_at_start, steps, undecided
 # Tails are trimmed only from score axes longer than this (shorter ones gain nothing),
 # and once the axis has grown by this factor since the last trim (each trim reads the
 # whole table; trimming at every step would cost a third of the run).
-_TRIM_MIN, _TRIM_GROWTH = 2048, 1.05
+_TRIM_MIN, _TRIM_GROWTH = 8192, 1.05
 # Contractions of tables larger than this go through BLAS (einsum's optimised path).
 _BLAS_MIN = 1 << 16
 # Largest error bound (total variation) accepted from the independent block's FFT
