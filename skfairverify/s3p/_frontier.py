@@ -53,8 +53,9 @@ def _contract(table, axes, cpt, pa, dropped, blas=False):
     ``table`` has axes ``axes + [score]`` and ``cpt`` has axes ``pa + [v]``.
     Returns ``(prod, out_axes)`` where ``prod`` has axes ``out_axes + [v, score]``.
     Small tables use ``np.einsum``'s C loop (no planning overhead); with
-    ``blas=True`` large ones use its optimised path (a BLAS matrix product when
-    the parents are summed out, about 6x faster on a chain).
+    ``blas=True`` large ones use its optimised path (BLAS where the contraction
+    is a matrix product). Steps summing out the whole frontier (a chain) go
+    through :func:`_shifted_product` instead.
     """
     out_axes = [a for a in axes if a not in dropped]
     label = {a: k for k, a in enumerate(axes)}
