@@ -170,10 +170,10 @@ if __name__ == "__main__":
     # Wall time of each computation, sequential and on the cluster: the same numbers
     # either way (checked above), the time depends on the machine's load.
     times = pd.DataFrame({"n_jobs=1": TIMINGS[1], "dask, n_jobs=2": TIMINGS[2]})
-    ax = times.plot.barh(figsize=(6.5, 2.6), color=["tab:gray", "tab:blue"])
+    fig, ax = plt.subplots(figsize=(6.5, 2.6), layout="constrained")
+    times.plot.barh(ax=ax, color=["tab:gray", "tab:blue"])
     ax.invert_yaxis()
     ax.set_xlabel("wall time (s)")
     ax.set_title("Sequential and dask runs give the same results")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.figure.set_layout_engine("constrained")
     plt.show()

@@ -120,10 +120,10 @@ print(f"CHECK SP_before={table.loc['SP', 'original']:.4f} "
 # The four verified metrics before and after reweighing (DI: 1 is fair; SP, EO and
 # PCF: 0 is fair).
 metrics = table.loc[["DI", "SP", "EO", "PCF"], ["original", "reweighed"]].dropna()
-ax = metrics.plot.barh(figsize=(6.5, 2.8), color=["tab:gray", "tab:blue"])
+fig, ax = plt.subplots(figsize=(6.5, 2.8), layout="constrained")
+metrics.plot.barh(ax=ax, color=["tab:gray", "tab:blue"])
 ax.invert_yaxis()
 ax.set_xlabel("verified metric (FVGM, over the learned network)")
 ax.set_title("Verified fairness of the model before and after reweighing")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-ax.figure.set_layout_engine("constrained")
 plt.show()

@@ -170,7 +170,8 @@ def plot_esl_intervals(result, *, units: str = "esl", top: int | None = 10, valu
     values = _value_rows(result, units)
     pairs = _pair_rows(result, units, top)
     heights = [rows_height(len(rows), rows.index, extra=0.0) for rows in (values, pairs)]
-    _, axes = new_axes(6.5, sum(heights) + 2.2, nrows=2, height_ratios=heights)
+    _, axes = new_axes(6.5, sum(heights) + 2.2, nrows=2,
+                       gridspec_kw={"height_ratios": heights})
     unit = (f"ESL units = {result.metric} / {result.baseline:g}" if units == "esl"
             else f"{result.metric}, metric units")
     _forest(axes[0], values, reference=None)
