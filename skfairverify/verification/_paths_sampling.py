@@ -166,7 +166,8 @@ class _SamplingPathMixin:
             def draw(n, fixed=fixed, rng=rng):
                 codes = sampler.sample(n, rng, fixed)
                 X = builder.model_input(builder.frame(codes, names, rng))
-                sens = builder.frame(codes, names, rng, only=self._sensitive)
+                sens = (builder.frame(codes, names, rng, only=self._sensitive)
+                        if self._decision.takes_sensitive else None)
                 return self._decision.positives(X, sens, rng)
 
             est = adaptive_rate(draw, tolerance=ctx.tolerance, alpha=ctx.alpha,

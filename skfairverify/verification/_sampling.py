@@ -121,8 +121,9 @@ class NetworkSampler:
                 codes[:, i] = fixed[i]
                 continue
             flat, strides, card = self._tables[i]
-            parents = self.network.parents[i]
-            row = codes[:, list(parents)] @ strides if parents else np.zeros(n, np.int64)
+            row = np.zeros(n, np.int64)
+            for p, stride in zip(self.network.parents[i], strides):
+                row += codes[:, p] * stride
             pos = np.searchsorted(flat, row + rng.random(n), side="right")
             codes[:, i] = np.clip(pos - row * card, 0, card - 1)
         return codes
@@ -139,6 +140,7 @@ class _BinValues:
     first: np.ndarray  # first index of each bin in ``values``
     last: np.ndarray  # last index of each bin (first - 1 when empty)
     fallback: np.ndarray  # value of an empty bin (its mean, or its middle)
+    unit: bool  # every weight is 1: the k-th row of a bin is found without a search
 
     @classmethod
     def from_data(cls, x, bins, weight, variable) -> _BinValues:
@@ -157,12 +159,17 @@ class _BinValues:
             lo, hi = float(np.min(x)), float(np.max(x))
             mid = (np.clip(edges[:-1], lo, hi) + np.clip(edges[1:], lo, hi)) / 2
             fallback[bad] = mid[bad]
-        return cls(x[order], cum, mass[first], mass[ends], first, ends - 1, fallback)
+        return cls(x[order], cum, mass[first], mass[ends], first, ends - 1, fallback,
+                   weight is None)
 
     def draw(self, states: np.ndarray, u: np.ndarray) -> np.ndarray:
         """One value per state: a data value of the bin, with probability its weight."""
-        target = self.start[states] + u * (self.stop[states] - self.start[states])
-        idx = np.searchsorted(self.cum, target, side="right")
+        if self.unit:  # cum[i] = i + 1: the search below lands on first + floor(u * count)
+            count = self.last[states] - self.first[states] + 1
+            idx = self.first[states] + (u * count).astype(np.int64)
+        else:
+            target = self.start[states] + u * (self.stop[states] - self.start[states])
+            idx = np.searchsorted(self.cum, target, side="right")
         idx = np.clip(idx, self.first[states], np.maximum(self.last[states],
                                                           self.first[states]))
         out = self.values[np.clip(idx, 0, len(self.values) - 1)]
