@@ -91,7 +91,7 @@ def plot_cflips_at_k(result, *, metric: str = "cflips", ax=None):
     ...     per_k, n_refused={"privileged": 8, "unprivileged": 9}, privileged="M")
     >>> ax = plot_cflips_at_k(result)
     >>> [line.get_label() for line in ax.get_lines()]
-    ['privileged', 'unprivileged']
+    ['privileged (M)', 'unprivileged']
     """
     if metric not in ("cflips", "ndccf"):
         raise ValueError(f"metric must be 'cflips' or 'ndccf'; got {metric!r}.")
@@ -104,8 +104,14 @@ def plot_cflips_at_k(result, *, metric: str = "cflips", ax=None):
     if ax is None:
         _, (ax,) = new_axes(6.5, 3.5)
     label = "CFlips@k" if metric == "cflips" else "nDCCF@k"
+    privileged = getattr(result, "privileged", None)
     for group, style in (("privileged", "-o"), ("unprivileged", "-s")):
-        ax.plot(per_k.index, per_k[f"{metric}_{group}"], style, label=group, markersize=3)
+        name = group if privileged is None or group == "unprivileged" else (
+            f"privileged ({privileged})")
+        ax.plot(per_k.index, per_k[f"{metric}_{group}"], style, label=name, markersize=3)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("k (number of counterfactuals)")
     ax.set_ylabel(label)
     ax.set_ylim(-0.02, 1.02)
