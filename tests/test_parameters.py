@@ -168,16 +168,35 @@ def test_hierarchical_keeps_a_large_intersection_with_its_own_effect():
     assert strengths[0] is None and strengths[1] is None  # no sensitive parent: BDeu
 
 
-def test_weights_enter_the_counts_as_repeated_rows_for_the_tables():
+@pytest.mark.parametrize("prior", ["bdeu", "hierarchical", "pooled"])
+def test_integer_weights_give_the_tables_of_repeated_rows(prior):
     codes = _data(120, 5)
     weight = np.arange(120) % 3
     grid = [0.5, 5.0, 50.0]
     a = estimate_cpts(codes, CARDS, PARENTS, [0, 1], sample_weight=weight, strengths=grid,
-                      prior="bdeu")
+                      prior=prior, return_strengths=True)
     b = estimate_cpts(np.repeat(codes, weight, axis=0), CARDS, PARENTS, [0, 1],
-                      strengths=grid, prior="bdeu")
-    for x, y in zip(a, b):
+                      strengths=grid, prior=prior, return_strengths=True)
+    assert a[1] == b[1]
+    for x, y in zip(a[0], b[0]):
         np.testing.assert_allclose(x, y)
+
+
+def test_additive_strength_maximises_the_brute_force_leave_one_out_likelihood():
+    codes = _data(120, 12)
+    grid = [0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0]
+    cpts, strengths = estimate_cpts(codes, CARDS, PARENTS, [0, 1], strengths=grid,
+                                    return_strengths=True)
+    full = family_counts(codes, CARDS, 3, (0, 1, 2))  # sensitive axes first, then Z
+    scores = np.zeros(len(grid))
+    for row in codes:
+        counts = full.copy()
+        counts[tuple(row)] -= 1
+        target = additive_target(counts, 2, 1.0)[tuple(row)]
+        total = counts[tuple(row[:3])].sum()
+        scores += np.log((counts[tuple(row)] + np.array(grid) * target) / (total + grid))
+    assert strengths[3][1] == grid[int(np.argmax(scores))]
+    assert strengths[2] is not None  # Z has both sensitive parents too
 
 
 def test_default_grid_and_errors():

@@ -11,7 +11,7 @@ from (weighted) state codes:
   and race: four intersections, some small) has a Dirichlet prior centred on
   :func:`additive_target`, the log-linear fit without a joint effect of the sensitive
   variables (each attribute's effect estimated from all the rows that have it), of
-  strength ``u`` chosen by 5-fold held-out likelihood; a large intersection that
+  strength ``u`` chosen by exact leave-one-out likelihood; a large intersection that
   departs from the additive model keeps its own counts, a small one borrows;
 * ``prior="pooled"``: the distribution of a feature given its sensitive parents
   ``S`` and other parents ``O`` has a Dirichlet prior centred on the pooled
@@ -24,8 +24,9 @@ from (weighted) state codes:
 
   where ``n``, ``m``, ``c`` are the (weighted) counts given ``(S, O)``, given ``O`` and
   overall. The strengths ``t`` and ``u`` (in rows) are chosen on a grid by exact
-  leave-one-out log-likelihood (closed form: removing a row removes its weight from
-  the three count tables), ``t`` first, then ``u`` given ``t``. On many quantile bins
+  leave-one-out log-likelihood (closed form: removing one unit of weight, ``min(1,
+  count)``, from a cell removes it from the three count tables; integer weights give
+  the result of repeated rows), ``t`` first, then ``u`` given ``t``. On many quantile bins
   the likelihood hardly sees a shift of a group's distribution, so ``u`` is large
   and the groups' rates are pulled together: kept for comparison, not recommended.
 
@@ -53,8 +54,8 @@ __all__ = [
 
 #: Priors of :func:`estimate_cpts`.
 PRIORS = ("hierarchical", "pooled", "bdeu")
-#: Folds of the held-out likelihood that chooses the strength of the additive target.
-N_FOLDS = 5
+#: Largest number of entries of the stacked leave-one-out refits of the additive target.
+_LOO_ENTRIES = 2_000_000
 #: Candidate prior strengths (pseudo-rows) of the hierarchical prior.
 STRENGTH_GRID = tuple(float(s) for s in np.geomspace(0.05, 5000.0, 26))
 
@@ -259,20 +260,32 @@ def additive_target(counts: np.ndarray, n_sens: int, ess: float, max_iter: int =
     return fit / fit.sum(axis=-1, keepdims=True)
 
 
-def _additive_prior(counts, n_sens, ess, flat, weight, grid, n_folds, rng):
-    """``u * additive_target`` with ``u`` by K-fold held-out likelihood; ``(alpha, (inf, u))``."""
-    folds = rng.permutation(len(flat)) % n_folds
-    score = np.zeros(len(grid))
-    for f in range(n_folds):
-        test = folds == f
-        held = np.bincount(flat[test], weights=None if weight is None else weight[test],
-                           minlength=counts.size).reshape(counts.shape)
-        train = counts - held
-        target = additive_target(train, n_sens, ess)
-        total = train.sum(axis=-1, keepdims=True)
-        for g, u in enumerate(grid):
-            score[g] += np.sum(held * np.log((train + u * target) / (total + u)))
-    u = float(grid[int(np.argmax(score))])
+def _additive_prior(counts, n_sens, ess, grid):
+    """``u * additive_target`` with ``u`` by exact leave-one-out likelihood.
+
+    One unit of weight (``min(1, count)``) is removed from a cell and the target refitted
+    without it; every cell's units share that prediction, so the score is
+    ``sum_c n_c log((n_c - r_c + u T_c) / (N_c - r_c + u))`` with ``T_c`` the target
+    fitted without one unit of cell ``c``. The refits are stacked as an extra context
+    axis of one IPF (in chunks of ``_LOO_ENTRIES`` entries). Integer weights give the
+    counts, hence the result, of repeated rows. Returns ``(alpha, (inf, u))``.
+    """
+    cells = np.flatnonzero(counts)
+    removed = np.minimum(1.0, counts.flat[cells])
+    n_c = counts.flat[cells]
+    N_c = counts.sum(axis=-1).flat[cells // counts.shape[-1]]
+    t_loo = np.empty(len(cells))
+    step = max(1, _LOO_ENTRIES // counts.size)
+    for start in range(0, len(cells), step):
+        chunk = slice(start, start + step)
+        stack = np.repeat(counts[None], len(cells[chunk]), axis=0)
+        rows = np.arange(len(cells[chunk]))
+        stack.reshape(len(rows), -1)[rows, cells[chunk]] -= removed[chunk]
+        fitted = additive_target(np.moveaxis(stack, 0, n_sens), n_sens, ess * len(rows))
+        t_loo[chunk] = np.moveaxis(fitted, n_sens, 0).reshape(len(rows), -1)[rows,
+                                                                            cells[chunk]]
+    u = _argmax_loo(lambda s: _loo_score(n_c, n_c - removed + s * t_loo,
+                                         N_c - removed + s), grid)
     return u * additive_target(counts, n_sens, ess), (np.inf, u)
 
 
@@ -290,15 +303,14 @@ def _additive_draws(counts, n_sens, ess, u, n_draws, rng):
     return u * np.moveaxis(target, n_sens, 0)
 
 
-def _distinct_rows(codes, cardinalities, family, sample_weight):
-    """Distinct (cell, weight) pairs of the rows and their multiplicities."""
-    shape = tuple(int(cardinalities[v]) for v in family)
-    flat = np.ravel_multi_index(tuple(codes[:, v] for v in family), shape)
-    w = np.ones(len(flat)) if sample_weight is None else sample_weight
-    keep = w > 0
-    pairs, mult = np.unique(np.column_stack([flat[keep].astype(float), w[keep]]), axis=0,
-                            return_counts=True)
-    return pairs[:, 0].astype(np.int64), pairs[:, 1], mult
+def _unit_rows(counts):
+    """Non-empty cells, the weight one unit removes (``min(1, count)``) and the count.
+
+    Leave-one-out on units of weight: integer weights give the result of repeated rows.
+    """
+    cells = np.flatnonzero(counts)
+    n_c = counts.flat[cells]
+    return cells, np.minimum(1.0, n_c), n_c
 
 
 def _prior_one(codes, cards, v, parents, sensitive, ess, sample_weight, prior, grid, rng,
@@ -313,14 +325,11 @@ def _prior_one(codes, cards, v, parents, sensitive, ess, sample_weight, prior, g
     order = sens + [p for p in parents if p not in sensitive]
     counts = family_counts(codes, cards, v, tuple(order), sample_weight)
     if additive:
-        shape = counts.shape
-        flat = np.ravel_multi_index(tuple(codes[:, j] for j in order + [v]), shape)
-        alpha, chosen = _additive_prior(counts, len(sens), ess, flat, sample_weight, grid,
-                                        N_FOLDS, rng)
+        alpha, chosen = _additive_prior(counts, len(sens), ess, grid)
         if n_draws is not None:
             alpha = _additive_draws(counts, len(sens), ess, chosen[1], n_draws, rng)
     else:
-        rows = _distinct_rows(codes, cards, order + [v], sample_weight)
+        rows = _unit_rows(counts)
         alpha, chosen = _pooled_prior(counts, len(sens), ess, rows, grid)
     # Back to the order of ``parents`` (then v).
     perm = [order.index(p) for p in parents] + [len(parents)]
@@ -346,8 +355,10 @@ def prior_pseudo_counts(codes, cardinalities, parents, sensitive_idx, *, sample_
     Parameters
     ----------
     codes, cardinalities, parents, sensitive_idx, sample_weight, equivalent_sample_size, \
-prior, strengths, random_state
+prior, strengths
         As in :func:`estimate_cpts`.
+    random_state : int, numpy Generator or None, default=0
+        Seed of the Bayesian-bootstrap counts (with ``n_draws``).
     n_draws : int, default=None
         For posterior draws: the pseudo-counts of a table shrunk towards
         :func:`additive_target` get a leading axis of ``n_draws``, the target refitted
@@ -422,7 +433,7 @@ def _priors(codes, cardinalities, parents, sensitive_idx, sample_weight,
 
 def estimate_cpts(codes, cardinalities, parents, sensitive_idx, *, sample_weight=None,
                   equivalent_sample_size=1.0, prior="hierarchical", strengths=None,
-                  random_state=0, return_strengths=False):
+                  return_strengths=False):
     """Conditional probability tables of a network of known structure.
 
     Parameters
@@ -444,7 +455,7 @@ def estimate_cpts(codes, cardinalities, parents, sensitive_idx, *, sample_weight
         ``"bdeu"``: pgmpy's BDeu posterior mean (the verifier's estimate today).
         ``"hierarchical"``: a table with two or more sensitive parents is shrunk
         towards :func:`additive_target` (no joint effect of the sensitive variables)
-        with a strength ``u`` chosen by 5-fold held-out likelihood: a small
+        with a strength ``u`` chosen by exact leave-one-out likelihood: a small
         intersection borrows the effect of each attribute from all the rows that have
         it; other tables are BDeu. ``"pooled"``: every table with sensitive parents is
         shrunk towards the pooled distribution given its other parents, itself shrunk
@@ -456,8 +467,6 @@ def estimate_cpts(codes, cardinalities, parents, sensitive_idx, *, sample_weight
     strengths : sequence of float, default=None
         Grid of prior strengths (pseudo-rows); ``STRENGTH_GRID`` (0.05 to 5,000,
         geometric) when None.
-    random_state : int, numpy Generator or None, default=0
-        Seed of the folds of ``"hierarchical"``.
     return_strengths : bool, default=False
         Also return, per variable, the chosen ``(t, u)`` (``inf`` where a level is
         absent, None for BDeu tables).
@@ -488,7 +497,7 @@ def estimate_cpts(codes, cardinalities, parents, sensitive_idx, *, sample_weight
     (7, 0.84, 0.81)
     """
     out = _priors(codes, cardinalities, parents, sensitive_idx, sample_weight,
-                  equivalent_sample_size, prior, strengths, random_state)
+                  equivalent_sample_size, prior, strengths, None)
     cpts = [(n + a) / (n + a).sum(axis=-1, keepdims=True) for n, a, _ in out]
     return (cpts, [s for _, _, s in out]) if return_strengths else cpts
 
