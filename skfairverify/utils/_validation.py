@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_scalar
 
+from ._categories import category_codes
 from ._compat import _check_sample_weight
 
 __all__ = [
@@ -30,7 +31,10 @@ def check_unambiguous(values, name) -> None:
 
     In an object column, ``1`` and ``"1"`` are different values but look the same in
     every table and report; merging them or keeping them apart would both be a guess,
-    so the column is refused.
+    so the column is refused. The rule is the package's one category-matching rule,
+    :func:`skfairverify.utils._categories.category_codes` (a string next to a number it
+    prints like or parses to: ``"1"`` and ``1``, ``"1.0"`` and ``1``, ``"True"`` and
+    ``True``).
 
     Parameters
     ----------
@@ -56,18 +60,8 @@ def check_unambiguous(values, name) -> None:
     col = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, dtype=object))
     if col.dtype != object and not isinstance(col.dtype, pd.CategoricalDtype):
         return
-    seen: dict[str, object] = {}
-    for v in pd.unique(col.to_numpy(dtype=object)):
-        key = str(v)
-        if key in seen:  # pd.unique kept both, so they differ (e.g. by type)
-            first = seen[key]
-            raise ValueError(
-                f"Column {name!r} mixes values that print alike: {first!r} "
-                f"({type(first).__name__}) and {v!r} ({type(v).__name__}); they would be "
-                "taken for one group or for two indistinguishable ones. Convert the column "
-                "to one type first, e.g. X[col] = X[col].astype(str)."
-            )
-        seen.setdefault(key, v)
+    # The package's one matching rule decides what is ambiguous (see _categories).
+    category_codes(col, name=name)
 
 
 def check_unique_columns(X, what: str = "X") -> None:
