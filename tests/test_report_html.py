@@ -135,11 +135,15 @@ def test_fairness_influence_is_sorted_and_complete(report, page):
     table = table_with(parse_tables(page), "Fairness influence (FIF)")
     fif = pd.DataFrame(v["fairness_influence"]).set_index("feature")
     assert len(table.body) == len(fif)  # few features: nothing folded
-    largest = [max(abs(shown(c.text)) for c in row[1:]) for row in table.body]
-    assert largest == sorted(largest, reverse=True)
+    assert [c.text for c in table.head[0]][-1] == "spread"
+    spreads = []
     for row in table.body:
-        for cell, group in zip(row[1:], fif.columns):
+        for cell, group in zip(row[1:-1], fif.columns):
             assert same_number(cell.text, fif.loc[row[0].text, group])
+        values = fif.loc[row[0].text]
+        assert same_number(row[-1].text, values.max() - values.min())
+        spreads.append(values.max() - values.min())
+    assert spreads == sorted(spreads, reverse=True)  # largest spread first
 
 
 def test_network_lists_every_edge(report, page):

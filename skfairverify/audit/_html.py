@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ from ..utils._html import (
     frame_table,
     network_frame,
     number,
+    signed,
     verdict_table,
 )
 from ._render import legend
@@ -51,6 +53,7 @@ FIGURE_SECTIONS = {
 
 # Rows of the fairness-influence table shown before the rest is folded away.
 FIF_TOP = 10
+SPREAD = "spread"
 
 PAGE_CSS = """
 *,*::before,*::after{box-sizing:border-box}
@@ -243,26 +246,38 @@ def _groups(report: AuditReport, figures: dict) -> str:
 
 
 def _fif_frame(v: dict) -> pd.DataFrame:
-    """The fairness influence, features sorted by their largest absolute influence."""
+    """The fairness influence per group, then its spread over the groups, sorted.
+
+    Features come in decreasing order of spread (largest minus smallest influence over
+    the groups: what the feature adds to the gaps), ties by the largest absolute
+    influence; with one group, by that influence. The figure uses the same order.
+    """
     fif = pd.DataFrame(v["fairness_influence"])
     if fif.empty:
         return fif
-    fif = fif.set_index("feature")
-    order = fif.abs().max(axis=1).sort_values(ascending=False).index
+    fif = fif.set_index("feature").apply(pd.to_numeric, errors="coerce")
+    magnitude = fif.abs().max(axis=1)
+    if fif.shape[1] > 1:
+        fif[SPREAD] = fif.max(axis=1) - fif.min(axis=1)
+    key = fif.get(SPREAD, magnitude)
+    order = pd.DataFrame({"key": key, "magnitude": magnitude}).sort_values(
+        ["key", "magnitude"], ascending=False, kind="stable").index
     return fif.loc[order]
 
 
 def _influence(report: AuditReport, figures: dict) -> str:
     v = report.sections["verification"]
     fif = _fif_frame(v)
-    signed = {c: (lambda x: number(x, "+.4f")) for c in fif.columns}
+    formats = dict.fromkeys(fif.columns, signed)
+    formats[SPREAD] = number
     caption = ("Fairness influence (FIF) of the features on each group's verified "
-               "selection rate, largest first: " + v.get("fairness_influence_units", ""))
+               "selection rate, largest spread (max - min over the groups) first: "
+               + v.get("fairness_influence_units", ""))
     shown = FIF_TOP if len(fif) > FIF_TOP + 3 else len(fif)  # fold 4 or more rows only
-    tables = [frame_table(fif.head(shown), caption, formats=signed)]
+    tables = [frame_table(fif.head(shown), caption, formats=formats)]
     if len(fif) > shown:
         tables.append(f"<details><summary>the other {len(fif) - shown} features"
-                      "</summary>" + frame_table(fif.iloc[shown:], None, formats=signed)
+                      "</summary>" + frame_table(fif.iloc[shown:], None, formats=formats)
                       + "</details>")
     body = [_pair(tables, figures.pop("influence", [])), _how(
         "FIF of a feature for a group is the group's verified selection rate minus the "
@@ -355,6 +370,26 @@ def _others(figures: dict) -> str:
 
 
 # ---------------------------------------------------------------- methods
+GENERATORS = {
+    "kdtree": "nearest training rows the model accepts (k-d tree), with the refused row's "
+              "sensitive value",
+    "linear": "closed-form nearest changes for a linear model",
+    "dice-genetic": "dice-ml, genetic method", "dice-random": "dice-ml, random method",
+}
+
+
+def _generator(section: dict) -> str:
+    """The counterfactual generator: as recorded, else CounterfactualFairness' default."""
+    name = section.get("generator")
+    note = ""
+    if name is None:
+        from ..counterfactual import CounterfactualFairness
+
+        name = inspect.signature(CounterfactualFairness).parameters["generator"].default
+        note = " (the default of CounterfactualFairness, which the audit uses)"
+    return f"{name}: {GENERATORS.get(str(name), 'a user generator')}{note}"
+
+
 def _methods_items(report: AuditReport) -> list[tuple[str, str]]:
     s, d = report.sections, report.dataset
     items = []
@@ -369,9 +404,7 @@ def _methods_items(report: AuditReport) -> list[tuple[str, str]]:
     c = s.get("counterfactual")
     if c:
         clf = c.get("sensitive_classifier") or {}
-        items += [("counterfactual generator",
-                   c.get("generator", "CounterfactualFairness default: nearest training rows "
-                                      "the model accepts (kd-tree), sensitive value kept")),
+        items += [("counterfactual generator", _generator(c)),
                   ("sensitive classifier", f"accuracy {number(clf.get('accuracy'))}, ROC AUC "
                                            f"{number(clf.get('roc_auc'))} "
                                            + ("(out-of-fold)" if clf.get("held_out")

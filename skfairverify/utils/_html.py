@@ -25,7 +25,7 @@ CSS = """
 .skfv{--skfv-line:#c8ccd2;--skfv-head:#eef1f4;--skfv-muted:#5a6270;--skfv-pass:#1b6e2d;
 --skfv-fail:#a3161b;--skfv-pass-bg:#e3f3e6;--skfv-fail-bg:#fbe5e5;--skfv-note:#f5f7fa;
 font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
-line-height:1.45;color:#1d232b;overflow-wrap:anywhere}
+line-height:1.45;color:#1d232b;background:#fff;overflow-wrap:anywhere}
 .skfv .skfv-scroll{max-width:100%;overflow-x:auto;margin:.4em 0 1em}
 .skfv table{border-collapse:collapse;font-size:.86em;margin:0}
 .skfv .skfv-table{margin:.6em 0 1.1em}
