@@ -551,7 +551,9 @@ def result_parts(result) -> list[str]:
     ``to_frame()``, then its fields that are dicts of scalars, then its scalar fields (a
     dataclass's fields, in order).
     """
-    parts = [frame_table(result.to_frame(), f"{type(result).__name__}.to_frame()")]
+    frame = result.to_frame()
+    plain = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None
+    parts = [frame_table(frame, f"{type(result).__name__}.to_frame()", index=not plain)]
     fields = getattr(result, "__dataclass_fields__", {})
     scalars = []
     for name in fields:
