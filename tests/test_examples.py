@@ -136,6 +136,16 @@ def check_dask_parallel(out, checks):
         assert float(c["max_diff"]) == 0.0
 
 
+def check_any_classifier(out, checks):
+    # provisional (the example is another part's work): every verified gap lies in its
+    # interval, and the intervals have a width
+    rows = [c for c in checks if "SP" in c]
+    assert rows, "no CHECK line with a verified SP"
+    for c in rows:
+        assert float(c["SP_low"]) <= float(c["SP"]) <= float(c["SP_high"]), c
+        assert float(c.get("widest", 0)) >= 0
+
+
 CHECKERS = {
     "plot_verify_pipeline.py": check_verify_pipeline,
     "plot_reweighing.py": check_reweighing,
@@ -145,6 +155,7 @@ CHECKERS = {
     "plot_cflips_model_families.py": check_cflips_model_families,
     "plot_esl_decomposition.py": check_esl_decomposition,
     "plot_dask_parallel.py": check_dask_parallel,
+    "plot_any_classifier.py": check_any_classifier,
 }
 NEEDS = {"plot_dask_parallel.py": "distributed"}
 
@@ -159,6 +170,7 @@ FIGURES = {
     "plot_cflips_model_families.py": 2,
     "plot_esl_decomposition.py": 2,  # contributions, intervals of the differences
     "plot_dask_parallel.py": 1,
+    "plot_any_classifier.py": 1,  # the group rates with their confidence intervals
 }
 
 # Runs an example as __main__ under the Agg backend, then saves every open figure to
