@@ -27,6 +27,7 @@ import os
 import time
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 from fairlearn.metrics import demographic_parity_difference
 from fairlearn.postprocessing import ThresholdOptimizer
@@ -40,6 +41,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skfairverify import FairnessVerifier
 from skfairverify.datasets import load_adult
+from skfairverify.plotting import plot_group_rates
 
 QUICK = os.environ.get("SKFAIRVERIFY_EXAMPLE_QUICK") == "1"
 TOLERANCE = 0.03 if QUICK else 0.005
@@ -79,6 +81,13 @@ groups = X["sex"].astype(str) + "|" + X["race"].astype(str)
 report("hgb", ver, demographic_parity_difference(y, hgb.predict(X), sensitive_features=groups))
 
 # %%
+# The sampled rates with their certified intervals (error bars), and the four-fifths
+# line at 0.8 times the largest rate.
+ax = plot_group_rates(ver)
+ax.set_title(f"HistGradientBoosting on Adult: sampled rates, 99% joint intervals "
+             f"(tolerance {TOLERANCE})")
+
+# %%
 # fairlearn mitigators, groups sex
 # --------------------------------
 # Both read a one-hot encoded logistic regression; the verifier passes the sampled
@@ -112,3 +121,5 @@ ver_eg = FairnessVerifier(FrozenEstimator(eg), "sex", tolerance=TOLERANCE,
 pred_eg = eg.predict(Xm, random_state=0)
 report("exponentiated_gradient", ver_eg,
        demographic_parity_difference(y, pred_eg, sensitive_features=Xm["sex"]))
+
+plt.show()
