@@ -953,8 +953,9 @@ def sensitive_columns(estimator, X) -> list[str]:
     >>> sensitive_columns(model, X)
     ['sex']
     """
-    rule = linear_rule(estimator)
+    rule = linear_rule(estimator, read_bins=True)  # a binned column is read too
     read = set(rule.numeric_features) | set(rule.categorical_features)
+    read |= set(rule.binned_features)
     names = [str(c) for c in X.columns]
     if _has_feature_names(estimator):
         missing = [c for c in rule.feature_names_in if c not in names]

@@ -188,3 +188,14 @@ def test_integer_weight_scaler_reads_a_binned_pipeline():
     T = scaler.transform(X[["a", "b"]])
     np.testing.assert_allclose(T.sum(axis=1) + scaler.intercept_[0],
                                scaler.decision_function(X[["a", "b"]]), atol=1e-9)
+
+
+def test_sensitive_columns_counts_binned_columns_as_read():
+    from skfairverify import sensitive_columns
+
+    X, y = _data()
+    model = make_pipeline(
+        make_column_transformer((BinningDiscretizer(n_bins=3), ["a"]),
+                                (OneHotEncoder(), ["c"])),
+        LogisticRegression()).fit(X, y)
+    assert sensitive_columns(model, X) == ["b", "k"]
