@@ -305,3 +305,18 @@ def test_pgmpy_path_still_lets_unrelated_warnings_through(monkeypatch):
         learn_network(codes, list("axz"), [2, 4, 3], ["a"])  # numpy search: no pgmpy
         assert calls == [1]
     assert [str(w.message) for w in caught] == ["a real problem in the search"]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_chunked_counting_equals_one_pass(monkeypatch, weighted):
+    """Counts accumulated over chunks of rows give the gains of one pass over all rows."""
+    rng = np.random.default_rng(8)
+    codes, _ = _sample_tan(1000, 5, rng, strength=0.6)
+    w = rng.integers(0, 3, len(codes)).astype(float) if weighted else None
+    one_pass = pairwise_gains(StructureData(codes, [0], w))
+    family = StructureData(codes, [0], w).counts(2, (0, 1))
+    monkeypatch.setattr(_structure, "CHUNK_ROWS", 97)
+    data = StructureData(codes, [0], w)
+    assert _structure._chunk_rows(data) == 97
+    np.testing.assert_allclose(pairwise_gains(data), one_pass, rtol=1e-12)
+    np.testing.assert_array_equal(data.counts(2, (0, 1)), family)

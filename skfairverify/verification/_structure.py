@@ -48,6 +48,9 @@ __all__ = [
 #: Target size in bytes of the combined codes (and weights) of one block of pairs in
 #: :func:`pairwise_gains`.
 STRUCTURE_BLOCK_BYTES = 32 * 2**20
+#: Rows per chunk of the counting: the working arrays stay in cache and their memory
+#: does not grow with the number of rows.
+CHUNK_ROWS = 2**18
 
 
 class StructureData:
@@ -71,9 +74,6 @@ class StructureData:
         Their numbers of states (of positive weight).
     offsets : ndarray of shape (n_features + 1,)
         ``offsets[k]``: number of states of the features before ``k``.
-    g : ndarray of shape (n_rows, n_features), Fortran order
-        Global state index of every feature: ``offsets[k] + x_k`` with ``x_k`` in
-        ``0 .. r[k] - 1`` (the states of positive weight, in order).
     s : ndarray of shape (n_rows,)
         Code of the combination of the sensitive variables (``0 .. q - 1``).
     q : int
@@ -101,9 +101,7 @@ class StructureData:
                          if j not in sensitive_idx and cards[j] > 1]
         self.r = np.array([cards[j] for j in self.features], dtype=np.intp)
         self.offsets = np.concatenate([[0], np.cumsum(self.r)]).astype(np.intp)
-        self.g = np.empty((len(codes), len(self.features)), dtype=np.intp, order="F")
-        for k, j in enumerate(self.features):
-            np.take(lookups[j] + self.offsets[k], codes[:, j], out=self.g[:, k])
+        self._codes, self._lookups = codes, lookups
         self.s, self.q = np.zeros(len(codes), dtype=np.intp), 1
         for j in self.sensitive:
             self.s = self.s * cards[j] + lookups[j][codes[:, j]]
@@ -117,15 +115,38 @@ class StructureData:
     def n_rows(self) -> int:
         return len(self.s)
 
+    def columns(self, rows: slice, ks=None) -> np.ndarray:
+        """Global state index ``offsets[k] + x_k`` of the features ``ks`` over ``rows``.
+
+        ``x_k`` is in ``0 .. r[k] - 1`` (the states of positive weight, in order);
+        Fortran order, one column per feature (all features when ``ks`` is None).
+        """
+        ks = range(len(self.features)) if ks is None else ks
+        block = self._codes[rows]
+        out = np.empty((len(block), len(ks)), dtype=np.intp, order="F")
+        for col, k in enumerate(ks):
+            lookup = self._lookups[self.features[k]] + self.offsets[k]
+            np.take(lookup, block[:, self.features[k]], out=out[:, col])
+        return out
+
+    def row_chunks(self, chunk: int):
+        """Slices of at most ``chunk`` rows covering the rows."""
+        return [slice(a, a + chunk) for a in range(0, max(self.n_rows, 1), chunk)]
+
     def counts(self, child: int, parents=()) -> np.ndarray:
         """Counts of ``child`` by (sensitive combination, parents): shape ``(q, *r_p, r_c)``."""
-        dims = [self.q] + [int(self.r[p]) for p in parents] + [int(self.r[child])]
-        code = self.s.copy()
-        for p in list(parents) + [child]:
-            code *= int(self.r[p])
-            code += self.g[:, p] - self.offsets[p]
-        flat = np.bincount(code, weights=self.w, minlength=math.prod(dims))
-        return flat.astype(float).reshape(dims)
+        family = list(parents) + [child]
+        dims = [self.q] + [int(self.r[p]) for p in family]
+        flat = np.zeros(math.prod(dims))
+        for rows in self.row_chunks(CHUNK_ROWS):
+            g = self.columns(rows, family)
+            code = self.s[rows].copy()
+            for col, p in enumerate(family):
+                code *= int(self.r[p])
+                code += g[:, col] - self.offsets[p]
+            w = None if self.w is None else self.w[rows]
+            flat += np.bincount(code, weights=w, minlength=flat.size)
+        return flat.reshape(dims)
 
 
 def k2_local_score(counts, r=None) -> float:
@@ -162,19 +183,36 @@ def k2_local_score(counts, r=None) -> float:
 
 
 # ----------------------------------------------------------------------------- memory
+def _chunk_rows(data: StructureData) -> int:
+    """Rows per chunk of the pairwise counting.
+
+    Chunks of :data:`CHUNK_ROWS` rows when the counts of all pairs (accumulated over
+    the chunks, ``8 * q * sum_{i<j} r_i r_j`` bytes) fit in :data:`STRUCTURE_BLOCK_BYTES`;
+    otherwise one chunk (the gains of a block are then computed as soon as it is
+    counted).
+    """
+    r = data.r.astype(float)
+    pairs = (r.sum() ** 2 - (r**2).sum()) / 2
+    if data.n_rows > CHUNK_ROWS and 8 * data.q * pairs <= STRUCTURE_BLOCK_BYTES:
+        return CHUNK_ROWS
+    return max(data.n_rows, 1)
+
+
 def _pair_bytes(data: StructureData) -> int:
     """Bytes per pair of the counting: one code and (with weights) one weight per row."""
-    return data.n_rows * 8 * (1 if data.w is None else 2)
+    return _chunk_rows(data) * 8 * (1 if data.w is None else 2)
 
 
 def _table_bytes(data: StructureData) -> int:
     """Bytes of the largest count table of one feature against the others.
 
-    With the arrays derived from it (log-gamma, sums): ``4 * 8 * q * max(r) * sum(r)``.
+    With the arrays derived from it (log-gamma, sums): ``4 * 8 * q * max(r) * sum(r)``;
+    with several chunks, the counts of all pairs held across the chunks.
     """
     if not len(data.r):
         return 0
-    return 4 * 8 * data.q * int(data.r.max()) * int(data.r.sum())
+    held = STRUCTURE_BLOCK_BYTES if _chunk_rows(data) < data.n_rows else 0
+    return 4 * 8 * data.q * int(data.r.max()) * int(data.r.sum()) + held
 
 
 def check_structure_size(data: StructureData, max_table_size: int) -> int:
@@ -185,7 +223,8 @@ def check_structure_size(data: StructureData, max_table_size: int) -> int:
     pair (one integer, and with weights one float, per row) and the counts of one
     feature against a block of others jointly with the sensitive combination (at most
     ``q * max(r) * sum(r)`` entries, ``q`` the sensitive combinations, ``r`` the
-    states). All must fit in ``8 * max_table_size`` bytes.
+    states), for a chunk of rows whose state codes are held too (8 bytes per row and
+    feature; see :func:`_chunk_rows`). All must fit in ``8 * max_table_size`` bytes.
 
     Parameters
     ----------
@@ -219,7 +258,7 @@ def check_structure_size(data: StructureData, max_table_size: int) -> int:
     n = len(data.features)
     r_max = int(data.r.max()) if n else 1
     fixed = 2 * 8 * n * n
-    work = _pair_bytes(data) + _table_bytes(data)
+    work = _chunk_rows(data) * 8 * n + _pair_bytes(data) + _table_bytes(data)
     budget = 8 * max_table_size
     if fixed + work > budget:
         raise TableTooLargeError(
@@ -227,27 +266,27 @@ def check_structure_size(data: StructureData, max_table_size: int) -> int:
             f"pairs over {data.n_rows:,} rows (with {data.q} sensitive combinations and up "
             f"to {r_max} states per feature) needs about {fixed + work:,} bytes "
             f"({(fixed + work) / 2**30:.2f} GiB: {fixed:,} for the pairwise gains, "
-            f"{work:,} for the codes of one pair and the counts of one feature with the "
-            f"others), above the budget of max_table_size={max_table_size:,} "
-            f"({budget:,} bytes). Use fewer features or fewer bins, "
-            "network='independent', or raise max_table_size."
+            f"{work:,} for the state codes of a chunk of rows, the codes of one pair and "
+            f"the counts of one feature with the others), above the budget of "
+            f"max_table_size={max_table_size:,} ({budget:,} bytes). Use fewer features or "
+            "fewer bins, network='independent', or raise max_table_size."
         )
     return work
 
 
 # ----------------------------------------------------------------------------- gains
-def _block_table(data: StructureData, key_i, r_i: int, start: int, stop: int, buf, tiled_w):
+def _block_table(g, key_i, m: int, start: int, stop: int, offsets, buf, tiled_w):
     """Counts ``C[(s, a), (j, b)]`` of a feature ``i`` against the features ``start:stop``.
 
-    ``key_i = s * r_i + a`` for every row. One ``np.bincount`` of the combined codes
-    ``(g_j - offsets[start]) * q * r_i + key_i`` over the rows of every feature ``j`` of
-    the block.
+    ``g`` holds the global state indices of a chunk of rows, ``key_i = s * r_i + a``,
+    ``m = q * r_i``. One ``np.bincount`` of the combined codes
+    ``(g_j - offsets[start]) * m + key_i`` over the rows of every feature ``j`` of the
+    block.
     """
-    width = int(data.offsets[stop] - data.offsets[start])
-    m = data.q * r_i
+    width = int(offsets[stop] - offsets[start])
     out = buf[:, : stop - start]
-    np.multiply(data.g[:, start:stop], m, out=out)
-    out += (key_i - m * data.offsets[start])[:, None]
+    np.multiply(g[:, start:stop], m, out=out)
+    out += (key_i - m * offsets[start])[:, None]
     flat = out.ravel(order="F")
     weights = None if tiled_w is None else tiled_w[: flat.size]
     table = np.bincount(flat, weights=weights, minlength=m * width)
@@ -306,26 +345,46 @@ def pairwise_gains(data: StructureData, max_table_size: int = 50_000_000) -> np.
     >>> bool(gain[0, 1] > 1000 and gain[0, 2] < 0)
     True
     """
-    pair_bytes = _pair_bytes(data)
     check_structure_size(data, max_table_size)
     n = len(data.features)
     gain = np.full((n, n), -np.inf)
     if n < 2:
         return gain
     base = np.array([k2_local_score(data.counts(c)) for c in range(n)])
-    block = int(max(1, min(n - 1, STRUCTURE_BLOCK_BYTES // pair_bytes)))
-    buf = np.empty((data.n_rows, block), dtype=np.intp, order="F")
-    tiled_w = None if data.w is None else np.tile(data.w, block)
+    chunks = data.row_chunks(_chunk_rows(data))
+    held = {}
+
+    def emit(i, start, stop, table):
+        to_j, to_i = _block_gains(data, i, start, stop, table)
+        gain[i, start:stop] = to_j - base[start:stop]
+        gain[start:stop, i] = to_i - base[i]
+
+    for rows in chunks:
+        for i, start, stop, table in _chunk_tables(data, rows):
+            if len(chunks) == 1:
+                emit(i, start, stop, table)
+            else:
+                held[i, start, stop] = held.get((i, start, stop), 0) + table
+    for (i, start, stop), table in held.items():
+        emit(i, start, stop, table)
+    return gain
+
+
+def _chunk_tables(data: StructureData, rows: slice):
+    """Yield ``(i, start, stop, counts)`` for every feature ``i`` and block ``start:stop``."""
+    g = data.columns(rows)
+    s, w = data.s[rows], None if data.w is None else data.w[rows]
+    n = len(data.features)
+    block = int(max(1, min(n - 1, STRUCTURE_BLOCK_BYTES // (len(g) * 8 * (1 + (w is not None))))))
+    buf = np.empty((len(g), block), dtype=np.intp, order="F")
+    tiled_w = None if w is None else np.tile(w, block)
     for i in range(n - 1):
         r_i = int(data.r[i])
-        key_i = data.s * r_i + (data.g[:, i] - data.offsets[i])
+        key_i = s * r_i + (g[:, i] - data.offsets[i])
         for start in range(i + 1, n, block):
             stop = min(start + block, n)
-            table = _block_table(data, key_i, r_i, start, stop, buf, tiled_w)
-            to_j, to_i = _block_gains(data, i, start, stop, table)
-            gain[i, start:stop] = to_j - base[start:stop]
-            gain[start:stop, i] = to_i - base[i]
-    return gain
+            yield i, start, stop, _block_table(g, key_i, data.q * r_i, start, stop,
+                                               data.offsets, buf, tiled_w)
 
 
 # ----------------------------------------------------------------------------- branching
