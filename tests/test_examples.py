@@ -175,7 +175,8 @@ FIGURES = {
 
 # Runs an example as __main__ under the Agg backend, then saves every open figure to
 # the directory given as second argument and prints one line per figure: its size in
-# inches and its number of drawn artists (lines, patches, collections, images).
+# inches, its number of drawn artists (lines, patches, collections, images) and how far
+# its drawn texts reach beyond its edges.
 _RUNNER = """
 import runpy, sys
 import matplotlib
@@ -185,11 +186,16 @@ plt.show = lambda *args, **kwargs: None
 runpy.run_path(sys.argv[1], run_name="__main__")
 for number in plt.get_fignums():
     fig = plt.figure(number)
-    fig.savefig(f"{sys.argv[2]}/figure{number}.png", dpi=60)
+    fig.canvas.draw()
     artists = sum(len(ax.lines) + len(ax.patches) + len(ax.collections) + len(ax.images)
                   for ax in fig.axes)
     width, height = fig.get_size_inches()
-    print(f"FIGURE number={number} width={width:.2f} height={height:.2f} artists={artists}")
+    # how far the drawn texts reach beyond the figure (inches): a cut title or label
+    box = fig.get_tightbbox(fig.canvas.get_renderer())
+    overflow = max(-box.x0, -box.y0, box.x1 - width, box.y1 - height, 0.0)
+    fig.savefig(f"{sys.argv[2]}/figure{number}.png", dpi=60)
+    print(f"FIGURE number={number} width={width:.2f} height={height:.2f} artists={artists} "
+          f"overflow={overflow:.3f}")
 """
 
 
@@ -204,8 +210,9 @@ def _check_figures(script, output, directory):
     assert len(figures) == FIGURES[script], f"{script} drew {len(figures)} figures"
     for fig in figures:
         assert int(fig["artists"]) > 0, f"{script}: figure {fig['number']} is empty"
-        # fits a page (7.5 x 9 inches)
+        # fits a page (7.5 x 9 inches), no title or label cut at its edges
         assert float(fig["width"]) <= 7.5 and float(fig["height"]) <= 9.0, fig
+        assert float(fig["overflow"]) <= 0.02, f"{script}: text cut at the figure's edge {fig}"
         png = directory / f"figure{fig['number']}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
 
