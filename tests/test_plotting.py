@@ -124,10 +124,15 @@ def _drawn_ticklabels(axis):
 
 
 def assert_readable(ax):
-    """Page-sized figure; tick labels disjoint and inside it; legends outside the data."""
+    """Page-sized figure; nothing cut at its edges; tick labels disjoint; legends outside
+    the data area."""
     fig = _figure(ax)
     width, height = fig.get_size_inches()
     assert width <= PAGE[0] + 1e-9 and height <= PAGE[1] + 1e-9, (width, height)
+    # no title, label or legend cut at the figure's edges (tight box within the size)
+    box = fig.get_tightbbox(fig.canvas.get_renderer())
+    assert min(box.x0, box.y0) >= -0.02 and box.x1 <= width + 0.02, box
+    assert box.y1 <= height + 0.02, box
     frame = fig.bbox
     for axis in fig.axes:
         for texts in _drawn_ticklabels(axis):
