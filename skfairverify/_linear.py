@@ -129,7 +129,7 @@ class LinearRule:
     binned_features: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self):
-        names = _term_names(self.terms)
+        names = term_names(self.terms)
         index = list(self.coef.index)
         if index != names:
             if len(index) != len(names) or set(index) != set(names):
@@ -331,7 +331,7 @@ def _plain(part) -> bool:
     return "=" not in str(part) and "'" not in str(part)
 
 
-def _term_names(terms: list[Term]) -> list[str]:
+def term_names(terms: list[Term]) -> list[str]:
     """Unique names of the terms: ``col``, ``col=cat``, ``col_bin<k>``, quoted if needed.
 
     A category or bin term whose column or category contains ``=`` (or a quote), or
@@ -855,7 +855,7 @@ def _assemble(aff: _Affine, w, intercept: float, classes, names, read_all: bool)
     structured = [Term("numeric", c) for c in numeric]
     structured += [Term("category", c, v) for c, cats in categorical.items() for v in cats]
     structured += [Term("bin", c, k) for c, e in binned.items() for k in range(len(e) - 1)]
-    index = _term_names(structured)
+    index = term_names(structured)
     if len(set(index)) != len(index):  # only a numeric column named like a quoted term
         dup = sorted({n for n in index if index.count(n) > 1})
         raise ValueError(

@@ -32,6 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._categories import category_codes, match_categories
 from ..utils._compat import Interval, StrOptions, validate_params
+from ..utils._validation import check_unique_columns
 
 __all__ = [
     "K_CONSTRAINT",
@@ -155,6 +156,7 @@ def check_frame(X, columns=None, *, what: str = "X") -> pd.DataFrame:
     """
     if not isinstance(X, pd.DataFrame):
         raise TypeError(f"{what} must be a pandas DataFrame; got {type(X).__name__}.")
+    check_unique_columns(X, what)
     if columns is not None:
         missing = [c for c in columns if c not in X.columns]
         if missing:

@@ -21,6 +21,8 @@ from sklearn.preprocessing import OrdinalEncoder
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
+from .._linear import Term, term_names
+from ..utils._categories import category_codes
 from ..utils._compat import HasMethods, Interval
 from ..utils._fitting import fit_with_weights
 from ..utils._validation import check_sample_weight
@@ -715,14 +717,23 @@ def _mean(values: np.ndarray, weights: np.ndarray, with_weights: bool) -> np.nda
 
 
 def _perturbations(base: pd.DataFrame, cf: pd.DataFrame) -> dict:
-    """``eps = c - x`` per numeric column, +1/-1 per category ``"col=value"``."""
+    """``eps = c - x`` per numeric column, +1/-1 per category term (named as the rule's).
+
+    Old and new categories are matched by the package's one rule
+    (:func:`~skfairverify.utils._categories.category_codes`: ``1`` is ``1.0``, never
+    ``"1"``), and named like :class:`~skfairverify.LinearRule`'s terms (``col=cat``,
+    quoted when a name holds ``=``), so that a column or category with ``=`` in its
+    name cannot produce two terms of one name.
+    """
     eps = {}
     for c in base.columns:
         if is_categorical(base[c]):
-            old = base[c].astype(object).to_numpy()
-            new = cf[c].astype(object).to_numpy()
-            for v in pd.unique(np.concatenate([old, new])):
-                eps[f"{c}={v}"] = (new == v).astype(float) - (old == v).astype(float)
+            joined = pd.concat([base[c], cf[c]], ignore_index=True).astype(object)
+            codes, cats = category_codes(joined, name=str(c))
+            old, new = codes[: len(base)], codes[len(base):]
+            names = term_names([Term("category", c, v) for v in cats])
+            for j, name in enumerate(names):
+                eps[name] = (new == j).astype(float) - (old == j).astype(float)
         else:
             eps[c] = cf[c].to_numpy(dtype=float) - base[c].to_numpy(dtype=float)
     return eps

@@ -108,10 +108,11 @@ class LinearCounterfactuals(BaseGenerator):
         self.rule_ = rule
         self.sign_ = sign
         prox = self.proximity_
-        self.num_ = [c for c in rule.numeric_features if c in prox.numeric]
-        w = np.array([sign * float(rule.coef[c]) for c in self.num_])
+        column = _rule_columns(rule, X)
+        num = [(c, column[c]) for c in rule.numeric_features if column[c] in prox.numeric]
+        w = np.array([sign * float(rule.coef[c]) for c, _ in num])
         keep = w != 0
-        self.num_ = [c for c, kk in zip(self.num_, keep) if kk]
+        self.num_ = [x for (_, x), kk in zip(num, keep) if kk]
         self.w_ = w[keep]
         where = [prox.numeric.index(c) for c in self.num_]
         self.low_, self.high_ = prox.low[where], prox.high[where]
@@ -120,9 +121,9 @@ class LinearCounterfactuals(BaseGenerator):
             [pd.api.types.is_integer_dtype(X[c]) or bool(np.all(np.mod(X[c], 1) == 0))
              for c in self.num_], dtype=bool)
         self.cat_ = {
-            c: sign * rule.category_coef(c)
+            column[c]: sign * rule.category_coef(c)
             for c in rule.categorical_features
-            if c in self.features_
+            if column[c] in self.features_
         }
         return self
 
@@ -239,3 +240,22 @@ class LinearCounterfactuals(BaseGenerator):
             else:
                 frame[c] = pd.Series([v] * len(frame), index=frame.index, dtype=col.dtype)
         return frame
+
+
+def _rule_columns(rule, X: pd.DataFrame) -> dict:
+    """The column of ``X`` that each of the rule's input names reads.
+
+    A model fitted without string column names (integer labels, an array) has the
+    positional names ``x0, x1, ...``; its rule reads ``X`` by position, as
+    :meth:`~skfairverify.LinearRule.decision_function` does.
+    """
+    names = list(rule.feature_names_in)
+    positional = names == [f"x{i}" for i in range(len(names))]
+    if positional and not all(isinstance(c, str) for c in X.columns):
+        if X.shape[1] != len(names):
+            raise ValueError(
+                f"The model was fitted without column names on {len(names)} columns, read "
+                f"by position; X has {X.shape[1]} columns {list(X.columns)[:10]}."
+            )
+        return dict(zip(names, X.columns))
+    return {c: c for c in names}

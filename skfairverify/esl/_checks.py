@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
+from ..utils._validation import check_unique_columns
 from ._values import VALUE_NAMES, _resolve_coefficients
 from ._variance import _check_metric
 
@@ -115,6 +116,7 @@ def _check_values_names(values) -> tuple[str, ...]:
 
 def _as_frame(X, name):
     if isinstance(X, pd.DataFrame):
+        check_unique_columns(X, name)
         return X
     arr = np.asarray(X)
     if arr.ndim != 2:

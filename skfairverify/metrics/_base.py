@@ -19,6 +19,8 @@ weights), or by a direct call ``scorer(estimator, X, y, sample_weight=w)``.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
 from sklearn.utils.metadata_routing import MetadataRequest
@@ -31,15 +33,20 @@ __all__ = ["_FairnessScorer"]
 _ROUTED = ("sensitive_features", "sample_weight")
 
 
+def _is_label(name) -> bool:
+    """A column label: a string or an integer (a DataFrame's default labels), not a bool."""
+    return isinstance(name, (str, Integral)) and not isinstance(name, (bool, np.bool_))
+
+
 def _as_name_list(sensitive_features) -> list[str] | None:
     """Return the column names given at scorer creation, or None (metadata route)."""
     if sensitive_features is None:
         return None
-    if isinstance(sensitive_features, str):
+    if _is_label(sensitive_features):
         return [sensitive_features]
     if isinstance(sensitive_features, (list, tuple, pd.Index, np.ndarray)):
         names = list(sensitive_features)
-        if not names or not all(isinstance(n, str) for n in names):
+        if not names or not all(_is_label(n) for n in names):
             raise TypeError(
                 "sensitive_features of a scorer must be a column name or a non-empty list "
                 f"of column names; got {sensitive_features!r}. Pass the values themselves "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ def _frame_view(estimator, X):
 # the scorer's parameters are those of the audit: one set of constraints
 _AUDIT = CounterfactualFairness._parameter_constraints
 _CONSTRAINTS = {
-    "sensitive_features": [str, list, tuple, None],
+    "sensitive_features": [str, Integral, list, tuple, None],
     **{name: _AUDIT[name] for name in ("k", "generator", "sensitive_classifier", "cv",
                                        "random_state", "n_jobs")},
     "privileged": "no_validation",

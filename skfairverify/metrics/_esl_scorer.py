@@ -95,7 +95,7 @@ class _ESLScorer(_FairnessScorer):
 
 @validate_params(
     {
-        "sensitive_features": [str, list, tuple, None],
+        "sensitive_features": [str, Integral, list, tuple, None],
         "metric": [StrOptions(set(METRICS))],
         "value": [StrOptions(set(VALUE_NAMES)), "array-like"],
         "baseline": [Interval(Real, 0, None, closed="neither")],
