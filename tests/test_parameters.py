@@ -214,13 +214,13 @@ def test_default_grid_and_errors():
 
 def test_distribution_max_bins_follows_the_smallest_group():
     sens = np.column_stack([np.r_[np.zeros(460, int), np.ones(40, int)], np.arange(500) % 2])
-    assert distribution_max_bins(sens) == 20  # smallest group: 20 rows
-    assert distribution_max_bins(sens, rows_per_bin=2.0) == 10
-    assert distribution_max_bins(sens, rows_per_bin=8.0) == 5  # the floor
+    assert distribution_max_bins(sens, smallest=5) == 20  # smallest group: 20 rows
+    assert distribution_max_bins(sens, rows_per_bin=2.0, smallest=5) == 10
+    assert distribution_max_bins(sens, rows_per_bin=2.0) == 20  # the floor
     # Kish effective size with weights: equal weights change nothing, unequal lower it.
-    assert distribution_max_bins(sens, np.full(500, 3.0)) == 20
+    assert distribution_max_bins(sens, np.full(500, 3.0), smallest=5) == 20
     uneven = np.where(np.arange(500) % 4 < 2, 1.0, 3.0)  # Kish size 16 of 20 rows
-    assert distribution_max_bins(sens, uneven) == 16
+    assert distribution_max_bins(sens, uneven, smallest=5) == 16
     big = np.column_stack([np.arange(4000) % 2, np.arange(4000) // 2 % 2])
     assert distribution_max_bins(big, rows_per_bin=4.0) == 250
     with pytest.raises(ValueError, match="rows_per_bin"):
