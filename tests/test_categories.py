@@ -193,10 +193,6 @@ def test_proximity_distance_uses_the_rule():
     assert prox.distance(A, B).tolist() == [0.0, 1.0, 0.0]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "verification/_variables._map_categories matches str(value) as a fallback, so a "
-    "column of '1' strings maps to the state 1 while the rule (and every other user) "
-    "refuses it; replace it with match_categories (see the helper's report)"))
 def test_verifier_encoding_agrees_with_the_rule():
     from skfairverify.verification._variables import _map_categories
 

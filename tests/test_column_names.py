@@ -150,16 +150,17 @@ def test_esl_decomposition_with_integer_names():
                                np.asarray(b.to_frame().select_dtypes("number"), float))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "make_verifier_scorer on a frame with integer column names: it checks "
-    "sensitive_features against X's labels ([0, 1, 3]) before the verifier names the "
-    "columns x0, x1, ..., so neither 3 nor 'x2' is accepted (see the report)"))
-def test_verifier_scorer_with_integer_names_by_position():
+def test_verifier_scorer_with_integer_names():
+    """The integer label 3 names the sensitive column, as "s" does on named columns."""
     X, y = _int_named()
-    num = X[[0, 1, 3]]
-    model = LogisticRegression().fit(num, y)
-    assert np.isfinite(make_verifier_scorer(sensitive_features="x2",
-                                            network="independent")(model, num, y))
+    Xp, _ = _plain()
+    num, named = X[[0, 1, 3]], Xp[["a", "b", "s"]]
+    a = make_verifier_scorer(sensitive_features=3, network="independent")(
+        LogisticRegression().fit(num, y), num, y)
+    b = make_verifier_scorer(sensitive_features="s", network="independent")(
+        LogisticRegression().fit(named, y), named, y)
+    assert np.isfinite(a)
+    np.testing.assert_allclose(a, b)
 
 
 @pytest.mark.parametrize("make", [make_esl_scorer, make_cflips_scorer, make_ndccf_scorer])
@@ -186,10 +187,6 @@ def test_scorers_take_an_integer_column_label(make):
         np.testing.assert_allclose(a, b)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "FairnessVerifier(sensitive_features=3) on a frame with integer column names: the "
-    "verifier renames such columns x0, x1, ... and does not map the label 3 to 'x3' "
-    "(see the report)"))
 def test_verifier_takes_an_integer_column_label():
     X, y = _int_named()
     Xp, _ = _plain()
@@ -217,9 +214,6 @@ def test_duplicated_names_are_refused_by_my_entry_points():
         rule.decision_function(Xp[["a", "b", "a"]])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "FairnessVerifier.fit does not check duplicated column names; the coordinator adds "
-    "check_unique_columns(X) at the start of fit (see the report)"))
 def test_verifier_refuses_duplicated_names():
     X, y = _duplicated()
     with pytest.raises(ValueError, match=r"duplicated column names \['a'\]"):

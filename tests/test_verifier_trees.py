@@ -434,31 +434,10 @@ def test_adult_depth8_exact_against_monte_carlo_and_data():
 
 # ------------------------------------------------------------------------ verifier path
 def _tree_verifier_class():
-    """FairnessVerifier with the tree path routed through today's path hooks.
-
-    Stands for the wiring of ``_TreePathMixin`` into ``FairnessVerifier`` (see the
-    module docstring of ``_trees_path``) until the verifier dispatches to it itself.
-    """
+    """FairnessVerifier, which dispatches decision trees to the exact tree path."""
     from skfairverify import FairnessVerifier
-    from skfairverify.verification._trees_path import _TreePathMixin
 
-    class TreeVerifier(_TreePathMixin, FairnessVerifier):
-        def _select_path(self, frame, y, weight):
-            self._read_tree()
-            return "sampling"  # the hooks below run the exact tree path
-
-        def _fit_sampling(self, frame, sensitive, y_pos, weight):
-            self._fit_tree(frame, sensitive, y_pos, weight)
-
-        def _evaluate_sampling(self, frame, y_pos, encoding, weight):
-            return self._evaluate_tree(frame, y_pos, encoding, weight)
-
-        def _sampled_influence(self, networks):
-            return [tree_group_rates(n, self._tree_indicators, None, self._sens_idx,
-                                     self._group_codes, self.max_table_size)
-                    for n in networks]
-
-    return TreeVerifier
+    return FairnessVerifier
 
 
 def test_verifier_tree_path_equals_enumeration():

@@ -71,5 +71,6 @@ def test_unrelated_pgmpy_warning_reaches_user(monkeypatch):
 
     monkeypatch.setattr(HillClimbSearch, "fit", noisy_fit)
     codes, names, cards = _codes()
-    _, caught = _no_warnings(lambda: learn_network(codes, names, cards, ["a"]))
+    _, caught = _no_warnings(lambda: learn_network(codes, names, cards, ["a"],
+                                                   structure_search="pgmpy"))
     assert caught == ["a real problem in the search"]

@@ -130,7 +130,10 @@ def _verification_section(verifier, fif, X_test, y_test) -> dict:
         "least_favored_group": jsonable(verifier.least_favored_group_),
         "agreement": float(verifier.agreement_),
         "n_bins": verifier.n_bins_,
-        "multiplier": int(verifier.multiplier_),
+        "multiplier": None if verifier.multiplier_ is None else int(verifier.multiplier_),
+        "method": verifier.method_,
+        "metric_intervals": jsonable(verifier.metric_intervals_),
+        "n_samples": int(verifier.n_samples_),
         "network_edges": _network_edges(verifier.network_),
         "fairness_influence": records(fif.table),
         "fairness_influence_units": FIF_UNITS,
@@ -140,7 +143,7 @@ def _verification_section(verifier, fif, X_test, y_test) -> dict:
 def _verify_step(audit: _Audit, timings: dict) -> None:
     from ..verification import FairnessVerifier
 
-    audit.say("verifying: learning the Bayesian network and computing exact group rates")
+    audit.say("verifying: learning the Bayesian network and computing the group rates")
     t0 = time.perf_counter()
     verifier = FairnessVerifier(audit.frozen, audit.sensitive_features,
                                 random_state=audit.random_state,
@@ -188,6 +191,8 @@ def _counterfactual_section(cf, result, attribute: str, k: int, caught: list,
         "units": "CFlips@k and nDCCF@k are shares in [0, 1] (means over the refused "
                  "test rows); CFlips 0 = fair, nDCCF 1 = fair",
         "sensitive_classifier": _classifier_summary(result.sensitive_classifier),
+        "generator": cf.generator if isinstance(cf.generator, str)
+        else type(cf.generator).__name__,
         "warnings": [str(w.message) for w in caught],
     }
 
@@ -423,6 +428,9 @@ def run_audit(
             "train_accuracy": float(model.score(X_train, y_train)),
             "test_accuracy": float(model.score(X_test, y_test)),
         },
+        settings={"random_state": random_state, "test_size": test_size, "k": k,
+                  "n_esl_features": n_esl_features, "max_fits": max_fits,
+                  "steps": list(steps)},
     )
     audit = _Audit(X_train, X_test, y_train, y_test, model, model.predict(X_test),
                    sensitive_features, random_state, verbose, figures, report, privileged)

@@ -11,7 +11,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils.validation import column_or_1d
 
 from ..s3p import BayesNet
-from ..utils._validation import check_unambiguous
+from ..utils._validation import check_unambiguous, check_unique_columns
 
 __all__ = [
     "check_binary", "check_y_shape", "estimator_has", "positive_rows", "same_label",
@@ -109,11 +109,16 @@ class _InputChecksMixin:
                 "Sparse data was passed for X, but dense data is required: "
                 "FairnessVerifier reads X as a table. Convert it with X.toarray()."
             )
+        self._positional_labels = None
         if isinstance(X, pd.DataFrame):
+            check_unique_columns(X)
             frame = X.copy()
             # Not-string column names are not feature names for scikit-learn: the
-            # estimator then reads the columns by position, as x0, x1, ...
+            # estimator then reads the columns by position, as x0, x1, ...; an integer
+            # sensitive_features is then one of these labels (see _sensitive_names).
             named = all(isinstance(c, str) for c in frame.columns)
+            if not named:
+                self._positional_labels = list(frame.columns)
             frame.columns = [c if named else f"x{i}" for i, c in enumerate(frame.columns)]
         else:
             arr = np.asarray(X, dtype=object)

@@ -124,13 +124,32 @@ class _SensitiveMixin:
             raise ValueError("sensitive_features is empty; name at least one column.")
         names = []
         for item in items:
-            name = sensitive_column_name(item, frame)
+            name = sensitive_column_name(self._as_position(item), frame)
             if name in names:
                 raise ValueError(f"Sensitive feature {name!r} is listed twice.")
             names.append(name)
         for name in names:
             check_sensitive_column(frame[name], name)
         return names
+
+    def _as_position(self, item):
+        """An integer label of ``X``'s (non-string) columns as its position, else ``item``.
+
+        ``X`` with integer column labels is read by position (``x0, x1, ...``, as
+        scikit-learn does); ``sensitive_features=3`` then names the column labelled 3,
+        wherever it stands. With string column names or an array, an integer is a
+        position.
+        """
+        labels = getattr(self, "_positional_labels", None)
+        if labels is None or not isinstance(item, Integral) or isinstance(item, bool):
+            return item
+        matches = [i for i, c in enumerate(labels) if isinstance(c, Integral) and c == item]
+        if not matches:
+            raise ValueError(
+                f"Sensitive feature {item!r} is not a column label of X; its labels: "
+                f"{labels[:20]}."
+            )
+        return matches[0]
 
     def _with_sensitive_values(self, frame, values, *, fitting: bool):
         """``frame`` with the sensitive values as columns, and the names of those columns."""

@@ -354,10 +354,10 @@ def tree_encoding_from_network(network, leaves: TreeLeaves, sensitive) -> Encodi
             )
         if numeric_read or (vals is not None and name not in leaves.categories and not sens):
             variables.append(Variable(name, "values", states, np.zeros(len(states)), sens,
-                                      values=vals))
+                                      values=vals, named_states=True))
         else:
             variables.append(Variable(name, "categories", states, np.zeros(len(states)),
-                                      sens))
+                                      sens, named_states=True))
     return Encoding(variables)
 
 

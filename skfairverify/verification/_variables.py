@@ -24,7 +24,7 @@ import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from ..preprocessing import BinningDiscretizer
-from ..utils._validation import check_unambiguous
+from ..utils._categories import match_categories
 
 __all__ = ["Variable", "Encoding", "MAX_SENSITIVE_VALUES"]
 
@@ -44,6 +44,7 @@ class Variable:
     values: np.ndarray | None = None  # numeric value of every state ("binned", "values")
     widths: np.ndarray | None = None  # width of every bin within [min, max] ("binned")
     coef: float | None = None  # the rule's coefficient ("values" built from data)
+    named_states: bool = False  # states are a user network's state names (strings)
     edges: np.ndarray | None = None  # bin edges ("binned")
 
     def support_distribution(self) -> np.ndarray:
@@ -66,24 +67,24 @@ def _is_numeric(col: pd.Series) -> bool:
     return is_numeric_dtype(col) and not is_bool_dtype(col)
 
 
-def _map_categories(col: pd.Series, states: list, name: str) -> np.ndarray:
-    check_unambiguous(col, name)
-    lookup = {}
-    for k, s in enumerate(states):
-        lookup.setdefault(s, k)
-        lookup.setdefault(str(s), k)
-    out = np.empty(len(col), dtype=np.int64)
-    unknown = []
-    for i, v in enumerate(col.to_numpy(dtype=object)):
-        k = lookup.get(v)
-        if k is None:
-            k = lookup.get(str(v))
-        if k is None:
-            unknown.append(v)
-            k = -1
-        out[i] = k
-    if unknown:
-        shown = sorted({str(u) for u in unknown})[:5]
+def _map_categories(col: pd.Series, states: list, name: str, *,
+                    by_name: bool = False) -> np.ndarray:
+    """State of every value of ``col``, by the package's one category rule.
+
+    Values match states as everywhere else in the package
+    (:func:`~skfairverify.utils._categories.match_categories`: ``1`` is ``1.0``, never
+    ``"1"``), so the verifier's variables and the rule's indicators cannot disagree.
+    ``by_name``: the states are the string names of a user-given network's states, which
+    a value matches by its printed form.
+    """
+    if by_name:
+        lookup = {str(s): k for k, s in reversed(list(enumerate(states)))}
+        out = np.array([lookup.get(str(v), -1) for v in col.to_numpy(dtype=object)],
+                       dtype=np.int64)
+    else:
+        out = match_categories(col, states, name=name)
+    if (out < 0).any():
+        shown = sorted({str(u) for u in col.to_numpy(dtype=object)[out < 0]})[:5]
         raise ValueError(
             f"Column {name!r} has values {shown} that are not states of its variable "
             f"(states: {[str(s) for s in states][:10]}): values not seen when the verifier "
@@ -191,8 +192,8 @@ class Encoding:
                     # of a training split) stay states, so that other data can be
                     # verified with the same variables; smoothing gives them some mass.
                     seen += [v for v in col.cat.categories if v not in set(seen)]
-                known = set(states) | {str(s) for s in states}
-                extra = [v for v in seen if v not in known and str(v) not in known]
+                pos = match_categories(seen, states, name=c)
+                extra = [v for v, p in zip(seen, pos) if p < 0]
                 try:
                     extra = sorted(extra)
                 except TypeError:
@@ -289,7 +290,8 @@ class Encoding:
                 coef = rule.category_coef(name)
                 lookup = {str(k): float(v) for k, v in coef.items()}
                 contrib = np.array([lookup.get(str(s), 0.0) for s in states])
-                variables.append(Variable(name, "categories", states, contrib, sens))
+                variables.append(Variable(name, "categories", states, contrib, sens,
+                                          named_states=True))
             elif name in rule.numeric_features:
                 try:
                     vals = np.array([float(s) for s in states])
@@ -300,10 +302,12 @@ class Encoding:
                         f"stands for); got {states}."
                     ) from None
                 w = float(rule.coef[name])
-                variables.append(Variable(name, "values", states, w * vals, sens, values=vals))
+                variables.append(Variable(name, "values", states, w * vals, sens,
+                                          values=vals, named_states=True))
             else:
                 variables.append(
-                    Variable(name, "categories", states, np.zeros(len(states)), sens)
+                    Variable(name, "categories", states, np.zeros(len(states)), sens,
+                             named_states=True)
                 )
         return cls(variables)
 
@@ -355,11 +359,12 @@ class Encoding:
                 out[:, k] = bins[:, self.binned.index(v.name)]
             elif v.kind == "values":
                 if v.sensitive:
-                    out[:, k] = _map_categories(col, v.states, v.name)
+                    out[:, k] = _map_categories(col, v.states, v.name,
+                                                by_name=v.named_states)
                 else:
                     out[:, k] = _match_values(v.values, col.to_numpy(dtype=float), v.name)
             else:
-                out[:, k] = _map_categories(col, v.states, v.name)
+                out[:, k] = _map_categories(col, v.states, v.name, by_name=v.named_states)
         return out
 
     def contributions(self, codes: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ from ._checks import (
 from ._influence import group_rates, uniform_network
 from ._learning import _NetworkMixin
 from ._linear_path import _LinearPathMixin
+from ._network import resolve_structure_search
 from ._paths_sampling import _SamplingPathMixin
 from ._quantization import _QuantizationMixin
 from ._results import FairnessInfluenceResult, VerificationResult
@@ -84,10 +85,13 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     is within one standard error of the best one, the finest resolution (most bins,
     then largest multiplier) wins, since smaller differences are held-out noise.
 
-    Network: ``network="learn"`` runs pgmpy's hill climbing with the K2 score with no
-    edge into a sensitive variable, the sensitive variables as parents of every other
+    Network: ``network="learn"`` finds the structure of best K2 score with no edge
+    into a sensitive variable, the sensitive variables as parents of every other
     variable (free for the exact engine, which keeps them in its table to index the
-    groups) and at most ``max_indegree`` further parents; the search
+    groups) and at most ``max_indegree`` further parents: exactly for
+    ``max_indegree=1`` (a maximum-weight branching of the pairwise K2 gains given the
+    sensitive parents, a tree-augmented network), by hill climbing on cached counts
+    for more parents (``structure_search_`` says which ran); the search
     runs on a copy of the data with at most 5 merged bins per numeric variable (fast,
     and robust to sparse counts), the parameters are then estimated on the full bins
     by maximum likelihood with a light BDeu smoothing (equivalent sample size 1), so no
@@ -251,6 +255,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         same event, so jointly at ``confidence``); ``(value, value)`` on an exact path.
     n_samples_ : int
         Rows sampled by ``fit`` (0 on an exact path).
+    structure_search_ : {"tan", "hill_climb"} or None
+        The structure search that learned ``network_``: ``"tan"`` (the exact optimum,
+        ``max_indegree=1``) or ``"hill_climb"``; None for ``network="independent"`` or
+        a user BayesNet.
     most_favored_group_ : dict
         Sensitive feature -> value of the group with the largest positive rate.
     least_favored_group_ : dict
@@ -547,6 +555,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             frame, y, weight = positive_rows(frame, y, weight)
         self.estimator_ = self._fit_estimator(X, y, weight, frame[sensitive])
         self.method_ = self._select_path(frame, y, weight)
+        learned = isinstance(self.network, str) and self.network == "learn"
+        self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
+                                  if learned else None)
         y_pos = None if y is None else self._positive_labels(y, len(frame))
         if self.method_ == "sampling":
             self._fit_sampling(frame, sensitive, y_pos, weight)
@@ -840,6 +851,12 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         """
         check_is_fitted(self)
         return self.estimator_.decision_function(X)
+
+    def _html_repr(self):
+        """Notebook display: scikit-learn's parameter diagram, then what fit found."""
+        from ..utils._html import verifier_html
+
+        return super()._html_repr() + (verifier_html(self) if hasattr(self, "groups_") else "")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
