@@ -95,8 +95,6 @@ MISTAKES = [
      "is not a model saved with joblib or pickle"),
     (["--csv", "{d}/data.csv", *CSV, "--model", "{d}/nothing.joblib"],
      "No such file or directory"),
-    (["--dataset", "german", "--model", "{d}/forest.joblib"],
-     "'RandomForestClassifier' is not a linear classifier"),
     (["--dataset", "german", "--model", "{d}/other_columns.joblib"],
      "was fitted on column(s) ['height'] that the data lacks"),
     (["--dataset", "german", "--target", "credit"], "--target and --positive apply to --csv"),
@@ -350,3 +348,47 @@ def test_run_audit_passes_max_fits_to_the_esl_guard():
     with pytest.raises(TableTooLargeError, match="max_fits"):
         run_audit(data.data, data.target, "sex", steps=["esl"], n_esl_features=3,
                   max_fits=6, verbose=0)  # 2**3 - 1 = 7 fits needed
+
+
+def test_any_binary_classifier_is_accepted_before_the_run(files, capsys, monkeypatch):
+    """A fitted forest on the data's columns reaches the run (no linear-only refusal);
+    a multiclass model is refused in one line."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from skfairverify.datasets import load_german
+
+    X = load_german(as_frame=True).data
+    num = X.select_dtypes("number")
+    y = (num.iloc[:, 0] > num.iloc[:, 0].median()).astype(int)
+    joblib.dump(RandomForestClassifier(n_estimators=3, random_state=0).fit(num, y),
+                files / "german_forest.joblib")
+    joblib.dump(RandomForestClassifier(n_estimators=3, random_state=0).fit(
+        num, np.arange(len(num)) % 3), files / "three.joblib")
+
+    def started(*args, **kwargs):
+        raise _RunStarted
+
+    monkeypatch.setattr(cli, "run_audit", started)
+    with pytest.raises(_RunStarted):
+        main(["audit", "--dataset", "german", "--model", str(files / "german_forest.joblib"),
+              "--quiet"])
+    code, out, err = _run(["--dataset", "german", "--model", str(files / "three.joblib"),
+                           "--quiet"], capsys)
+    assert code == 2 and "needs a binary classifier" in err and len(err.splitlines()) == 1
+
+
+def test_top_features_of_a_non_linear_model_rank_by_permutation():
+    """The column the forest's decisions depend on comes first; a linear model keeps its
+    closed-form ranking; without y a non-linear model is refused."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from skfairverify.audit._data import top_features
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"noise": rng.normal(size=400), "signal": rng.normal(size=400),
+                      "weak": rng.normal(size=400)})
+    y = ((X.signal + 0.2 * X.weak) > 0).astype(int)
+    forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    assert top_features(forest, X, list(X.columns), 2, y=y) == ["signal", "weak"]
+    with pytest.raises(ValueError, match="needs the labels y"):
+        top_features(forest, X, list(X.columns), 2)

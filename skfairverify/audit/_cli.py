@@ -70,8 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     audit = sub.add_parser(
-        "audit", help="audit a linear model on a bundled dataset or a CSV file",
-        description="Train (or load) a linear model and print one fairness report: "
+        "audit", help="audit a classifier on a bundled dataset or a CSV file",
+        description="Train a linear model (or load any fitted classifier) and print one "
+                    "fairness report: "
                     "verified group metrics (population under the learned Bayesian "
                     "network, FVGM) beside the empirical ones on the test rows (fairlearn "
                     "MetricFrame), counterfactual flips and ESL values.",
@@ -90,8 +91,10 @@ def _parser() -> argparse.ArgumentParser:
                             "dataset, else the group the model favors most on the "
                             "training rows); the value used is printed")
     audit.add_argument("--model", metavar="FILE",
-                       help="a fitted linear model saved with joblib (taking the data's "
-                            "columns; unpickling runs code: only files you trust)")
+                       help="a fitted binary classifier saved with joblib, taking the data's "
+                            "columns (linear models and decision trees are verified "
+                            "exactly, any other by sampling; unpickling runs code: only "
+                            "files you trust)")
     audit.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
     audit.add_argument("--test-size", type=_ranged(float, 0, 1, closed=False,
                                                    name="--test-size"),
@@ -163,8 +166,6 @@ def _check_output(option: str, path: str | None) -> None:
 def _load_model(path: str, X):
     import joblib
 
-    from .._linear import linear_rule
-
     if Path(path).is_dir():
         raise ValueError(f"--model {path} is a directory, not a saved model.")
     try:
@@ -177,8 +178,11 @@ def _load_model(path: str, X):
     if not (hasattr(model, "fit") and hasattr(model, "predict")):
         raise ValueError(f"--model {path} holds a {type(model).__name__}, not an estimator "
                          "with fit and predict.")
+    classes = getattr(model, "classes_", None)
+    if classes is not None and len(classes) != 2:
+        raise ValueError(f"--model {path} holds a {type(model).__name__} with classes "
+                         f"{list(classes)[:10]}; the audit needs a binary classifier.")
     try:
-        linear_rule(model)
         taking_all_columns(model, X)  # the columns it was fitted on are in the data
     except (TypeError, ValueError) as exc:
         raise ValueError(f"--model {path}: {exc}") from exc

@@ -160,11 +160,20 @@ def resolve_privileged(X: pd.DataFrame, attribute: str, given, dataset: str | No
     return None, None
 
 
-def top_features(model, X: pd.DataFrame, candidates: list[str], n: int) -> list[str]:
-    """The ``n`` raw columns whose contribution to the decision varies most on ``X``."""
+def top_features(model, X: pd.DataFrame, candidates: list[str], n: int, y=None,
+                 random_state=0) -> list[str]:
+    """The ``n`` raw columns that move the model's decisions most on ``X``.
+
+    A linear model (anything :func:`~skfairverify.linear_rule` reads): the spread of each
+    column's contribution to the decision function. Any other model: scikit-learn's
+    permutation importance (accuracy on ``X, y``, 5 repeats), which needs ``y``.
+    """
     from .._linear import linear_rule
 
-    rule = linear_rule(model)
+    try:
+        rule = linear_rule(model)
+    except TypeError:
+        return _permutation_ranking(model, X, candidates, n, y, random_state)
     spread = {}
     for col in candidates:
         if col in rule.numeric_features:
@@ -174,6 +183,18 @@ def top_features(model, X: pd.DataFrame, candidates: list[str], n: int) -> list[
             contrib = X[col].astype(object).map(dict(zip(coefs.index, coefs.to_numpy())))
             spread[col] = float(pd.to_numeric(contrib, errors="coerce").fillna(0.0).std())
     ranked = sorted(spread, key=lambda c: -spread[c])
+    return ranked[:n]
+
+
+def _permutation_ranking(model, X, candidates, n, y, random_state) -> list[str]:
+    """Candidates ranked by permutation importance (the decrease of accuracy)."""
+    from sklearn.inspection import permutation_importance
+
+    if y is None:
+        raise ValueError("Ranking the features of a non-linear model needs the labels y.")
+    result = permutation_importance(model, X, y, n_repeats=5, random_state=random_state)
+    importance = dict(zip(X.columns, result.importances_mean))
+    ranked = sorted(candidates, key=lambda c: -importance[c])
     return ranked[:n]
 
 

@@ -290,7 +290,8 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> N
     first = group_esl(audit.y_test, audit.y_pred, sensitive_features=audit.X_test[attribute],
                       metric="tpr")
     candidates = [c for c in audit.X_train.columns if c not in audit.sensitive_features]
-    chosen = top_features(audit.model, audit.X_train, candidates, n_features)
+    chosen = top_features(audit.model, audit.X_train, candidates, n_features,
+                          y=audit.y_train, random_state=audit.random_state)
     second = esl_decomposition(
         default_model(), audit.X_train, audit.y_train, X_test=audit.X_test,
         y_test=audit.y_test, sensitive_features=attribute, features=chosen, metric="tpr",
