@@ -19,6 +19,7 @@ import heapq
 import math
 
 import numpy as np
+import scipy.fft
 
 _DIRECT_MAX = 48  # convolve directly when the shorter score axis is at most this long
 
@@ -65,11 +66,11 @@ def _multiply_all(factors):
         long = [out]
     elif len(long) > 1:
         length = sum(a.shape[-1] - 1 for a in long) + 1
-        n = 1 << (length - 1).bit_length()
-        spectrum = np.fft.rfft(long[0], n, axis=-1)
+        n = scipy.fft.next_fast_len(length, real=True)
+        spectrum = scipy.fft.rfft(long[0], n, axis=-1)
         for a in long[1:]:
-            spectrum = spectrum * np.fft.rfft(a, n, axis=-1)
-        out = np.fft.irfft(spectrum, n, axis=-1)[..., :length]
+            spectrum = spectrum * scipy.fft.rfft(a, n, axis=-1)
+        out = scipy.fft.irfft(spectrum, n, axis=-1)[..., :length]
         np.maximum(out, 0.0, out=out)  # FFT round-off can leave tiny negatives
         long = [out]
     result = long[0] if long else np.ones((1,) * len(variables) + (1,))
@@ -92,6 +93,57 @@ def _apply_weight(table, axis, weights, keep_axis):
     for k, off in enumerate(weights):
         out[..., off : off + length] += moved[..., k, :]
     return out
+
+
+def _eliminate(factors, v, weights):
+    """Sum ``v`` out of the product of ``factors``, its score shifted by ``weights``.
+
+    ``sum_k short(k, ...) * long(k, ..., s - w_k)``: the factors with a score axis
+    (``long``) are convolved and shifted along ``v`` first, then contracted with the
+    product of the others (``short``, the CPTs) over ``v`` by ``np.einsum`` (a matrix
+    product for a tree edge), instead of broadcasting the product of all of them over
+    ``v``, its parents and the score axis.
+    """
+    long = [f for f in factors if f.table.shape[-1] > 1]
+    short = [f for f in factors if f.table.shape[-1] == 1]
+    if not long or not short or v not in set().union(*(f.vars for f in long)):
+        product = _multiply_all(factors)
+        table = _apply_weight(product.table, product.vars.index(v), weights, keep_axis=False)
+        return _Factor([u for u in product.vars if u != v], table)
+    lg = _multiply_all(long)
+    shifted = _apply_weight(lg.table, lg.vars.index(v), weights, keep_axis=True)
+    sh = _multiply_all(short)
+    if set(lg.vars) <= set(sh.vars):  # a tree edge: batched (parents x v) @ (v x score)
+        return _contract(sh, lg.vars, shifted, v)
+    variables = list(dict.fromkeys(sh.vars + lg.vars))
+    out_vars = [u for u in variables if u != v]
+    letter = {u: chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26)
+              for k, u in enumerate(variables)}
+    if len(variables) > 51:  # pragma: no cover - einsum letters; factors this wide never fit
+        product = _multiply_all(factors)
+        table = _apply_weight(product.table, product.vars.index(v), weights, keep_axis=False)
+        return _Factor([u for u in product.vars if u != v], table)
+    spec = (f"{''.join(letter[u] for u in sh.vars)},{''.join(letter[u] for u in lg.vars)}z"
+            f"->{''.join(letter[u] for u in out_vars)}z")
+    table = np.einsum(spec, sh.table[..., 0], shifted, optimize=True)
+    return _Factor(out_vars, table)
+
+
+def _contract(short, long_vars, shifted, v):
+    """``sum_v short[..., v] * shifted[..., v, s]`` as one batched matrix product.
+
+    The variables of ``shifted`` (``long_vars``, among those of ``short``) other than
+    ``v`` are the batch; the other variables of ``short`` the rows.
+    """
+    batch = [u for u in long_vars if u != v]
+    rest = [u for u in short.vars if u not in long_vars]
+    table = np.transpose(short.table[..., 0], [short.vars.index(u) for u in batch + rest + [v]])
+    sizes = table.shape
+    n_batch, n_rest = math.prod(sizes[:len(batch)]), math.prod(sizes[len(batch):-1])
+    right = np.moveaxis(shifted, long_vars.index(v), -2)  # (batch..., v, score)
+    right = right.reshape(n_batch, sizes[-1], shifted.shape[-1])
+    out = table.reshape(n_batch, n_rest, sizes[-1]) @ right
+    return _Factor(batch + rest, out.reshape(sizes[:-1] + (shifted.shape[-1],)))
 
 
 def elimination_order(problem):
@@ -166,10 +218,7 @@ def run_elimination(problem, order):
     for v in order:
         involved = [f for f in factors if v in f.vars]
         factors = [f for f in factors if v not in f.vars]
-        product = _multiply_all(involved)
-        axis = product.vars.index(v)
-        table = _apply_weight(product.table, axis, problem.weights[v], keep_axis=False)
-        factors.append(_Factor([u for u in product.vars if u != v], table))
+        factors.append(_eliminate(involved, v, problem.weights[v]))
     result = _multiply_all(factors) if factors else _Factor([], np.ones(1))
     table = _align(result, keep)
     for axis, k in enumerate(keep):

@@ -153,7 +153,10 @@ class Plan(Result):
                 pos[states], total[states] = group._execute(legacy)
             return pos, total
         if self.engine == "elimination":
-            return run_elimination(self._problem, self.order)
+            if self.work < _SINGLE_THREAD_WORK:
+                return run_elimination(self._problem, self.order)
+            with single_threaded_blas():  # its products are thin too (CPT x score axis)
+                return run_elimination(self._problem, self.order)
         if legacy:
             return run(self._problem, self.order, legacy=True)
         members = set(self._block)
