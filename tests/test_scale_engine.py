@@ -70,3 +70,21 @@ def test_elimination_with_evidence_star_of_long_messages():
     expected = _enumerate(weights, 0, net, [0])
     got = positive_probability_table(weights, 0, net, [0], method="elimination")
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+def test_planner_skips_random_orders_when_elimination_is_far_cheaper():
+    """A wide tree: no frontier order fits; elimination is chosen without 200 random tries."""
+    from skfairverify.s3p import plan
+
+    rng = np.random.default_rng(3)
+    net = _tan_network(rng, n_features=40, n_states=30, n_sensitive_states=(2,))
+    weights = [rng.integers(-300, 301, c) for c in net.cardinalities]
+    p = plan(weights, 0, net, evidence_vars=[0], max_table_size=5_000_000)
+    runs = list(p.groups.values()) or [p]
+    assert all(r.engine == "elimination" for r in runs)
+    assert p.n_orders < 40  # the candidate orders only (200 random tries per run before)
+    forced = positive_probability_table(weights, 0, net, [0], method="elimination",
+                                        max_table_size=5_000_000)
+    np.testing.assert_allclose(positive_probability_table(weights, 0, net, [0],
+                                                          max_table_size=5_000_000),
+                               forced, rtol=0, atol=1e-12)
