@@ -386,7 +386,9 @@ def _best_frontier_order(problem: Problem, candidates, search: bool = False, riv
     if search and n_linked > 2:
         too_large, work = best[0]
         # a simulation costs ~5 us per variable, the run ~1.5 ns per table entry
-        n_tries = 200 if too_large else int(min(200, work * 3e-5 / n_linked))
+        # too large by more than _RIVAL_MARGIN: random orders will not make it fit
+        hopeless = too_large and work > _RIVAL_MARGIN * limit
+        n_tries = (0 if hopeless else 200) if too_large else int(min(200, work * 3e-5 / n_linked))
         rng = np.random.default_rng(0)
         for _ in range(n_tries):
             consider(random_order(problem, rng))

@@ -87,24 +87,29 @@ class _QuantizationMixin:
 
     def _integer_rule(self, encoding: Encoding, multiplier: int):
         """Integer weights of every state and the threshold of the rule times ``l``."""
-        weights = [quantize(v.contribution, multiplier) for v in encoding.variables]
-        threshold = integer_threshold(int(quantize(self._unit_rule.intercept, multiplier)))
-        return weights, threshold
+        contributions = [v.contribution for v in encoding.variables]
+        flat = quantize(np.concatenate(contributions), multiplier)  # one call, elementwise
+        weights = np.split(flat, np.cumsum([len(c) for c in contributions])[:-1])
+        return weights, self._integer_threshold(multiplier)
+
+    def _integer_threshold(self, multiplier: int) -> int:
+        return integer_threshold(int(quantize(self._unit_rule.intercept, multiplier)))
 
     def _agreements(self, encoding, frame, reference, multipliers, weight) -> np.ndarray:
         """Share of the rows (weighted) where the integer rule decides as ``reference``.
 
         One agreement per multiplier; the rule is the verified one: the sum of the
-        integer weights of the rows' states reaches the integer threshold.
+        integer weights of the rows' states reaches the integer threshold. The rows'
+        real contributions are gathered once; for every multiplier they are rounded as
+        :func:`~skfairverify.preprocessing.quantize` rounds the states' weights
+        (``rint(l * c)``, elementwise, so the same integers) and summed.
         """
-        codes = encoding.codes(frame)
+        contributions = encoding.contributions(encoding.codes(frame))
         out = np.empty(len(multipliers))
         for i, l in enumerate(multipliers):
-            weights, threshold = self._integer_rule(encoding, l)
-            score = np.zeros(len(codes), dtype=np.int64)
-            for j, w in enumerate(weights):
-                score += w[codes[:, j]]
-            out[i] = np.average((score >= threshold) == reference, weights=weight)
+            score = np.rint(float(l) * contributions).astype(np.int64).sum(axis=1)
+            out[i] = np.average((score >= self._integer_threshold(l)) == reference,
+                                weights=weight)
         return out
 
     def _held_out_split(self, n_rows: int):
