@@ -84,8 +84,8 @@ report("hgb", ver, demographic_parity_difference(y, hgb.predict(X), sensitive_fe
 # The sampled rates with their certified intervals (error bars), and the four-fifths
 # line at 0.8 times the largest rate.
 ax = plot_group_rates(ver)
-ax.set_title(f"HistGradientBoosting on Adult: sampled rates, 99% joint intervals "
-             f"(tolerance {TOLERANCE})")
+ax.set_title(f"HistGradientBoosting on Adult: sampled rates,\n99% joint intervals "
+             f"(tolerance {TOLERANCE})", fontsize="medium")
 
 # %%
 # fairlearn mitigators, groups sex

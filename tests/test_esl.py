@@ -734,7 +734,7 @@ def test_plots_smoke():
     ax = plot_group_shares(res)
     assert len(ax.patches) == 2
     ax = plot_group_shares(res, kind="share")
-    assert ax.patches[0].get_height() == pytest.approx(100 * res.shares.iloc[0])
+    assert ax.patches[0].get_width() == pytest.approx(100 * res.shares.iloc[0])
     with pytest.raises(ValueError, match="kind"):
         plot_group_shares(res, kind="pie")
     X, yy = make_data(n=600)
@@ -743,7 +743,7 @@ def test_plots_smoke():
     axes = plot_esl_contributions(dec)
     assert len(axes) == 2 and len(axes[0].patches) == 6
     ax = plot_esl_contributions(dec, value="solidarity")
-    assert ax.patches[0].get_height() == pytest.approx(
+    assert ax.patches[0].get_width() == pytest.approx(
         dec.contributions.loc[("solidarity", "x0"), 0])
     with pytest.raises(TypeError, match="ESLDecompositionResult"):
         plot_esl_contributions(dec.contributions)

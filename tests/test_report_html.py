@@ -161,6 +161,7 @@ def test_figures_sit_in_the_sections_they_illustrate(report, page):
              "Fairness influence of the features": "influence",
              "CFlips@k per group": "counterfactual",
              "First-stage ESL shares": "esl-first",
+             "ESL values and differences with their intervals": "esl-first",
              "Second-stage contributions": "esl-second"}
     assert set(report.figures) == set(where)
     for title, anchor in where.items():

@@ -48,6 +48,7 @@ FIGURE_SECTIONS = {
     "Fairness influence of the features": "influence",
     "CFlips@k per group": "counterfactual",
     "First-stage ESL shares": "esl-first",
+    "ESL values and differences with their intervals": "esl-first",
     "Second-stage contributions": "esl-second",
 }
 

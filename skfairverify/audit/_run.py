@@ -300,9 +300,11 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> N
     timings["esl"] = time.perf_counter() - t0
     audit.report.sections.update(_esl_sections(first, second, attribute, chosen))
     if audit.figures:
-        from ..plotting import plot_esl_contributions, plot_group_shares
+        from ..plotting import plot_esl_contributions, plot_esl_intervals, plot_group_shares
 
         audit.figure("First-stage ESL shares", plot_group_shares(first))
+        audit.figure("ESL values and differences with their intervals",
+                     plot_esl_intervals(first))
         audit.figure("Second-stage contributions", plot_esl_contributions(second))
 
 
