@@ -238,6 +238,11 @@ def _forest(ax, rows: pd.DataFrame, reference) -> None:
         ax.axvline(reference, color="black", lw=0.8)
     ax.set_yticks(pos, list(rows.index))
     ax.set_ylim(len(rows) - 0.5, -0.5)
+    # A few round ticks: the default locator crowds a narrow interval's axis with
+    # long labels such as -0.125 that run into each other.
+    from matplotlib.ticker import MaxNLocator  # lazily: matplotlib is an extra
+
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
 
 
 def _significance_handles():
