@@ -122,7 +122,8 @@ def test_bundled_dataset_text_report_and_html(tmp_path, capsys):
     assert "Counterfactual fairness (sex, k=3)" in text
     assert "ESL values, first stage (sex, metric tpr)" in text
     page = out.read_text()
-    assert page.count("data:image/png;base64,") == 3  # CFlips@k, ESL shares, contributions
+    # CFlips@k, ESL shares, ESL intervals, contributions
+    assert page.count("data:image/png;base64,") == 4
     assert "Counterfactual fairness" in page
     # without the verify step the empirical rates are still shown, labelled
     assert "empirical: test rows, fairlearn MetricFrame" in " ".join(text.split())
