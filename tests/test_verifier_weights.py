@@ -70,7 +70,9 @@ def _assert_same(a: FairnessVerifier, b: FairnessVerifier):
 def test_integer_weights_equal_repeated_rows(network):
     X, y = _data()
     w = np.random.default_rng(1).integers(1, 4, len(X))
-    params = dict(network=network, n_bins=8, multiplier=100, mediators=["x1"])
+    # the same random_state: the posterior draws see the same (weighted) counts
+    params = dict(network=network, n_bins=8, multiplier=100, mediators=["x1"],
+                  random_state=0)
     model = _frozen(X, y)
     weighted = FairnessVerifier(model, ["a", "s"], **params).fit(X, y, sample_weight=w)
     Xr, yr = _repeat(X, y, w)
@@ -112,7 +114,8 @@ def test_verify_integer_weights_equal_repeated_rows():
     X, y = _data(seed=5)
     test, y_test = _data(n=300, seed=6)
     w = np.random.default_rng(7).integers(1, 5, len(test))
-    ver = FairnessVerifier(_frozen(X, y), ["a", "s"], n_bins=8, multiplier=100).fit(X, y)
+    ver = FairnessVerifier(_frozen(X, y), ["a", "s"], n_bins=8, multiplier=100,
+                           random_state=0).fit(X, y)
     weighted = ver.verify(test, y_test, sample_weight=w)
     Xr, yr = _repeat(test, y_test, w)
     repeated = ver.verify(Xr, yr)
@@ -217,7 +220,7 @@ def test_scorer_metadata_route_with_weights():
 def test_results_and_sensitive_features_():
     X, y = _data(n=400, seed=16)
     ver = FairnessVerifier(_frozen(X, y), ["a", "s"], network="independent", n_bins=5,
-                           multiplier=20).fit(X, y)
+                           multiplier=20, random_state=0).fit(X, y)
     assert ver.sensitive_features_ == ["a", "s"]
     res = ver.verify(X, y)
     pd.testing.assert_frame_equal(res.to_frame(), ver.groups_)

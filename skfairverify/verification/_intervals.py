@@ -15,6 +15,12 @@ be combined with the Monte Carlo error here.
   contains its rate simultaneously, wherever the sampler stops.
 * Metrics (:func:`metric_intervals`): bounds derived from the group bounds by interval
   arithmetic, valid (conservative) on the same event.
+* Uncertainty of the network (``n_draws > 0``, exact paths): the network's parameters
+  given its structure have a Dirichlet posterior; every rate is solved exactly under each
+  of ``n_draws`` drawn networks, and every interval (rates and metrics, the metric of
+  each draw from the rates of the same draw: :func:`draw_metric_intervals`) is the
+  equal-tailed credible interval of the draws at ``credible_level``
+  (:func:`credible_bounds`).
 """
 
 from __future__ import annotations
@@ -22,8 +28,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import beta
 
+from ._posterior import credible_intervals, metric_draws
+
 __all__ = [
     "clopper_pearson",
+    "credible_bounds",
+    "draw_metric_intervals",
     "exact_interval",
     "gap_interval",
     "metric_intervals",
@@ -197,3 +207,94 @@ def metric_intervals(bounds: dict, metrics) -> dict:
         elif name == "path_specific_causal":
             out[name] = gap_interval(*bounds["path_specific_rate"])
     return {k: (float(lo), float(hi)) for k, (lo, hi) in out.items()}
+
+
+def credible_bounds(draws: np.ndarray, level: float):
+    """Equal-tailed credible bounds of every column of ``draws`` (NaN columns kept NaN).
+
+    Parameters
+    ----------
+    draws : ndarray of shape (n_draws, n_groups)
+        A rate of every group under every posterior draw of the network; a group
+        without that rate (no row of the label) is a column of NaN.
+    level : float
+        Posterior probability of every interval.
+
+    Returns
+    -------
+    low, high : ndarray of shape (n_groups,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._intervals import credible_bounds
+    >>> draws = np.column_stack([np.arange(101.0), np.full(101, np.nan)])
+    >>> low, high = credible_bounds(draws, 0.9)
+    >>> low.round(6).tolist(), np.isnan(high[1])
+    ([4.1, nan], np.True_)
+    """
+    draws = np.asarray(draws, dtype=float)
+    low = np.full(draws.shape[1], np.nan)
+    high = low.copy()
+    keep = ~np.isnan(draws).any(axis=0)
+    if keep.any():
+        low[keep], high[keep] = credible_intervals(draws[:, keep], level)
+    return low, high
+
+
+def _gap_draws(draws: np.ndarray):
+    """Statistical parity gap of every draw over the groups with a rate (None if < 2)."""
+    present = draws[:, ~np.isnan(draws).any(axis=0)]
+    if present.shape[1] < 2:
+        return None
+    return metric_draws(present)["statistical_parity"]
+
+
+def draw_metric_intervals(draws: dict, metrics, level: float) -> dict:
+    """Credible interval of every metric from the rates of the same posterior draws.
+
+    Parameters
+    ----------
+    draws : dict
+        Rate name -> ndarray of shape (n_draws, n_groups) (see :func:`credible_bounds`):
+        ``"positive_rate"`` and, as the metrics need them, ``"true_positive_rate"``,
+        ``"false_positive_rate"``, ``"path_specific_rate"``.
+    metrics : iterable of str
+        The metrics whose intervals to compute.
+    level : float
+        Posterior probability of every interval.
+
+    Returns
+    -------
+    dict
+        Metric name -> ``(low, high)``: the metric is computed on every draw (equalized
+        odds: the larger of the TPR and FPR gaps of the draw) and its equal-tailed
+        credible interval taken, so the interval is that of the metric itself, not a
+        box around the groups' intervals.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._intervals import draw_metric_intervals
+    >>> rng = np.random.default_rng(0)
+    >>> rates = np.column_stack([rng.beta(20, 80, 400), rng.beta(50, 50, 400)])
+    >>> low, high = draw_metric_intervals({"positive_rate": rates},
+    ...                                   ["statistical_parity"], 0.95)["statistical_parity"]
+    >>> bool(0.15 < low < 0.3 < high < 0.45)
+    True
+    """
+    out = {}
+    for name in metrics:
+        if name in ("disparate_impact", "statistical_parity"):
+            values = metric_draws(draws["positive_rate"])[name]
+        elif name == "equalized_odds":
+            gaps = [_gap_draws(draws[c]) for c in ("true_positive_rate",
+                                                   "false_positive_rate")]
+            values = np.max([g for g in gaps if g is not None], axis=0)
+        elif name == "path_specific_causal":
+            values = _gap_draws(draws["path_specific_rate"])
+        else:
+            continue
+        low, high = credible_intervals(values, level)
+        out[name] = (float(low), float(high))
+    return out

@@ -8,8 +8,11 @@ from tqdm.auto import tqdm
 
 from ..s3p import BayesNet
 from ._network import check_learning_size, independent_network, learn_network
+from ._parameters import estimate_cpts, prior_pseudo_counts
+from ._posterior import posterior_networks
 
-__all__ = ["EQUIVALENT_SAMPLE_SIZE", "STRUCTURE_BINS", "group_support"]
+__all__ = ["EQUIVALENT_SAMPLE_SIZE", "STRUCTURE_BINS", "group_support", "sensitive_groups"]
+
 
 def group_support(sens_codes: np.ndarray, weight):
     """Distinct compound groups (rows of codes) and their rows, or summed weights."""
@@ -20,6 +23,18 @@ def group_support(sens_codes: np.ndarray, weight):
         return group_codes, counts.astype(np.int64)
     return group_codes, np.bincount(inverse.ravel(), weights=weight,
                                     minlength=len(group_codes))
+
+
+def sensitive_groups(codes: np.ndarray, sens_idx, weight):
+    """Codes of the sensitive variables, the compound groups and their supports.
+
+    A ValueError when the rows hold a single compound group.
+    """
+    sens_codes = codes[:, sens_idx]
+    group_codes, support = group_support(sens_codes, weight)
+    if len(group_codes) < 2:
+        raise ValueError("X holds a single compound sensitive group; fairness needs two.")
+    return sens_codes, group_codes, support
 
 
 #: Largest number of states of a binned variable during the structure search.
@@ -35,14 +50,12 @@ class _NetworkMixin:
         """Codes of the sensitive variables, the groups, their supports and the networks.
 
         The networks are learned on all rows, and with labels on ``Y = 1`` and ``Y = 0``.
+        Also returns the state codes of the rows (for the posterior draws).
         """
         codes = encoding.codes(frame)
-        sens_codes = codes[:, self._sens_idx]
-        group_codes, support = group_support(sens_codes, weight)
-        if len(group_codes) < 2:
-            raise ValueError("X holds a single compound sensitive group; fairness needs two.")
+        sens_codes, group_codes, support = sensitive_groups(codes, self._sens_idx, weight)
         networks = self._learn_networks(encoding, codes, y_pos, weight)
-        return sens_codes, group_codes, support, networks
+        return sens_codes, group_codes, support, networks, codes
 
     def _network_for(self, encoding, codes, weight):
         names, cards = encoding.names, encoding.cardinalities
@@ -51,7 +64,7 @@ class _NetworkMixin:
         if self.network == "independent":
             return independent_network(codes, names, cards, EQUIVALENT_SAMPLE_SIZE,
                                        sample_weight=weight)
-        return learn_network(
+        net = learn_network(
             codes,
             names,
             cards,
@@ -63,6 +76,32 @@ class _NetworkMixin:
             sample_weight=weight,
             max_table_size=self.max_table_size,
         )
+        if self.prior == "bdeu":
+            return net
+        cpts = estimate_cpts(codes, cards, net.parents, self._sens_idx, sample_weight=weight,
+                             equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE, prior=self.prior)
+        return BayesNet(cards, net.parents, cpts, names=net.names,
+                        state_names=net.state_names)
+
+    def _posterior_draws(self, network, codes, weight, rng) -> list:
+        """``n_draws`` networks from the posterior of ``network``'s parameters.
+
+        The posterior of the prior of the point estimate (``prior``: BDeu, or the
+        hierarchical prior's pseudo-counts with its target refitted per draw), given
+        the rows ``codes`` the network was learned from.
+        """
+        pseudo = None
+        learned = isinstance(self.network, str) and self.network == "learn"
+        if learned and self.prior != "bdeu":
+            pseudo, _ = prior_pseudo_counts(
+                codes, network.cardinalities, network.parents, self._sens_idx,
+                sample_weight=weight, equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
+                prior=self.prior, random_state=rng, n_draws=self.n_draws,
+                max_table_size=self.max_table_size)
+        return posterior_networks(network, codes, sample_weight=weight,
+                                  equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
+                                  n_draws=self.n_draws, random_state=rng,
+                                  max_table_size=self.max_table_size, pseudo_counts=pseudo)
 
     def _learn_networks(self, encoding, codes, y_pos, weight):
         """Networks on all rows, and on the rows with ``Y = 1`` and ``Y = 0``."""

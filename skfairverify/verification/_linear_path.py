@@ -6,12 +6,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from sklearn.utils import check_random_state
 
 from ..s3p import BayesNet, TableTooLargeError
 from ._influence import edge_specific_network, fvgm_mediated_network, group_rates
-from ._intervals import exact_interval, metric_intervals
+from ._intervals import credible_bounds, draw_metric_intervals, exact_interval, metric_intervals
 from ._learning import group_support
 from ._metrics import disparate_impact, favored_indices, rate_gap
+from ._posterior import shared_plan_rates
 from ._variables import Encoding
 
 # group_support lives in _learning; kept importable here for the tree path.
@@ -55,10 +57,14 @@ class Evaluation:
     least_favored: int
     bounds: dict = field(default_factory=dict)  # rate name -> (low, high) over groups
     n_samples: int = 0  # rows sampled (sampling path)
+    draws: dict | None = None  # rate name -> (n_draws, n_groups) posterior draws
+    level: float = 0.95  # credible level of the draws' intervals
 
     @property
     def metric_intervals(self) -> dict:
-        """Interval of every metric from the rates' bounds (see ``._intervals``)."""
+        """Interval of every metric, from the posterior draws or the rates' bounds."""
+        if self.draws:
+            return draw_metric_intervals(self.draws, self.metrics, self.level)
         return metric_intervals(self.bounds, self.metrics)
 
 
@@ -76,39 +82,47 @@ class _LinearPathMixin:
         ``multipliers`` lists the multipliers to try in order: when the engine's table
         for one is too large, the next (smaller) one is used.
         """
-        sens_codes, group_codes, support, networks = self._groups_and_networks(
-            frame, y_pos, encoding, weight)
+        data = self._groups_and_networks(frame, y_pos, encoding, weight)
         for k, l in enumerate(multipliers):
             try:
-                return self._evaluate_at(l, encoding, networks, group_codes, support,
-                                         sens_codes, y_pos)
+                return self._evaluate_at(l, encoding, data, y_pos, weight)
             except TableTooLargeError:
                 if k + 1 == len(multipliers):
                     raise
         raise RuntimeError("no multiplier to try")  # pragma: no cover
 
-    def _evaluate_at(self, multiplier, encoding, networks, group_codes, support, sens_codes,
-                     y_pos) -> Evaluation:
-        """Group rates and metrics of the integer rule with the multiplier ``l``."""
+    def _evaluate_at(self, multiplier, encoding, data, y_pos, weight) -> Evaluation:
+        """Group rates and metrics of the integer rule with the multiplier ``l``.
+
+        ``data`` is what ``_groups_and_networks`` returns.
+        """
         weights, threshold = self._integer_rule(encoding, multiplier)
+        group_codes = data[1]
 
         def rates_of(net):
             return group_rates(net, weights, threshold, self._sens_idx, group_codes,
                                self.max_table_size)
 
-        ev = self._exact_evaluation(rates_of, encoding, networks, group_codes, support,
-                                    sens_codes, y_pos)
+        def plan_of(net):  # the draws share the point network's structure: plan once
+            return shared_plan_rates(net, weights, threshold, self._sens_idx, group_codes,
+                                     max_table_size=self.max_table_size)
+
+        ev = self._exact_evaluation(rates_of, plan_of, encoding, data, y_pos, weight)
         ev.multiplier, ev.weights, ev.threshold = multiplier, weights, threshold
         return ev
 
-    def _exact_evaluation(self, rates_of, encoding, networks, group_codes, support,
-                          sens_codes, y_pos) -> Evaluation:
-        """Groups table and metrics from ``rates_of(network)``, the exact group rates."""
+    def _exact_evaluation(self, rates_of, plan_of, encoding, data, y_pos,
+                          weight) -> Evaluation:
+        """Groups table and metrics from ``rates_of(network)``, the exact group rates.
+
+        ``plan_of(network)`` returns the rates function for the posterior draws of
+        ``network`` (``n_draws > 0``), whose credible intervals are then the intervals.
+        """
+        sens_codes, group_codes, support, networks, codes = data
         rates = rates_of(networks[0])
         groups = self._group_table(encoding, group_codes)
         groups["positive_rate"] = rates
         groups["support"] = support
-        groups["ci_low"], groups["ci_high"] = exact_interval(rates)
         metrics = {
             "disparate_impact": disparate_impact(rates),
             "statistical_parity": rate_gap(rates),
@@ -123,14 +137,65 @@ class _LinearPathMixin:
             if any(g is not None for g in gaps):
                 metrics["equalized_odds"] = max(g for g in gaps if g is not None)
         i_max, i_min = favored_indices(rates)
+        mediated = None
         if self._mediators:
-            pcf_rates = rates_of(self._mediated_network(encoding, networks[0],
-                                                        group_codes[i_max]))
+            mediated = self._mediated_network(encoding, networks[0], group_codes[i_max])
+            pcf_rates = rates_of(mediated)
             groups["path_specific_rate"] = pcf_rates
             metrics["path_specific_causal"] = rate_gap(pcf_rates)
-        bounds = {c: exact_interval(groups[c]) for c in RATE_COLUMNS if c in groups}
+        draws = self._rate_draws(plan_of, encoding, data, y_pos, weight, groups,
+                                 group_codes[i_max], mediated)
+        bounds = {}
+        for c in RATE_COLUMNS:
+            if c in groups:
+                bounds[c] = (credible_bounds(draws[c], self.credible_level) if draws
+                             else exact_interval(groups[c]))
+        at = groups.columns.get_loc("support") + 1
+        groups.insert(at, "ci_low", bounds["positive_rate"][0])
+        groups.insert(at + 1, "ci_high", bounds["positive_rate"][1])
         return Evaluation(None, None, None, networks[0], group_codes, groups, metrics,
-                          i_max, i_min, bounds=bounds)
+                          i_max, i_min, bounds=bounds, draws=draws,
+                          level=self.credible_level)
+
+    def _draws_wanted(self) -> bool:
+        """Posterior draws: ``n_draws > 0`` and a network learned from the data."""
+        return self.n_draws > 0 and not isinstance(self.network, BayesNet)
+
+    def _rate_draws(self, plan_of, encoding, data, y_pos, weight, groups, favored,
+                    mediated) -> dict | None:
+        """Every rate column of ``groups`` under ``n_draws`` posterior networks.
+
+        The draws of all rows serve the positive and the path-specific rates (the
+        mediated network of each draw, the favored group fixed at the point estimate's);
+        those of the networks of ``Y = 1`` / ``Y = 0`` the true / false positive rates
+        (NaN columns for the groups without a rate).
+        """
+        if not self._draws_wanted():
+            return None
+        _, _, _, networks, codes = data
+        rng = np.random.default_rng(
+            check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        subsets = [("positive_rate", np.ones(len(codes), dtype=bool), networks[0])]
+        if y_pos is not None:
+            subsets += [("true_positive_rate", y_pos, networks[1]),
+                        ("false_positive_rate", ~y_pos, networks[2])]
+        out = {}
+        for column, mask, net in subsets:
+            absent = np.isnan(groups[column].to_numpy())
+            values = np.full((self.n_draws, len(groups)), np.nan)
+            if net is not None and not absent.all():
+                nets = self._posterior_draws(net, codes[mask],
+                                             None if weight is None else weight[mask], rng)
+                rates_of = plan_of(net)
+                values = np.array([rates_of(d) for d in nets], dtype=float)
+                values[:, absent] = np.nan
+                if column == "positive_rate" and mediated is not None:
+                    pcf_of = plan_of(mediated)
+                    out["path_specific_rate"] = np.array([
+                        pcf_of(self._mediated_network(encoding, d, favored)) for d in nets
+                    ], dtype=float)
+            out[column] = values
+        return out
 
     def _group_table(self, encoding, group_codes) -> pd.DataFrame:
         """One column per sensitive feature: the value of each group."""

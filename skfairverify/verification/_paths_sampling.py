@@ -97,7 +97,7 @@ class _SamplingPathMixin:
 
     def _evaluate_sampling(self, frame, y_pos, encoding, weight) -> Evaluation:
         """Networks, sampled group rates with intervals, and metrics on ``frame``."""
-        sens_codes, group_codes, support, networks = self._groups_and_networks(
+        sens_codes, group_codes, support, networks, _ = self._groups_and_networks(
             frame, y_pos, encoding, weight)
         n_rates = 1 + (2 if y_pos is not None else 0) + (1 if self._mediators else 0)
         ctx = _SamplingContext(self, n_rates * len(group_codes), self._sampling_rng())

@@ -14,9 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..s3p import BayesNet
-from ._intervals import exact_interval
-from ._linear_path import Evaluation, gap_of_present, group_support, rates_in_subset
-from ._metrics import disparate_impact, favored_indices, rate_gap
+from ._linear_path import Evaluation
 from ._trees import is_tree_model, positive_leaves
 from ._trees_exact import tree_group_rates
 from ._trees_states import (
@@ -32,9 +30,6 @@ __all__ = ["TREE_BINS", "is_tree_model"]
 #: most ``max_bins``): the thresholds carry the decision, the quantiles only shape the
 #: distribution of the column.
 TREE_BINS = 10
-
-_RATE_COLUMNS = ("positive_rate", "true_positive_rate", "false_positive_rate",
-                 "path_specific_rate")
 
 
 class _TreePathMixin:
@@ -71,42 +66,16 @@ class _TreePathMixin:
 
     def _evaluate_tree(self, frame, y_pos, encoding, weight) -> Evaluation:
         """Networks, exact group rates and metrics of the tree on ``frame``."""
-        codes = encoding.codes(frame)
-        sens_codes = codes[:, self._sens_idx]
-        group_codes, support = group_support(sens_codes, weight)
-        if len(group_codes) < 2:
-            raise ValueError("X holds a single compound sensitive group; fairness needs two.")
-        networks = self._learn_networks(encoding, codes, y_pos, weight)
+        data = self._groups_and_networks(frame, y_pos, encoding, weight)
         indicators = state_indicators(encoding, self._leaves)
+        group_codes = data[1]
 
         def rates_of(net):
             return tree_group_rates(net, indicators, None, self._sens_idx, group_codes,
                                     self.max_table_size)
 
-        rates = rates_of(networks[0])
-        groups = self._group_table(encoding, group_codes)
-        groups["positive_rate"] = rates
-        groups["support"] = support
-        groups["ci_low"], groups["ci_high"] = exact_interval(rates)
-        metrics = {"disparate_impact": disparate_impact(rates),
-                   "statistical_parity": rate_gap(rates)}
-        if y_pos is not None:
-            for mask, net, column in ((y_pos, networks[1], "true_positive_rate"),
-                                      (~y_pos, networks[2], "false_positive_rate")):
-                groups[column] = rates_in_subset(rates_of, net, group_codes,
-                                                 sens_codes[mask])
-            gaps = [gap_of_present(groups[c].to_numpy())
-                    for c in ("true_positive_rate", "false_positive_rate")]
-            if any(g is not None for g in gaps):
-                metrics["equalized_odds"] = max(g for g in gaps if g is not None)
-        i_max, i_min = favored_indices(rates)
-        if self._mediators:
-            pcf = rates_of(self._mediated_network(encoding, networks[0], group_codes[i_max]))
-            groups["path_specific_rate"] = pcf
-            metrics["path_specific_causal"] = rate_gap(pcf)
-        bounds = {c: exact_interval(groups[c]) for c in _RATE_COLUMNS if c in groups}
-        return Evaluation(None, None, None, networks[0], group_codes, groups, metrics,
-                          i_max, i_min, bounds=bounds)
+        return self._exact_evaluation(rates_of, lambda net: rates_of, encoding, data, y_pos,
+                                      weight)
 
     def _tree_rates_without(self, subset, reference) -> np.ndarray:
         """Exact group rates of the tree with the features ``subset`` replaced by references."""

@@ -155,6 +155,31 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         Sampling path: most rows sampled per group and rate; reached before
         ``tolerance``, a :class:`~skfairverify.verification.SamplingToleranceWarning`
         names the widest interval (the intervals keep their guarantee).
+    n_draws : int, default=100
+        Exact paths: networks drawn from the posterior of the learned network's
+        parameters (a product of Dirichlet distributions given the structure, under the
+        same prior as the point estimate, see ``prior``), each solved exactly (on the
+        linear path with the engine planned once for all draws). ``ci_low`` /
+        ``ci_high`` of ``groups_`` and ``metric_intervals_`` are then the
+        equal-tailed credible intervals at ``credible_level`` of the rates and of the
+        metrics computed draw by draw: the uncertainty that comes from the finite
+        sample the network was learned from (not that of the structure or of the
+        bins). At least ``2 / (1 - credible_level)`` draws (40 at 95%); 0 gives
+        point intervals (``ci_low = ci_high = rate``). Not used with a user
+        BayesNet (it has no data to be uncertain about) or on the sampling path
+        (whose intervals are Monte Carlo only; ``docs/uncertainty.md``). The draws
+        cost about 1.5-5x a plain fit with 100 draws (``docs/uncertainty.md``).
+    credible_level : float in (0, 1), default=0.95
+        Posterior probability of every credible interval of ``n_draws``.
+    prior : {"bdeu", "hierarchical"}, default="bdeu"
+        Prior of the parameters of a learned network (``network="learn"``).
+        ``"bdeu"``: BDeu of equivalent sample size 1 (light smoothing).
+        ``"hierarchical"``: a table with two or more sensitive parents is shrunk
+        towards the additive (no-interaction) fit of the sensitive effects, with a
+        strength chosen by leave-one-out likelihood, so that a small intersection
+        borrows the effect of each attribute from all the rows that have it
+        (:func:`~skfairverify.verification._parameters.estimate_cpts`); the posterior
+        draws use the same prior.
     mediators : str or list of str, default=None
         Columns read by the model that mediate the effect of the sensitive features;
         when given, ``metrics_["path_specific_causal"]`` is computed: the gap of the
@@ -240,8 +265,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         One row per compound group observed in ``X``: a column per sensitive feature,
         ``positive_rate`` (``Pr[Yhat = 1 | A = a]``, exact or sampled), ``support``
         (rows of ``X``, or the sum of their weights with ``sample_weight``),
-        ``ci_low`` / ``ci_high`` (its confidence interval; the rate itself on an exact
-        path),
+        ``ci_low`` / ``ci_high`` (on an exact path the credible interval of the rate
+        at ``credible_level`` over ``n_draws`` posterior networks, the rate itself with
+        ``n_draws=0``; on the sampling path its confidence interval),
         and with ``y``: ``true_positive_rate`` and ``false_positive_rate`` (NaN for a
         group without rows of that label); with mediators: ``path_specific_rate``.
     metrics_ : dict
@@ -252,7 +278,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     metric_intervals_ : dict
         Metric -> ``(low, high)``: on the sampling path bounds of every metric of
         ``metrics_`` derived from the groups' intervals (conservative, valid on the
-        same event, so jointly at ``confidence``); ``(value, value)`` on an exact path.
+        same event, so jointly at ``confidence``); on an exact path the credible
+        interval at ``credible_level`` of the metric computed on every posterior draw,
+        ``(value, value)`` with ``n_draws=0``.
     n_samples_ : int
         Rows sampled by ``fit`` (0 on an exact path).
     structure_search_ : {"tan", "hill_climb"} or None
@@ -350,6 +378,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         "tolerance": [Interval(Real, 0, 1, closed="neither")],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "max_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_draws": [Interval(Integral, 0, None, closed="left")],
+        "credible_level": [Interval(Real, 0, 1, closed="neither")],
+        "prior": [StrOptions({"bdeu", "hierarchical"})],
         "mediators": [None, str, list, tuple],
         "pcf_definition": [StrOptions({"fvgm", "edge_specific"})],
         "max_indegree": [None, Interval(Integral, 1, None, closed="left")],
@@ -373,6 +404,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         tolerance=0.005,
         confidence=0.99,
         max_samples=2_000_000,
+        n_draws=100,
+        credible_level=0.95,
+        prior="bdeu",
         mediators=None,
         pcf_definition="fvgm",
         max_indegree=1,
@@ -392,6 +426,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         self.tolerance = tolerance
         self.confidence = confidence
         self.max_samples = max_samples
+        self.n_draws = n_draws
+        self.credible_level = credible_level
+        self.prior = prior
         self.mediators = mediators
         self.pcf_definition = pcf_definition
         self.max_indegree = max_indegree
@@ -399,6 +436,17 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+
+    def _check_draws(self) -> None:
+        """Refuse, before any work, fewer posterior draws than the credible level needs."""
+        needed = int(np.ceil(2.0 / (1.0 - self.credible_level)))
+        if 0 < self.n_draws < needed:
+            raise ValueError(
+                f"n_draws={self.n_draws} posterior draws are too few for credible_level="
+                f"{self.credible_level} intervals (one draw beyond each bound needs at "
+                f"least {needed}); raise n_draws, lower credible_level, or set n_draws=0 "
+                "for point estimates only."
+            )
 
     def _fit_estimator(self, X, y, weight, sensitive):
         """Fit a clone of ``estimator`` on ``X, y`` (with the weights when given).
@@ -544,6 +592,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         >>> ver.groups_["sensitive_features"].tolist()
         ['F', 'M']
         """
+        self._check_draws()
         frame = self._frame(X, reset=True)
         self._input_labels = list(X.columns) if isinstance(X, pd.DataFrame) else None
         weight = check_sample_weight(sample_weight, len(frame))
