@@ -230,3 +230,35 @@ def test_hierarchical_prior_reestimates_the_learned_structure():
     assert not np.allclose(hier.groups_["positive_rate"], bdeu.groups_["positive_rate"])
     g = hier.groups_
     assert ((g["ci_low"] <= g["positive_rate"]) & (g["positive_rate"] <= g["ci_high"])).all()
+
+
+# ---------------------------------------------------------------------- the scorer
+
+
+@pytest.mark.parametrize("metric", ["statistical_parity", "disparate_impact"])
+def test_pessimistic_scorer_returns_the_worst_end(model, metric):
+    from skfairverify.metrics import make_verifier_scorer
+
+    X = _sample(400, np.random.default_rng(11))
+    params = dict(n_bins=10, multiplier=100, random_state=0)
+    worst = make_verifier_scorer(sensitive_features="a", metric=metric,
+                                 bound="pessimistic", **params)(model, X, None)
+    point = make_verifier_scorer(sensitive_features="a", metric=metric, **params)(
+        model, X, None)
+    ver = FairnessVerifier(FrozenEstimator(model), "a", **params).fit(X)
+    low, high = ver.metric_intervals_[metric]
+    value = ver.metrics_[metric]
+    if metric == "disparate_impact":  # greater is better: the lower end
+        assert worst == pytest.approx(low) and point == pytest.approx(value)
+    else:  # minus the gap: minus the upper end
+        assert worst == pytest.approx(-high) and point == pytest.approx(-value)
+    assert worst < point
+
+
+def test_pessimistic_scorer_needs_draws():
+    from skfairverify.metrics import make_verifier_scorer
+
+    with pytest.raises(ValueError, match="bound='pessimistic' with n_draws=0"):
+        make_verifier_scorer(sensitive_features="a", bound="pessimistic", n_draws=0)
+    with pytest.raises(ValueError, match="bound must be one of"):
+        make_verifier_scorer(sensitive_features="a", bound="upper")

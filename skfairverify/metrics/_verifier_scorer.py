@@ -10,6 +10,7 @@ from ._base import _FairnessScorer
 __all__ = ["make_verifier_scorer"]
 
 _METRICS = ("disparate_impact", "statistical_parity", "equalized_odds", "path_specific_causal")
+_BOUNDS = ("estimate", "pessimistic")
 
 
 def _metadata_values(X, sensitive: pd.DataFrame) -> pd.DataFrame:
@@ -27,10 +28,12 @@ def _metadata_values(X, sensitive: pd.DataFrame) -> pd.DataFrame:
 class _VerifierScorer(_FairnessScorer):
     """Scores a fitted classifier by a metric of :class:`FairnessVerifier`."""
 
-    def __init__(self, metric, sensitive_features=None, verifier_params=None):
+    def __init__(self, metric, sensitive_features=None, verifier_params=None,
+                 bound="estimate"):
         super().__init__(sensitive_features=sensitive_features)
         self.metric = metric
         self.verifier_params = dict(verifier_params or {})
+        self.bound = bound
 
     def _score(self, estimator, X, y, sensitive: pd.DataFrame, sample_weight=None) -> float:
         from ..verification import FairnessVerifier
@@ -44,12 +47,16 @@ class _VerifierScorer(_FairnessScorer):
         # network instead of three (all rows, Y = 1, Y = 0).
         verifier.fit(X, y if self.metric == "equalized_odds" else None,
                      sensitive_features=values, sample_weight=sample_weight)
-        value = verifier.metrics_[self.metric]
+        if self.bound == "estimate":
+            value = verifier.metrics_[self.metric]
+        else:  # the worst end: the smallest ratio, the largest gap
+            low, high = verifier.metric_intervals_[self.metric]
+            value = low if self.metric == "disparate_impact" else high
         return value if self.metric == "disparate_impact" else -value
 
 
 def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity",
-                         **verifier_params):
+                         bound="estimate", **verifier_params):
     """Scorer that verifies each candidate on the validation fold.
 
     The candidate (any fitted binary classifier: exact for linear models and decision
@@ -72,6 +79,16 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
     metric : {"statistical_parity", "disparate_impact", "equalized_odds", \
 "path_specific_causal"}, default="statistical_parity"
         The verified metric. ``"path_specific_causal"`` needs ``mediators=...``.
+    bound : {"estimate", "pessimistic"}, default="estimate"
+        ``"estimate"``: the metric's point estimate (``metrics_``; the verifier then
+        runs with ``n_draws=0`` unless given, since no interval is needed).
+        ``"pessimistic"``: the worst end of the metric's interval
+        (``metric_intervals_``): the upper end of a gap, the lower end of disparate
+        impact. This is the bound a fairness constraint in model selection should
+        use: a candidate is then fair enough only if it is so over the whole credible
+        interval (exact paths, ``n_draws`` posterior draws) or confidence interval
+        (sampling path), so a small validation fold cannot make an unfair model look
+        fair by chance.
     **verifier_params
         Further parameters of :class:`~skfairverify.FairnessVerifier` (``n_bins``,
         ``network``, ``mediators``, ``method``, ``tolerance``, ``random_state``, ...).
@@ -101,6 +118,17 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
     ...                       cv=2).fit(X, y)
     >>> bool(0.0 <= search.best_score_ <= 1.0)
     True
+
+    The pessimistic bound of the gap, for a fairness constraint (it is below the
+    estimate's score: the upper end of the interval of the gap):
+
+    >>> model = LogisticRegression().fit(X, y)
+    >>> worst = make_verifier_scorer(sensitive_features="a", bound="pessimistic",
+    ...                              network="independent", n_bins=10, random_state=0)
+    >>> point = make_verifier_scorer(sensitive_features="a", network="independent",
+    ...                              n_bins=10)
+    >>> bool(worst(model, X, y) < point(model, X, y) < 0)
+    True
     """
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {list(_METRICS)}; got {metric!r}.")
@@ -115,4 +143,15 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
                         f"{sorted(valid)}.")
     if metric == "path_specific_causal" and not verifier_params.get("mediators"):
         raise ValueError("metric='path_specific_causal' needs mediators=[...].")
-    return _VerifierScorer(metric, sensitive_features, verifier_params)
+    if bound not in _BOUNDS:
+        raise ValueError(f"bound must be one of {list(_BOUNDS)}; got {bound!r}.")
+    if bound == "pessimistic" and verifier_params.get("n_draws") == 0 \
+            and verifier_params.get("method") != "sampling":
+        raise ValueError(
+            "bound='pessimistic' with n_draws=0: the exact paths then have no interval "
+            "(it is the point estimate). Give n_draws > 0 (default 100), or use "
+            "bound='estimate'."
+        )
+    if bound == "estimate":
+        verifier_params.setdefault("n_draws", 0)
+    return _VerifierScorer(metric, sensitive_features, verifier_params, bound)
