@@ -71,3 +71,16 @@ def test_coarsen_codes_small_dtype_no_overflow():
     np.testing.assert_array_equal(out[:, 1], (np.arange(200) * 5) // 200)  # int64 reference
     np.testing.assert_array_equal(out[:, 0], codes[:, 0])
     assert coarsen_codes(codes, [2, 200], [False, False], 5) is codes  # nothing merged
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_chunked_estimate_equals_one_pass(monkeypatch, weighted):
+    rng = np.random.default_rng(3)
+    codes, names, cards = _data(rng, 1000)
+    weight = rng.uniform(0.1, 3.0, len(codes)) if weighted else None
+    edges = [("a", "x"), ("a", "z"), ("x", "z"), ("b", "u")]
+    whole = _network._estimate(codes, names, cards, edges, 1.0, weight)
+    monkeypatch.setattr(_network, "CHUNK_ROWS", 97)  # 11 chunks, the last one short
+    chunked = _network._estimate(codes, names, cards, edges, 1.0, weight)
+    for got, want in zip(chunked.cpts, whole.cpts):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)

@@ -39,7 +39,7 @@ from scipy.special import gammaln
 
 from ..s3p import BayesNet, TableTooLargeError
 from ._parameters import family_counts
-from ._structure import StructureData, hill_climb, maximum_branching, pairwise_gains
+from ._structure import CHUNK_ROWS, StructureData, hill_climb, maximum_branching, pairwise_gains
 
 __all__ = ["learn_network", "independent_network", "coarsen_codes", "check_learning_size",
            "resolve_structure_search", "STRUCTURE_SEARCHES"]
@@ -317,11 +317,26 @@ def _estimate(codes, names, cardinalities, edges, equivalent_sample_size,
     cards = [int(c) for c in cardinalities]
     cpts = []
     for v, pa in enumerate(parents):
-        counts = family_counts(codes, cards, v, pa, sample_weight)
+        counts = _chunked_family_counts(codes, cards, v, pa, sample_weight)
         counts += equivalent_sample_size / counts.size
         cpts.append(counts / counts.sum(axis=-1, keepdims=True))
     return BayesNet(cards, parents, cpts, names=list(names),
                     state_names=[list(range(c)) for c in cards])
+
+
+def _chunked_family_counts(codes, cards, v, parents, sample_weight):
+    """:func:`~._parameters.family_counts` summed over chunks of ``CHUNK_ROWS`` rows.
+
+    The combined codes of a chunk (8 bytes per row) stay in cache, and their memory
+    does not grow with the rows.
+    """
+    counts = None
+    for start in range(0, max(len(codes), 1), CHUNK_ROWS):
+        rows = slice(start, start + CHUNK_ROWS)
+        weight = None if sample_weight is None else sample_weight[rows]
+        part = family_counts(codes[rows], cards, v, parents, weight)
+        counts = part if counts is None else counts + part
+    return counts
 
 
 def _estimate_pgmpy(codes, names, cardinalities, edges, equivalent_sample_size,
