@@ -15,7 +15,7 @@ Two parts, each printing a table; every measurement runs in its own child proces
    ``FIT_MAX_FEATURES`` lower makes them time the structure search of one network
    alone (all rows, the numeric columns in 5 quantile bins, as the search sees them).
 2. Rows: Adult (sex x race, 13 variables, numeric columns in 20 quantile bins)
-   repeated to 45k / 450k / 4.5M rows: ``learn_network`` with the verifier's defaults
+   repeated to 45k / 450k / 4.5M / 10M rows: ``learn_network`` with the verifier's defaults
    (``max_indegree=1``: the exact search; then pgmpy's parameter estimation), time of
    each and peak RSS.
 
@@ -42,7 +42,7 @@ FEATURES = (10, 30, 100, 300, 1000)
 OLD_MAX_FEATURES = 100
 #: Full verifier fit up to this many features; beyond it the structure search alone.
 FIT_MAX_FEATURES = 1000
-ROWS = (45_222, 452_220, 4_522_200)
+ROWS = (45_222, 452_220, 4_522_200, 10_000_000)
 TIME_LIMIT = 300
 #: The old path at 100 features takes ~52 s on an idle machine (issue 13); room for load.
 OLD_TIME_LIMIT = 900
@@ -237,9 +237,12 @@ def part_rows():
         rows.append(row)
         print(pd.DataFrame([row]).round(3).to_string(index=False), flush=True)
     table = pd.DataFrame(rows).set_index("rows")
-    print(f"growth 450k -> 4.5M rows (10x): time "
-          f"{table['time (s)'].iloc[2] / table['time (s)'].iloc[1]:.1f}x, structure "
-          f"{table['structure (s)'].iloc[2] / table['structure (s)'].iloc[1]:.1f}x")
+    for last in range(2, len(table)):
+        growth = table.drop(columns="note").iloc[last] / table.drop(columns="note").iloc[1]
+        print(f"growth {table.index[1]:,} -> {table.index[last]:,} rows "
+              f"({table.index[last] / table.index[1]:.1f}x): time {growth['time (s)']:.1f}x, "
+              f"structure {growth['structure (s)']:.1f}x, "
+              f"parameters {growth['parameters (s)']:.1f}x")
     return table
 
 
