@@ -31,7 +31,13 @@ from skfairverify.verification._intervals import (
     per_interval_alpha,
     ratio_interval,
 )
-from skfairverify.verification._sampling import NetworkSampler, adaptive_rate, look_grid
+from skfairverify.verification._sampling import (
+    NetworkSampler,
+    SamplingCost,
+    adaptive_rate,
+    look_grid,
+    samples_needed,
+)
 
 # --------------------------------------------------------------------------- helpers
 
@@ -480,3 +486,50 @@ def test_forest_has_no_exact_path():
     with pytest.raises(TypeError, match="RandomForestClassifier.*method='sampling'"):
         FairnessVerifier(RandomForestClassifier(n_estimators=3), "a",
                          method="exact").fit(X, y)
+
+
+# --------------------------------------------------------------------------- cost
+
+
+@pytest.mark.parametrize("p", [0.05, 0.3, 0.5])
+def test_samples_needed_reach_the_tolerance(p):
+    """The estimate is the first look at which the Clopper-Pearson width is below it."""
+    grid, alpha, tol = look_grid(10**8), 1e-3, 0.01
+    n = samples_needed(p, tol, alpha, grid)
+    k = round(p * n)
+    low, high = clopper_pearson(k, n, alpha)
+    assert high - low < tol * 1.01
+    previous = grid[grid.index(n) - 1]
+    low, high = clopper_pearson(round(p * previous), previous, alpha)
+    assert high - low > tol
+
+
+def test_cost_is_estimated_after_the_first_batch_and_refused_beyond_the_budget():
+    grid = look_grid(10**7)
+    cost = SamplingCost(n_intervals=4, tolerance=0.01, alpha=1e-3, grid=grid,
+                        max_time=1e9, verbose=0)
+    calls = []
+
+    def draw(n):
+        calls.append(n)
+        return n // 2
+
+    timed = cost.wrap(draw)
+    assert timed(1000) == 500 and cost.estimate[0] == 4 * samples_needed(
+        0.5, 0.01, 1e-3, grid)
+    timed(2000)
+    assert cost.rows == 3000 and calls == [1000, 2000]
+    slow = SamplingCost(n_intervals=4, tolerance=0.01, alpha=1e-3, grid=grid,
+                        max_time=1e-9, verbose=0)
+    with pytest.raises(TableTooLargeError, match=r"tolerance=0.01 needs about .* "
+                                                 r"max_samples=10,000,000 .*max_time"):
+        slow.wrap(draw)(1000)
+
+
+def test_fit_refuses_a_sampling_beyond_max_time():
+    X, y = _discrete_data()
+    ver = FairnessVerifier(HistGradientBoostingClassifier(max_iter=5), "a",
+                           network="independent", tolerance=0.0005, max_samples=10**9,
+                           max_time=1.0, random_state=0)
+    with pytest.raises(TableTooLargeError, match="Sampling refused.*max_time=1.0 s"):
+        ver.fit(X, y)

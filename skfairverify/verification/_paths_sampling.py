@@ -28,6 +28,7 @@ from ._sampling import (
     ModelDecision,
     NetworkSampler,
     RowBuilder,
+    SamplingCost,
     adaptive_rate,
     batch_rows,
     look_grid,
@@ -46,11 +47,20 @@ SAMPLING_BINS = 20
 class _SamplingContext:
     """What every sampled rate of one fit (or verify, or influence) shares."""
 
-    def __init__(self, verifier, n_intervals: int, rng):
+    def __init__(self, verifier, n_intervals: int, rng, metered=False):
         self.grid = look_grid(verifier.max_samples)
         self.alpha = per_interval_alpha(verifier.confidence, n_intervals, len(self.grid))
         self.tolerance = verifier.tolerance
         self.rng = rng
+        self.cost = None
+        if metered:
+            self.cost = SamplingCost(n_intervals=n_intervals, tolerance=self.tolerance,
+                                     alpha=self.alpha, grid=self.grid,
+                                     max_time=verifier.max_time, verbose=verifier.verbose)
+
+    def timed(self, draw):
+        """``draw``, timed by the cost meter when there is one."""
+        return draw if self.cost is None else self.cost.wrap(draw)
 
     def seeds(self, n: int) -> list[int]:
         return [int(s) for s in self.rng.integers(2**63 - 1, size=n)]
@@ -100,9 +110,19 @@ class _SamplingPathMixin:
         sens_codes, group_codes, support, networks, _ = self._groups_and_networks(
             frame, y_pos, encoding, weight)
         n_rates = 1 + (2 if y_pos is not None else 0) + (1 if self._mediators else 0)
-        ctx = _SamplingContext(self, n_rates * len(group_codes), self._sampling_rng())
+        ctx = _SamplingContext(self, n_rates * len(group_codes), self._sampling_rng(),
+                               metered=True)
         self._batch = batch_rows(len(encoding.variables), len(self.feature_names_in_),
                                  self.max_table_size)
+        try:
+            return self._sampled_evaluation(ctx, frame, y_pos, encoding, weight, sens_codes,
+                                            group_codes, support, networks)
+        finally:
+            ctx.cost.close()
+
+    def _sampled_evaluation(self, ctx, frame, y_pos, encoding, weight, sens_codes,
+                            group_codes, support, networks) -> Evaluation:
+        """Sampled group rates with intervals, and metrics (see ``_evaluate_sampling``)."""
         groups = self._group_table(encoding, group_codes)
         everyone = np.ones(len(group_codes), dtype=bool)
         builder = self._builder(encoding, frame, weight)
@@ -170,7 +190,7 @@ class _SamplingPathMixin:
                         if self._decision.takes_sensitive else None)
                 return self._decision.positives(X, sens, rng)
 
-            est = adaptive_rate(draw, tolerance=ctx.tolerance, alpha=ctx.alpha,
+            est = adaptive_rate(ctx.timed(draw), tolerance=ctx.tolerance, alpha=ctx.alpha,
                                 grid=ctx.grid, batch=self._batch)
             out["rate"][g], out["low"][g], out["high"][g] = est.rate, est.low, est.high
             out["n"][g], out["converged"][g] = est.samples, est.converged

@@ -24,11 +24,13 @@ Three pieces, each vectorised over the samples (no Python loop over rows):
 from __future__ import annotations
 
 import inspect
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
+from tqdm.auto import tqdm
 
 from ..s3p import TableTooLargeError
 from ._intervals import clopper_pearson
@@ -40,6 +42,7 @@ __all__ = [
     "NetworkSampler",
     "RateEstimate",
     "RowBuilder",
+    "SamplingCost",
     "adaptive_rate",
     "batch_rows",
     "look_grid",
@@ -371,3 +374,83 @@ def adaptive_rate(draw, *, tolerance, alpha, grid, batch) -> RateEstimate:
         need = (2 * z) ** 2 * p * (1 - p) / tolerance**2
         look = max(look + 1, int(np.searchsorted(grid, need)))
         look = min(look, len(grid) - 1)
+
+
+def samples_needed(p: float, tolerance: float, alpha: float, grid) -> int:
+    """Rows one interval needs to be narrower than ``tolerance`` (on the look grid).
+
+    The Clopper-Pearson interval at level ``alpha`` is about ``2 z sqrt(p (1 - p) / n)``
+    wide (``z`` the ``1 - alpha / 2`` normal quantile), so ``n = (2 z)^2 p (1 - p) /
+    tolerance^2``, rounded up to the next look of ``grid`` (at most its last size).
+
+    Examples
+    --------
+    >>> from skfairverify.verification._sampling import samples_needed
+    >>> samples_needed(0.5, 0.02, 0.05, [1000, 2000, 4000, 8000, 16000])
+    16000
+    """
+    z = norm.ppf(1 - alpha / 2)
+    need = (2 * z) ** 2 * p * (1 - p) / tolerance**2
+    return int(grid[min(int(np.searchsorted(grid, need)), len(grid) - 1)])
+
+
+class SamplingCost:
+    """The sampler's cost, estimated after its first batch and refused beyond a budget.
+
+    :meth:`wrap` times every call of a ``draw(n) -> positives`` function. After the
+    first call the rows the whole fit needs are estimated, ``n_intervals`` times
+    :func:`samples_needed` at the first batch's rate (its ``p (1 - p)``, at least that
+    of a rate of 0.05 so that a first batch without positives does not promise a quick
+    fit), and the time as those rows times the first batch's seconds per row (the
+    model's ``predict`` and the sampler; conservative: the first batch also carries the
+    per-call overhead). Beyond ``max_time`` seconds a TableTooLargeError names the
+    estimate and the parameters that set it; with ``verbose`` a progress bar counts
+    the rows against the estimate.
+    """
+
+    def __init__(self, *, n_intervals, tolerance, alpha, grid, max_time, verbose):
+        self.n_intervals = n_intervals
+        self.tolerance, self.alpha, self.grid = tolerance, alpha, grid
+        self.max_time = max_time
+        self.verbose = verbose
+        self.rows, self.seconds = 0, 0.0
+        self.estimate = None  # (rows, seconds)
+        self._bar = None
+
+    def wrap(self, draw):
+        """``draw`` timed and counted."""
+        def timed(n):
+            t0 = time.perf_counter()
+            k = draw(n)
+            seconds = time.perf_counter() - t0
+            self.rows += n
+            self.seconds += seconds
+            if self.estimate is None:
+                self._first(k, n, seconds)
+            if self._bar is not None:
+                self._bar.update(n)
+            return k
+        return timed
+
+    def _first(self, k, n, seconds) -> None:
+        p = min(max((k + 0.5) / (n + 1.0), 0.05), 0.95)
+        rows = self.n_intervals * samples_needed(p, self.tolerance, self.alpha, self.grid)
+        total = rows * seconds / n
+        self.estimate = (rows, total)
+        if total > self.max_time:
+            raise TableTooLargeError(
+                f"Sampling refused: reaching tolerance={self.tolerance} needs about "
+                f"{rows:,} sampled rows ({self.n_intervals} intervals; at most "
+                f"max_samples={self.grid[-1]:,} each), about {total:,.0f} s at the "
+                f"measured {seconds / n * 1e6:,.1f} us per row (the model's predict "
+                f"and the sampler), above max_time={self.max_time:,} s. Raise tolerance "
+                "(the rows needed fall with its square), lower max_samples, or raise "
+                "max_time."
+            )
+        if self.verbose:
+            self._bar = tqdm(total=rows, unit="rows", desc=f"sampling (~{total:,.0f} s)")
+            self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()

@@ -155,7 +155,18 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         Sampling path: most rows sampled per group and rate; reached before
         ``tolerance``, a :class:`~skfairverify.verification.SamplingToleranceWarning`
         names the widest interval (the intervals keep their guarantee).
-    n_draws : int, default=100
+    max_time : float, default=600.0
+        Sampling path: time budget in seconds of the sampling of ``fit`` and
+        ``verify``. After the first batch (1,000 rows of the first group) the rows
+        that ``tolerance`` needs are estimated (the Clopper-Pearson width ``~ 2 z
+        sqrt(p (1 - p) / n)`` at the batch's rate, for every interval, at most
+        ``max_samples`` each) and their time at the batch's measured cost per row (the
+        model's ``predict`` and the sampler; conservative, since a small batch also
+        carries the per-call overhead); beyond ``max_time`` a
+        :class:`~skfairverify.s3p.TableTooLargeError` names the estimate, ``tolerance``
+        and ``max_samples``. With ``verbose`` a progress bar counts the sampled rows
+        against the estimate.
+    n_draws : int, default=50
         Exact paths: networks drawn from the posterior of the learned network's
         parameters (a product of Dirichlet distributions given the structure, under the
         same prior as the point estimate, see ``prior``), each solved exactly (on the
@@ -167,11 +178,12 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         bins). At least ``2 / (1 - credible_level)`` draws (40 at 95%); 0 gives
         point intervals (``ci_low = ci_high = rate``). Not used with a user
         BayesNet (it has no data to be uncertain about) or on the sampling path
-        (whose intervals are Monte Carlo only; ``docs/uncertainty.md``). The draws
-        cost about 1.5-5x a plain fit with 100 draws (``docs/uncertainty.md``).
+        (whose intervals are Monte Carlo only; ``docs/uncertainty.md``). A fit with
+        the default 50 draws costs 3.4-4.3x a plain fit (``n_draws=0``) on the
+        population benchmark of ``docs/uncertainty.md``, 100 draws 5-7.5x.
     credible_level : float in (0, 1), default=0.95
         Posterior probability of every credible interval of ``n_draws``.
-    prior : {"bdeu", "hierarchical"}, default="bdeu"
+    prior : {"hierarchical", "bdeu"}, default="hierarchical"
         Prior of the parameters of a learned network (``network="learn"``).
         ``"bdeu"``: BDeu of equivalent sample size 1 (light smoothing).
         ``"hierarchical"``: a table with two or more sensitive parents is shrunk
@@ -378,6 +390,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         "tolerance": [Interval(Real, 0, 1, closed="neither")],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "max_samples": [Interval(Integral, 1, None, closed="left")],
+        "max_time": [Interval(Real, 0, None, closed="neither")],
         "n_draws": [Interval(Integral, 0, None, closed="left")],
         "credible_level": [Interval(Real, 0, 1, closed="neither")],
         "prior": [StrOptions({"bdeu", "hierarchical"})],
@@ -404,9 +417,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         tolerance=0.005,
         confidence=0.99,
         max_samples=2_000_000,
-        n_draws=100,
+        max_time=600.0,
+        n_draws=50,
         credible_level=0.95,
-        prior="bdeu",
+        prior="hierarchical",
         mediators=None,
         pcf_definition="fvgm",
         max_indegree=1,
@@ -426,6 +440,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         self.tolerance = tolerance
         self.confidence = confidence
         self.max_samples = max_samples
+        self.max_time = max_time
         self.n_draws = n_draws
         self.credible_level = credible_level
         self.prior = prior
