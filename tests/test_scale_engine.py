@@ -88,3 +88,24 @@ def test_planner_skips_random_orders_when_elimination_is_far_cheaper():
     np.testing.assert_allclose(positive_probability_table(weights, 0, net, [0],
                                                           max_table_size=5_000_000),
                                forced, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("max_table_size", [50_000_000, 2_000])
+def test_cached_plan_runs_on_each_networks_own_tables(max_table_size):
+    """Same structure, other CPTs (as the posterior draws): planned once, each exact."""
+    from skfairverify.s3p import _plan
+
+    rng = np.random.default_rng(11)
+    first = _tan_network(rng, n_features=5, n_states=4)
+    weights = [rng.integers(-20, 21, c) for c in first.cardinalities]
+    _plan._PLANS.clear()
+    for k in range(3):
+        net = first if k == 0 else BayesNet(
+            first.cardinalities, first.parents,
+            [rng.dirichlet(np.ones(t.shape[-1]), size=t.shape[:-1] or None)
+             for t in first.cpts])
+        got = positive_probability_table(weights, 3, net, [0, 1],
+                                         max_table_size=max_table_size)
+        np.testing.assert_allclose(got, _enumerate(weights, 3, net, [0, 1]), rtol=0,
+                                   atol=1e-12)
+    assert len(_plan._PLANS) == 1  # one structure, planned once

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -251,6 +252,61 @@ def make_plan(
     simulated and the cheaper is kept.
     """
     args = _check_arguments(weights, threshold, network, evidence, keep, max_table_size, method)
+    key = _plan_key(args, order)
+    if key in _PLANS:
+        _PLANS.move_to_end(key)
+        return _rebind(_PLANS[key], args)
+    planned = _make_plan(args, order)
+    _PLANS[key] = _strip(planned)
+    if len(_PLANS) > _MAX_CACHED_PLANS:
+        _PLANS.popitem(last=False)
+    return planned
+
+
+#: Recent plans by what they depend on: sizes and structure, never the CPTs' values
+#: (the posterior draws of the verifier plan the same problem for every drawn network).
+_PLANS: OrderedDict = OrderedDict()
+_MAX_CACHED_PLANS = 16
+
+
+def _plan_key(args: _Arguments, order) -> tuple:
+    """Everything a plan depends on: weights, threshold, structure, evidence, budget."""
+    net = args.network
+    return (
+        tuple((w.dtype.str, w.tobytes()) for w in map(np.asarray, args.weights)),
+        args.threshold,
+        tuple(int(c) for c in net.cardinalities),
+        tuple(tuple(int(p) for p in pa) for pa in net.parents),
+        tuple(sorted(args.evidence.items())),
+        tuple(args.keep),
+        args.max_table_size,
+        None if order is None else tuple(int(v) for v in order),
+        args.method,
+    )
+
+
+def _strip(plan: Plan) -> Plan:
+    """A copy of ``plan`` without its problems (the cache keeps no network's tables)."""
+    groups = {states: _strip(g) for states, g in plan.groups.items()}
+    return _new_plan(plan.engine, plan.order, plan.peak_entries, plan.work, plan.n_orders,
+                     groups=groups, shape=plan._shape, block=plan._block)
+
+
+def _rebind(cached: Plan, args: _Arguments, evidence=None) -> Plan:
+    """A copy of ``cached`` that runs on the network (CPTs) of ``args``."""
+    if cached.groups:
+        groups = {
+            states: _rebind(g, args, {**args.evidence, **dict(zip(args.keep, states))})
+            for states, g in cached.groups.items()
+        }
+        return _new_plan("per-group", None, cached.peak_entries, cached.work,
+                         cached.n_orders, groups=groups, shape=cached._shape)
+    problem = args.problem() if evidence is None else args.problem(evidence, [])
+    return _new_plan(cached.engine, cached.order, cached.peak_entries, cached.work,
+                     cached.n_orders, problem=problem, block=cached._block)
+
+
+def _make_plan(args: _Arguments, order) -> Plan:
     shape = tuple(args.network.cardinalities[v] for v in args.keep)
     splittable = order is None and 1 < math.prod(shape) <= _MAX_SPLIT_GROUPS
     try:
