@@ -262,3 +262,15 @@ def test_pessimistic_scorer_needs_draws():
         make_verifier_scorer(sensitive_features="a", bound="pessimistic", n_draws=0)
     with pytest.raises(ValueError, match="bound must be one of"):
         make_verifier_scorer(sensitive_features="a", bound="upper")
+
+
+def test_hierarchical_prior_equals_bdeu_with_one_sensitive_feature(model):
+    """Only tables with two or more sensitive parents are shrunk: FVGM's one-attribute
+    setting (its Section 4.2 benchmark) is unchanged, intervals included."""
+    X = _sample(400, np.random.default_rng(12))
+    params = dict(n_bins=10, multiplier=100, random_state=0)
+    bdeu = FairnessVerifier(FrozenEstimator(model), "a", prior="bdeu", **params).fit(X)
+    hier = FairnessVerifier(FrozenEstimator(model), "a", **params).fit(X)
+    assert hier.prior == "hierarchical"
+    pd.testing.assert_frame_equal(hier.groups_, bdeu.groups_)
+    assert hier.metric_intervals_ == bdeu.metric_intervals_
