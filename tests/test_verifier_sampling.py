@@ -526,6 +526,27 @@ def test_cost_is_estimated_after_the_first_batch_and_refused_beyond_the_budget()
         slow.wrap(draw)(1000)
 
 
+def test_second_batch_refines_the_time_per_row():
+    """A slow first batch (per-call overhead) is not refused within 10x the budget; the
+    second batch's time per row replaces it."""
+    import time
+
+    grid = look_grid(10**7)
+    cost = SamplingCost(n_intervals=4, tolerance=0.01, alpha=1e-3, grid=grid,
+                        max_time=10.0, verbose=0)
+
+    def draw(n):
+        if n == 1000:
+            time.sleep(0.05)  # 50 us per row: ~26 s for the 512,000 rows estimated
+        return n // 2
+
+    timed = cost.wrap(draw)
+    timed(1000)
+    assert cost.estimate[0] == 4 * 128_000 and 10 < cost.estimate[1] < 100
+    timed(100_000)
+    assert cost.estimate[1] < 10
+
+
 def test_fit_refuses_a_sampling_beyond_max_time():
     X, y = _discrete_data()
     ver = FairnessVerifier(HistGradientBoostingClassifier(max_iter=5), "a",

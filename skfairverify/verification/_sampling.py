@@ -401,19 +401,23 @@ class SamplingCost:
     first call the rows the whole fit needs are estimated, ``n_intervals`` times
     :func:`samples_needed` at the first batch's rate (its ``p (1 - p)``, at least that
     of a rate of 0.05 so that a first batch without positives does not promise a quick
-    fit), and the time as those rows times the first batch's seconds per row (the
-    model's ``predict`` and the sampler; conservative: the first batch also carries the
-    per-call overhead). Beyond ``max_time`` seconds a TableTooLargeError names the
-    estimate and the parameters that set it; with ``verbose`` a progress bar counts
-    the rows against the estimate.
+    fit), and the time as those rows times the batch's seconds per row (the model's
+    ``predict`` and the sampler). A small first batch also carries ``predict``'s
+    per-call overhead, so its estimate is high: it refuses (TableTooLargeError naming
+    the estimate and the parameters that set it) only beyond ten times ``max_time``;
+    the second, larger batch refines the time per row and refuses beyond ``max_time``.
+    With ``verbose`` a progress bar counts the rows against the estimate.
     """
+
+    #: The first (small) batch refuses only beyond this multiple of the budget.
+    FIRST_BATCH_SLACK = 10.0
 
     def __init__(self, *, n_intervals, tolerance, alpha, grid, max_time, verbose):
         self.n_intervals = n_intervals
         self.tolerance, self.alpha, self.grid = tolerance, alpha, grid
         self.max_time = max_time
         self.verbose = verbose
-        self.rows, self.seconds = 0, 0.0
+        self.rows, self.seconds, self.calls = 0, 0.0, 0
         self.estimate = None  # (rows, seconds)
         self._bar = None
 
@@ -425,31 +429,36 @@ class SamplingCost:
             seconds = time.perf_counter() - t0
             self.rows += n
             self.seconds += seconds
-            if self.estimate is None:
-                self._first(k, n, seconds)
+            self.calls += 1
+            if self.calls == 1:
+                p = min(max((k + 0.5) / (n + 1.0), 0.05), 0.95)
+                rows = self.n_intervals * samples_needed(p, self.tolerance, self.alpha,
+                                                         self.grid)
+                self._check(rows, seconds / n, self.FIRST_BATCH_SLACK * self.max_time)
+            elif self.calls == 2:
+                self._check(self.estimate[0], seconds / n, self.max_time)
             if self._bar is not None:
                 self._bar.update(n)
             return k
         return timed
 
-    def _first(self, k, n, seconds) -> None:
-        p = min(max((k + 0.5) / (n + 1.0), 0.05), 0.95)
-        rows = self.n_intervals * samples_needed(p, self.tolerance, self.alpha, self.grid)
-        total = rows * seconds / n
+    def _check(self, rows, per_row, budget) -> None:
+        total = rows * per_row
         self.estimate = (rows, total)
-        if total > self.max_time:
+        if total > budget:
             raise TableTooLargeError(
                 f"Sampling refused: reaching tolerance={self.tolerance} needs about "
                 f"{rows:,} sampled rows ({self.n_intervals} intervals; at most "
                 f"max_samples={self.grid[-1]:,} each), about {total:,.0f} s at the "
-                f"measured {seconds / n * 1e6:,.1f} us per row (the model's predict "
-                f"and the sampler), above max_time={self.max_time:,} s. Raise tolerance "
-                "(the rows needed fall with its square), lower max_samples, or raise "
-                "max_time."
+                f"measured {per_row * 1e6:,.1f} us per row (the model's predict and the "
+                f"sampler), above max_time={self.max_time:,} s. Raise tolerance (the "
+                "rows needed fall with its square), lower max_samples, or raise max_time."
             )
-        if self.verbose:
-            self._bar = tqdm(total=rows, unit="rows", desc=f"sampling (~{total:,.0f} s)")
-            self._bar.update(n)
+        if not self.verbose:
+            return
+        if self._bar is None:
+            self._bar = tqdm(total=rows, unit="rows")
+        self._bar.set_description(f"sampling (~{total:,.0f} s)")
 
     def close(self) -> None:
         if self._bar is not None:

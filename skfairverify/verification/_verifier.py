@@ -161,11 +161,12 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         that ``tolerance`` needs are estimated (the Clopper-Pearson width ``~ 2 z
         sqrt(p (1 - p) / n)`` at the batch's rate, for every interval, at most
         ``max_samples`` each) and their time at the batch's measured cost per row (the
-        model's ``predict`` and the sampler; conservative, since a small batch also
-        carries the per-call overhead); beyond ``max_time`` a
-        :class:`~skfairverify.s3p.TableTooLargeError` names the estimate, ``tolerance``
-        and ``max_samples``. With ``verbose`` a progress bar counts the sampled rows
-        against the estimate.
+        model's ``predict`` and the sampler). A small batch also carries the per-call
+        overhead of ``predict``, so the first estimate refuses only beyond ten times
+        ``max_time``; the second, larger batch refines the time per row and refuses
+        beyond ``max_time``: a :class:`~skfairverify.s3p.TableTooLargeError` names the
+        estimate, ``tolerance`` and ``max_samples``. With ``verbose`` a progress bar
+        counts the sampled rows against the estimate.
     n_draws : int, default=50
         Exact paths: networks drawn from the posterior of the learned network's
         parameters (a product of Dirichlet distributions given the structure, under the
