@@ -181,10 +181,11 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         BayesNet (it has no data to be uncertain about) or on the sampling path
         (whose intervals are Monte Carlo only; ``docs/uncertainty.md``). A fit with
         the default 50 draws costs 3.4-4.3x a plain fit (``n_draws=0``) on the
-        population benchmark of ``docs/uncertainty.md``, 100 draws 5-7.5x.
+        population benchmark of ``docs/uncertainty.md`` and 7x on Adult (sex x race,
+        with ``y``: 10.5 s instead of 1.5 s).
     credible_level : float in (0, 1), default=0.95
         Posterior probability of every credible interval of ``n_draws``.
-    prior : {"hierarchical", "bdeu"}, default="hierarchical"
+    prior : {"bdeu", "hierarchical"}, default="bdeu"
         Prior of the parameters of a learned network (``network="learn"``).
         ``"bdeu"``: BDeu of equivalent sample size 1 (light smoothing).
         ``"hierarchical"``: a table with two or more sensitive parents is shrunk
@@ -192,7 +193,11 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         strength chosen by leave-one-out likelihood, so that a small intersection
         borrows the effect of each attribute from all the rows that have it
         (:func:`~skfairverify.verification._parameters.estimate_cpts`); the posterior
-        draws use the same prior.
+        draws use the same prior. It lowers the group-rate error on the population
+        benchmark (0.85x BDeu's at 500 and 2,000 rows) and equals BDeu with one
+        sensitive feature, but its leave-one-out search is slow on large tables
+        (Adult, sex x race, 60 bins: a fit takes 110 s instead of 1.5 s), hence
+        opt-in.
     mediators : str or list of str, default=None
         Columns read by the model that mediate the effect of the sensitive features;
         when given, ``metrics_["path_specific_causal"]`` is computed: the gap of the
@@ -421,7 +426,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         max_time=600.0,
         n_draws=50,
         credible_level=0.95,
-        prior="hierarchical",
+        prior="bdeu",
         mediators=None,
         pcf_definition="fvgm",
         max_indegree=1,
