@@ -275,3 +275,20 @@ def test_hierarchical_prior_equals_bdeu_with_one_sensitive_feature(model):
                             **params).fit(X)
     pd.testing.assert_frame_equal(hier.groups_, bdeu.groups_)
     assert hier.metric_intervals_ == bdeu.metric_intervals_
+
+
+def test_audit_records_what_the_intervals_are(model):
+    from skfairverify.audit._run import AUDIT_TOLERANCE, _interval_note
+
+    X = _sample(300, np.random.default_rng(13))
+    exact = FairnessVerifier(FrozenEstimator(model), "a", n_bins=10, random_state=0).fit(X)
+    note = _interval_note(exact)
+    assert note["kind"].startswith("credible") and note["level"] == 0.95
+    assert note["n_draws"] == 50
+    point = FairnessVerifier(FrozenEstimator(model), "a", n_bins=10, n_draws=0).fit(X)
+    assert _interval_note(point)["level"] is None
+    sampled = FairnessVerifier(FrozenEstimator(model), "a", method="sampling",
+                               tolerance=0.05, random_state=0).fit(X)
+    note = _interval_note(sampled)
+    assert note["kind"].startswith("confidence") and note["tolerance"] == 0.05
+    assert AUDIT_TOLERANCE == 0.02
