@@ -287,8 +287,8 @@ def test_audit_records_what_the_intervals_are(model):
     assert note["n_draws"] == 50
     point = FairnessVerifier(FrozenEstimator(model), "a", n_bins=10, n_draws=0).fit(X)
     assert _interval_note(point)["level"] is None
-    sampled = FairnessVerifier(FrozenEstimator(model), "a", method="sampling",
-                               tolerance=0.05, random_state=0).fit(X)
+    sampled = FairnessVerifier(FrozenEstimator(model), method="sampling", tolerance=0.05,
+                               random_state=0).fit(X[["x", "z"]], sensitive_features=X["a"])
     note = _interval_note(sampled)
     assert note["kind"].startswith("confidence") and note["tolerance"] == 0.05
     assert AUDIT_TOLERANCE == 0.02
