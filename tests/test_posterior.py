@@ -204,3 +204,24 @@ def test_credible_intervals_refuse_too_few_draws_and_nan():
         credible_intervals(np.full(100, np.nan))
     with pytest.raises(ValueError, match="level must be in"):
         credible_intervals(np.zeros(100), level=95)
+
+
+def test_draws_in_chunks_hold_only_the_networks():
+    """A budget below three copies of all draws (the old requirement) but above the
+    networks themselves draws in chunks: same number of networks, mean = BDeu estimate."""
+    import numpy as np
+
+    from skfairverify.s3p import BayesNet
+    from skfairverify.verification._posterior import posterior_networks
+
+    net = BayesNet([2, 3], [(), (0,)], [np.full(2, .5), np.full((2, 3), 1 / 3)])
+    codes = np.array([[0, 1]] * 30 + [[1, 2]] * 10)
+    total = 2 + 6
+    n_draws = 400
+    budget = n_draws * total + 40 * (3 * total + 3 * 6)  # < 3x all draws, > networks
+    assert budget < n_draws * (3 * total + 3 * 6)
+    draws = posterior_networks(net, codes, equivalent_sample_size=1.0, n_draws=n_draws,
+                               random_state=0, max_table_size=budget)
+    assert len(draws) == n_draws
+    mean = np.mean([d.cpts[0][0] for d in draws])
+    assert abs(mean - (30 + 0.5) / 41) < 4 * np.sqrt(0.74 * 0.26 / 42 / n_draws)

@@ -172,7 +172,7 @@ def test_values_are_taken_by_position_not_by_index():
 def test_sample_weight_with_values():
     X, y, a = _numeric(n=600, seed=4)
     w = np.random.default_rng(1).integers(0, 3, len(X))
-    params = dict(network="independent", n_bins=8, multiplier=100)
+    params = dict(network="independent", n_bins=8, multiplier=100, random_state=0)
     by_values = FairnessVerifier(LogisticRegression(), **params).fit(
         X, y, sensitive_features=a, sample_weight=w)
     frozen = FrozenEstimator(LogisticRegression().fit(X, y, sample_weight=w))
@@ -191,7 +191,8 @@ def small():
 
 
 def _ver(sensitive_features=None):
-    return FairnessVerifier(_unaware(), sensitive_features, network="independent", n_bins=20)
+    return FairnessVerifier(_unaware(), sensitive_features, network="independent", n_bins=20,
+                            random_state=0)
 
 
 def test_wrong_length(small):

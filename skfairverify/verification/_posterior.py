@@ -217,8 +217,10 @@ def posterior_networks(network, codes, *, sample_weight=None, equivalent_sample_
     random_state : int, numpy Generator or None, default=None
         Seed or generator.
     max_table_size : int, default=50_000_000
-        Budget in float64 entries; the draws need about ``n_draws * (3 * sum of CPT
-        sizes + 3 * largest CPT size)``, checked before drawing.
+        Budget in float64 entries, checked before drawing: the networks hold
+        ``n_draws * sum of CPT sizes``; the draws are made in chunks, each of ``c`` draws
+        needing ``c * (3 * sum of CPT sizes + 3 * largest CPT size)`` more, with ``c`` as
+        large as the rest of the budget allows (at least 2).
     pseudo_counts : list of ndarray, default=None
         The Dirichlet prior of every table (shapes of ``network.cpts``, or with a
         leading axis of ``n_draws``: one prior per draw) instead of BDeu, e.g. the
@@ -251,15 +253,36 @@ def posterior_networks(network, codes, *, sample_weight=None, equivalent_sample_
     >>> round(float(np.mean([d.cpts[0][0] for d in draws])), 2)  # (30 + .5) / 41
     0.74
     """
-    stacked = posterior_cpts(network, codes, sample_weight=sample_weight,
-                             equivalent_sample_size=equivalent_sample_size, n_draws=n_draws,
-                             random_state=random_state, max_table_size=max_table_size,
-                             pseudo_counts=pseudo_counts)
-    return [
-        BayesNet(network.cardinalities, network.parents, [c[d] for c in stacked],
-                 names=network.names, state_names=network.state_names)
-        for d in range(len(stacked[0]))
-    ]
+    n_draws = _check_n_draws(n_draws)
+    sizes = [c.size for c in network.cpts]
+    total = int(sum(sizes))
+    # The networks themselves hold n_draws * total entries; the stacked draws of
+    # posterior_cpts (three copies each) are made a chunk at a time, so the peak is the
+    # networks plus one chunk, not three times all the draws.
+    per_draw = 3 * total + 3 * max(sizes, default=0)
+    chunk = min(n_draws, (max_table_size - n_draws * total) // max(1, per_draw))
+    if chunk < 2:
+        check_draw_memory(n_draws, sizes, max_table_size)  # raises, naming the sizes
+    rng = np.random.default_rng(random_state)
+    alphas = _check_pseudo_counts(pseudo_counts, network, n_draws)
+    out = []
+    starts = list(range(0, n_draws, chunk))
+    if len(starts) > 1 and n_draws - starts[-1] < 2:  # no chunk of a single draw
+        starts.pop()
+    for start, stop in zip(starts, starts[1:] + [n_draws]):
+        part = None if alphas is None else [
+            a[start:stop] if a.ndim == c.ndim + 1 else a
+            for a, c in zip(alphas, network.cpts)]
+        stacked = posterior_cpts(network, codes, sample_weight=sample_weight,
+                                 equivalent_sample_size=equivalent_sample_size,
+                                 n_draws=stop - start, random_state=rng,
+                                 max_table_size=max_table_size, pseudo_counts=part)
+        out += [
+            BayesNet(network.cardinalities, network.parents, [c[d] for c in stacked],
+                     names=network.names, state_names=network.state_names)
+            for d in range(stop - start)
+        ]
+    return out
 
 
 def shared_plan_rates(network, weights, threshold, sensitive_idx, group_codes, *,

@@ -7,7 +7,13 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    clone,
+    is_regressor,
+)
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
@@ -475,6 +481,12 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         A fairlearn mitigator (its ``fit`` takes ``sensitive_features``) also gets the
         sensitive values of the rows.
         """
+        if is_regressor(self.estimator):
+            raise TypeError(
+                f"FairnessVerifier verifies binary classifiers; {type(self.estimator).__name__}"
+                " is a regressor (its predictions are not decisions). Threshold it into a "
+                "classifier first."
+            )
         estimator = clone(self.estimator)
         if takes_sensitive_features(estimator, "fit"):
             if weight is not None:
