@@ -66,7 +66,7 @@ class _QuantizationMixin:
     def _read_rule(self, frame, weight) -> None:
         """``rule_``, ``classes_`` and the rule divided by its (weighted) scale."""
         try:
-            rule = linear_rule(self.estimator_)
+            rule = linear_rule(self.estimator_, read_bins=True)
         except TypeError as exc:
             raise TypeError(
                 f"FairnessVerifier verifies binary linear classifiers; "

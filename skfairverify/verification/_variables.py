@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
+from .._linear import bin_of
 from ..preprocessing import BinningDiscretizer
 from ..utils._categories import match_categories
 
@@ -37,7 +38,7 @@ class Variable:
     """One discrete variable of the verifier."""
 
     name: str
-    kind: str  # "binned", "values" or "categories"
+    kind: str  # "binned", "rule_bins", "values" or "categories"
     states: list
     contribution: np.ndarray  # real contribution of every state to the decision
     sensitive: bool = False
@@ -119,6 +120,42 @@ def _match_values(values: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
     return order[idx]
 
 
+def _kind(c, col: pd.Series, rule, read, sensitive, n_bins: int) -> str:
+    """The kind of the variable of column ``c`` (see the module docstring)."""
+    if c in (getattr(rule, "binned_features", None) or {}):
+        return "rule_bins"
+    if c in rule.categorical_features or (c not in read and not _is_numeric(col)):
+        return "categories"
+    if c in sensitive or col.nunique() <= n_bins:
+        return "values"
+    return "binned"
+
+
+def _rule_bins_variable(rule, name: str, col: pd.Series, edges, sensitive: bool):
+    """A column the model bins itself: one state per bin of the rule, contributing exactly.
+
+    The model's pipeline bins the column (KBinsDiscretizer, BinningDiscretizer). The
+    state of a value is the rule's own bin (``bin_of``; values beyond the outer edges
+    fall in the outer bins); a bin contributes its coefficient, plus ``coef * x`` at
+    the bin's mean when the rule also reads the raw value (the mean of the data in the
+    bin, or its midpoint when no row falls in it).
+    """
+    edges = np.asarray(edges, dtype=float)
+    x = col.to_numpy(dtype=float)
+    codes = bin_of(x, edges)
+    n = len(edges) - 1
+    sums = np.bincount(codes, weights=x, minlength=n)
+    counts = np.bincount(codes, minlength=n)
+    mids = (edges[:-1] + edges[1:]) / 2
+    means = np.where(counts > 0, sums / np.maximum(counts, 1), mids)
+    contrib = rule.bin_coef(name).to_numpy(dtype=float).copy()
+    w = float(rule.coef[name]) if name in rule.numeric_features else 0.0
+    if w:
+        contrib = contrib + w * means
+    return Variable(name, "rule_bins", list(range(n)), contrib, sensitive, values=means,
+                    widths=_bin_widths(edges, col), edges=edges)
+
+
 def _bin_widths(edges: np.ndarray, col: pd.Series) -> np.ndarray:
     """Width of every bin within the observed range ``[min, max]`` of ``col``."""
     lo, hi = float(col.min()), float(col.max())
@@ -161,18 +198,12 @@ class Encoding:
         when None), weighted by ``sample_weight`` (one weight per row of ``X``) when
         given; the states of discrete and categorical columns come from all rows.
         """
-        read = list(rule.numeric_features) + list(rule.categorical_features)
+        rule_bins = dict(getattr(rule, "binned_features", {}) or {})
+        read = (list(rule.numeric_features) + list(rule.categorical_features)
+                + list(rule_bins))
         names = list(sensitive) + [c for c in rule.feature_names_in if c in read
                                    and c not in sensitive]
-        specs: list[tuple[str, str]] = []
-        for c in names:
-            col = X[c]
-            if c in rule.categorical_features or (c not in read and not _is_numeric(col)):
-                specs.append((c, "categories"))
-            elif c in sensitive or col.nunique() <= n_bins:
-                specs.append((c, "values"))
-            else:
-                specs.append((c, "binned"))
+        specs = [(c, _kind(c, X[c], rule, read, sensitive, n_bins)) for c in names]
         binned = [c for c, kind in specs if kind == "binned"]
         disc = None
         if binned:
@@ -214,6 +245,8 @@ class Encoding:
                 w = float(rule.coef[c]) if c in rule.numeric_features else 0.0
                 variables.append(Variable(c, kind, states, w * vals, sens, values=vals,
                                           coef=w))
+            elif kind == "rule_bins":
+                variables.append(_rule_bins_variable(rule, c, col, rule_bins[c], sens))
             else:
                 j = binned.index(c)
                 means = np.asarray(disc.bin_means_[j], dtype=float)
@@ -275,6 +308,12 @@ class Encoding:
     @classmethod
     def from_network(cls, network, rule, sensitive: list[str]):
         """Variables of a user-given network (state names carry values or categories)."""
+        if getattr(rule, "binned_features", None):
+            raise ValueError(
+                f"The model bins the column(s) {list(rule.binned_features)} itself; a given "
+                "network's states cannot be matched to its bins. Use network='learn' or "
+                "'independent'."
+            )
         read = list(rule.numeric_features) + list(rule.categorical_features)
         missing = [c for c in list(sensitive) + read if c not in network.names]
         if missing:
@@ -357,6 +396,8 @@ class Encoding:
             col = X[v.name]
             if v.kind == "binned":
                 out[:, k] = bins[:, self.binned.index(v.name)]
+            elif v.kind == "rule_bins":
+                out[:, k] = bin_of(col.to_numpy(dtype=float), v.edges)
             elif v.kind == "values":
                 if v.sensitive:
                     out[:, k] = _map_categories(col, v.states, v.name,

@@ -74,8 +74,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
 
     Linear path: ``fit`` fits a
     clone of ``estimator``, reads it as a linear rule on the raw columns
-    (:func:`~skfairverify.linear_rule`), turns every column the rule reads and every
-    sensitive column into one discrete variable, learns a Bayesian network of those
+    (:func:`~skfairverify.linear_rule`, also through the model's own binning steps,
+    ``KBinsDiscretizer`` and ``BinningDiscretizer``, whose bins become the column's
+    states, so that its contribution is exact), turns every column the rule reads and
+    every sensitive column into one discrete variable, learns a Bayesian network of those
     variables from ``X`` and computes exactly, for every compound sensitive group
     ``a``, the probability of a positive decision ``Pr[Yhat = 1 | A = a]`` under that
     network (:mod:`skfairverify.s3p`). The metrics follow from those probabilities.
