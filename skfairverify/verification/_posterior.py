@@ -326,18 +326,15 @@ def shared_plan_rates(network, weights, threshold, sensitive_idx, group_codes, *
     [0.1, 0.7]
     """
     keep = [int(i) for i in sensitive_idx]
-    p = plan(weights, threshold, network, evidence_vars=keep, max_table_size=max_table_size)
-    if p.engine == "frontier":
-        how = {"order": p.order, "method": "frontier"}
-    elif p.engine == "elimination":
-        how = {"method": "elimination"}
-    else:  # one run per group: planned again for each network
-        how = {}
+    # Planning here refuses a problem beyond the budget before any draw is solved, and
+    # leaves the plan in s3p's plan cache (keyed by the structure, never the CPTs), so
+    # every draw below reuses it: one engine run per draw, no new search of orders.
+    plan(weights, threshold, network, evidence_vars=keep, max_table_size=max_table_size)
     index = tuple(np.asarray(group_codes, dtype=int).T)
 
     def rates_of(net):
         table = positive_probability_table(weights, threshold, net, keep,
-                                           max_table_size=max_table_size, **how)
+                                           max_table_size=max_table_size)
         return np.asarray(table)[index]
 
     return rates_of
