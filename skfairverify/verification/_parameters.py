@@ -31,8 +31,9 @@ from (weighted) state codes:
   and the groups' rates are pulled together: kept for comparison, not recommended.
 
 :func:`distribution_max_bins` bounds the number of quantile bins by the size of the
-smallest sensitive group, so that the group-conditional distributions the network
-estimates have rows enough per bin.
+smallest sensitive group (:func:`smallest_group_size`), so that the group-conditional
+distributions the network estimates have rows enough per bin; the verifier's
+``n_bins="auto"`` searches bins up to that bound.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ __all__ = [
     "estimate_cpts",
     "family_counts",
     "prior_pseudo_counts",
+    "smallest_group_size",
 ]
 
 #: Priors of :func:`estimate_cpts`.
@@ -532,8 +534,9 @@ def estimate_cpts(codes, cardinalities, parents, sensitive_idx, *, sample_weight
 def distribution_max_bins(sens_codes, sample_weight=None, *, rows_per_bin=1.0, smallest=20):
     """Largest number of quantile bins the smallest sensitive group can estimate.
 
-    The verifier chooses the number of bins by the agreement of the integer rule with
-    the classifier; the finer, the better the agreement but the fewer rows of a small
+    The verifier (``n_bins="auto"``) chooses the number of bins by the agreement of the
+    integer rule with the classifier, among candidates up to ``min(max_bins, cap)``
+    with this cap: the finer, the better the agreement but the fewer rows of a small
     group per bin, and the more the engine works per posterior draw. This rule caps
     the bins at ``n_min / rows_per_bin``, ``n_min`` being the (Kish effective) size of
     the smallest compound sensitive group, and at least ``smallest``: with the defaults
@@ -572,22 +575,47 @@ def distribution_max_bins(sens_codes, sample_weight=None, *, rows_per_bin=1.0, s
     >>> distribution_max_bins(groups, rows_per_bin=4)
     20
     """
+    if not rows_per_bin > 0:
+        raise ValueError(f"rows_per_bin must be positive; got {rows_per_bin!r}.")
+    n_min = smallest_group_size(sens_codes, sample_weight)
+    return max(int(smallest), int(n_min // rows_per_bin))
+
+
+def smallest_group_size(sens_codes, sample_weight=None) -> float:
+    """Rows (Kish effective size with weights) of the smallest compound sensitive group.
+
+    Parameters
+    ----------
+    sens_codes : array-like of shape (n_samples, n_sensitive)
+        State codes of the sensitive variables; the groups are their intersections.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weight of every row; a group's size is then ``(sum w)^2 / sum w^2``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._parameters import smallest_group_size
+    >>> smallest_group_size(np.array([[0, 0], [0, 1], [0, 1], [1, 1]]))
+    1.0
+    >>> smallest_group_size(np.array([0, 0, 1, 1]), np.array([1.0, 3.0, 2.0, 2.0]))
+    1.6
+    """
     sens = np.asarray(sens_codes)
     if sens.ndim == 1:
         sens = sens[:, None]
     if sens.ndim != 2 or len(sens) == 0:
         raise ValueError("sens_codes must be a non-empty matrix (rows x sensitive features).")
-    if not rows_per_bin > 0:
-        raise ValueError(f"rows_per_bin must be positive; got {rows_per_bin!r}.")
     weight = check_weights(sample_weight, len(sens))
     _, inverse = np.unique(sens, axis=0, return_inverse=True)
     inverse = inverse.ravel()
     if weight is None:
-        n_min = float(np.bincount(inverse).min())
-    else:
-        w1 = np.bincount(inverse, weights=weight)
-        w2 = np.bincount(inverse, weights=weight**2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            kish = np.where(w2 > 0, w1**2 / np.where(w2 > 0, w2, 1.0), 0.0)
-        n_min = float(kish.min())
-    return max(int(smallest), int(n_min // rows_per_bin))
+        return float(np.bincount(inverse).min())
+    w1 = np.bincount(inverse, weights=weight)
+    w2 = np.bincount(inverse, weights=weight**2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kish = np.where(w2 > 0, w1**2 / np.where(w2 > 0, w2, 1.0), 0.0)
+    return float(kish.min())

@@ -5,18 +5,20 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 from sklearn.model_selection import train_test_split
 from tqdm.auto import tqdm
 
 from .._linear import linear_rule
 from ..preprocessing import decision_scale, integer_threshold, quantize
 from ..s3p import BayesNet
+from ._parameters import distribution_max_bins, smallest_group_size
 from ._variables import Encoding
 from ._warnings import MIN_AGREEMENT, LowAgreementWarning
 
 __all__ = [
-    "BIN_GRID", "HELD_OUT", "MULTIPLIER_GRID", "candidates", "effective_size",
-    "finest_within_noise", "weighted_scale"
+    "BIN_GRID", "HELD_OUT", "MULTIPLIER_GRID", "candidates", "distribution_cap",
+    "effective_size", "finest_within_noise", "weighted_scale"
 ]
 
 #: Candidate numbers of bins for ``n_bins="auto"`` (those <= max_bins, and max_bins).
@@ -58,6 +60,25 @@ def finest_within_noise(scores, n_effective: float) -> tuple[int, int]:
     tol = np.sqrt(best * (1.0 - best) / n_effective) + 1.0 / n_effective
     _, k, l = next(s for s in scores if s[0] >= best - tol)
     return k, l
+
+
+def distribution_cap(frame, sensitive, weight) -> tuple[int, float]:
+    """Bins the smallest sensitive group supports, and that group's (Kish) size.
+
+    :func:`~skfairverify.verification._parameters.distribution_max_bins` of the
+    intersections of the columns ``sensitive`` of ``frame`` (one bin per row of the
+    smallest intersection, at least 20).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify.verification._quantization import distribution_cap
+    >>> frame = pd.DataFrame({"sex": ["F"] * 30 + ["M"] * 470})
+    >>> distribution_cap(frame, ["sex"], None)
+    (30, 30.0)
+    """
+    codes = np.column_stack([pd.factorize(frame[s])[0] for s in sensitive])
+    return distribution_max_bins(codes, weight), smallest_group_size(codes, weight)
 
 
 class _QuantizationMixin:
@@ -118,18 +139,38 @@ class _QuantizationMixin:
             return idx, idx
         return train_test_split(idx, test_size=HELD_OUT, random_state=self.random_state)
 
+    def _bin_candidates(self, frame, sensitive, weight) -> list[int]:
+        """Numbers of bins to try, finest first; sets ``n_bins_reason_``'s first part.
+
+        ``n_bins="auto"`` tries the grid up to ``min(max_bins, cap)``, ``cap`` being
+        the bins the smallest sensitive group supports (:func:`distribution_cap`): the
+        rows of a small group estimate its distribution over the bins.
+        """
+        if self.n_bins != "auto":
+            self._bins_limit = f"n_bins={int(self.n_bins)} (fixed)"
+            return [int(self.n_bins)]
+        cap, n_min = distribution_cap(frame, sensitive, weight)
+        if cap < self.max_bins:
+            self._bins_limit = (f"at most {cap} bins: the smallest sensitive group has "
+                                f"{n_min:.0f} rows (one bin per row, at least 20)")
+        else:
+            self._bins_limit = (f"at most max_bins={self.max_bins} (the smallest sensitive "
+                                f"group, {n_min:.0f} rows, supports {cap})")
+        return candidates(BIN_GRID, min(self.max_bins, cap))
+
     def _choose_quantization(self, frame, sensitive, weight):
         """Choose the number of bins and the multiplier by agreement on held-out rows.
 
         The split is by rows; with ``sample_weight`` the bins are weighted on the
         fitting rows and the agreement on the held-out rows, whose standard error uses
-        their effective (Kish) size.
+        their effective (Kish) size. The candidate bins are capped for the smallest
+        sensitive group's distribution (:meth:`_bin_candidates`).
         """
         rule = self._unit_rule
         multipliers = self._multipliers()
-        bins = candidates(BIN_GRID, self.max_bins) if self.n_bins == "auto" else [
-            int(self.n_bins)]
+        bins = self._bin_candidates(frame, sensitive, weight)
         if len(bins) == 1 and len(multipliers) == 1:
+            self._bins_choice = "the only candidate"
             return bins[0], multipliers[0]
         fit_idx, hold_idx = self._held_out_split(len(frame))
         hold = frame.iloc[hold_idx]
@@ -141,6 +182,8 @@ class _QuantizationMixin:
                                      bin_rows=fit_idx, sample_weight=weight)
             agreements = self._agreements(enc, hold, reference, multipliers, hold_weight)
             scores += [(a, k, l) for a, l in zip(agreements, multipliers)]
+        self._bins_choice = (f"the finest within noise of the best held-out agreement "
+                             f"({max(s[0] for s in scores):.4f}) among {bins}")
         return finest_within_noise(scores, effective_size(hold_weight, len(hold)))
 
     def _encode(self, frame, sensitive, weight):
@@ -148,6 +191,7 @@ class _QuantizationMixin:
         if isinstance(self.network, BayesNet):
             encoding = Encoding.from_network(self.network, self._unit_rule, sensitive)
             self.n_bins_ = None
+            self.n_bins_reason_ = "a user network: its own states, no bins"
             multipliers = self._multipliers()
             reference = self._unit_rule.decision_function(frame) > 0
             agreements = self._agreements(encoding, frame, reference, multipliers, weight)
@@ -157,6 +201,7 @@ class _QuantizationMixin:
             encoding = Encoding.from_data(frame, self._unit_rule, sensitive, k,
                                           self.random_state, sample_weight=weight)
             self.n_bins_ = k
+            self.n_bins_reason_ = f"{k} bins: {self._bins_choice}; {self._bins_limit}"
         # With multiplier="auto", fall back to smaller multipliers (a shorter score
         # range) when the exact computation would not fit in max_table_size.
         smaller = [m for m in self._multipliers() if m < l] if self.multiplier == "auto" else []
