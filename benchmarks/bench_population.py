@@ -1,4 +1,4 @@
-"""Population rates of a fixed classifier: empirical, fairlearn's bootstrap, the verifier.
+"""Population rates of a fixed classifier: empirical, bootstrap, an oracle, the verifier.
 
 Semi-synthetic design of issue 16: two binary sensitive attributes ``a1`` (50% of
 rows) and ``a2`` (8%), so four intersectional groups down to ~20 rows at n = 500;
@@ -14,23 +14,38 @@ Per repetition and sample size, on one sample drawn from the population:
 * empirical: the share of positive decisions in each group (fairlearn's
   ``MetricFrame`` point estimate); fairlearn's bootstrap (``n_boot``) gives the
   intervals;
-* verifier: ``FairnessVerifier(FrozenEstimator(lr))`` as today (BDeu prior,
-  ``max_bins=60``), with posterior intervals (``posterior_networks``, ``n_draws``
-  draws solved by the exact engine);
-* verifier + prior + bins: the same with the hierarchical prior (the CPTs re-estimated
-  by ``estimate_cpts`` on the structure the verifier learned: ``_network._estimate``
-  is replaced inside this script only) and ``max_bins = min(60,
-  distribution_max_bins(groups))``; its intervals draw from the hierarchical posterior.
+* oracle: the efficient estimator of the true model family, a reference no method
+  without that knowledge can beat (asymptotically): the score ``s = w.x + b`` given
+  the group is normal with a mean additive in ``a1``, ``a2`` and a common variance, so
+  OLS of ``s`` on ``(1, a1, a2)`` and the residual variance ``sigma^2`` give ``rate_g
+  = Phi(m_g / sigma)`` (the maximum-likelihood estimate under the multivariate model
+  with unknown covariance); intervals from the exact posterior of the normal linear
+  model under a flat prior (``sigma^2 ~ dof s^2 / chi2_dof``, ``beta | sigma ~ N``);
+* verifier: ``FairnessVerifier(FrozenEstimator(lr))`` with its defaults (BDeu prior,
+  ``n_bins="auto"``: bins up to ``min(max_bins=60, smallest group's rows)``), intervals
+  from its ``n_draws`` posterior draws; ``+prior``: ``prior="hierarchical"``;
+  ``-nocap``: without the cap of the bins by the smallest group (the search up to 60
+  bins of the releases before it: ``distribution_cap`` is replaced inside this
+  script only).
 
-Printed: mean absolute error of the group rates, of SP and of DI against the truth,
-the ratio to the empirical MAE, the coverage of the 95% intervals of the group rates
-and of SP, the CPU time (``time.process_time``: other processes do not count) of a
-plain fit and of the intervals (for "empirical": fairlearn's bootstrap), the number of
-bins and the agreement of the integer rule.
+Printed, in the header of every sample size, two closed forms: the expected
+absolute error of the empirical rate of each group (exact binomial sums, given the
+group is not empty) and the asymptotic (Cramer-Rao) expected absolute error of the
+oracle, ``sqrt(2/pi) phi(eta_g) sqrt(x_g' M^-1 x_g / n + eta_g^2 / (2 n))`` with
+``eta_g = m_g / sigma``, ``x_g = (1, a1, a2)`` and ``M = E[x x']``: their ratio is
+the best "MAE / empirical" any regular estimator reaches on the design. Then per
+method: mean absolute error of the group rates, of SP and of DI against the truth,
+the ratio of the rate MAE to the empirical one measured on the same samples and to
+the closed-form expected empirical MAE (``MAE / E[emp]``, less noisy), the coverage
+of the 95% intervals of the group rates and of SP, the CPU time
+(``time.process_time``: other processes do not count) of a plain fit (``n_draws=0``)
+and of the intervals (a fit with ``n_draws`` minus the plain one; for "empirical":
+fairlearn's bootstrap in "fit s"), the number of bins and the agreement of the
+integer rule.
 
-Run: ``python benchmarks/bench_population.py`` (12 repetitions, n = 500 and 2,000,
-~12 minutes on one core); ``--design chain|wide|rare`` for the variants,
-``--reps``, ``--sizes``, ``--draws``, ``--boot`` to change the size.
+Run: ``python benchmarks/bench_population.py`` (12 repetitions, n = 500 and 2,000);
+``--design chain|wide|rare`` for the variants, ``--reps``, ``--sizes``, ``--draws``,
+``--boot``, ``--methods`` to change the size.
 """
 
 from __future__ import annotations
@@ -43,25 +58,13 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 from fairlearn.metrics import MetricFrame, selection_rate
-from scipy.stats import norm
+from scipy.stats import binom, norm
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 
-from skfairverify.verification import FairnessVerifier, LowAgreementWarning, _network
-from skfairverify.verification._parameters import (
-    distribution_max_bins,
-    estimate_cpts,
-    prior_pseudo_counts,
-)
-from skfairverify.verification._posterior import (
-    credible_intervals,
-    metric_draws,
-    posterior_networks,
-    shared_plan_rates,
-)
+from skfairverify.verification import FairnessVerifier, LowAgreementWarning, _quantization
 
 GROUPS = [(0, 0), (0, 1), (1, 0), (1, 1)]
-ESS = 1.0  # the verifier's EQUIVALENT_SAMPLE_SIZE
 
 
 # ---------------------------------------------------------------- population
@@ -119,92 +122,103 @@ def empirical(X, S, lr, n_boot, seed):
     return rates, (low, high, sp_ci), seconds
 
 
-@contextmanager
-def recording_estimate(prior: str):
-    """Replace ``_network._estimate``: record its input, re-estimate with ``prior``."""
-    original = _network._estimate
-    calls = []
-
-    def estimate(codes, names, cardinalities, edges, equivalent_sample_size,
-                 sample_weight=None):
-        net = original(codes, names, cardinalities, edges, equivalent_sample_size,
-                       sample_weight)
-        if prior == "hierarchical":
-            sens = [k for k, name in enumerate(names) if name in ("a1", "a2")]
-            cpts = estimate_cpts(codes, cardinalities, net.parents, sens,
-                                 sample_weight=sample_weight,
-                                 equivalent_sample_size=equivalent_sample_size)
-            net = type(net)(net.cardinalities, net.parents, cpts, names=net.names,
-                            state_names=net.state_names)
-        calls.append((np.asarray(codes), net, sample_weight))
-        return net
-
-    _network._estimate = estimate
-    try:
-        yield calls
-    finally:
-        _network._estimate = original
+def _design_matrix(a) -> np.ndarray:
+    return np.column_stack([np.ones(len(a)), a])
 
 
-def _rates_by_group(ver) -> np.ndarray:
-    table = ver.groups_.set_index(["a1", "a2"])["positive_rate"]
-    return np.array([table.get(g, np.nan) for g in GROUPS])
-
-
-def _draw_rates(ver, net):
-    """``rates_of`` for the posterior draws (engine planned once), in GROUPS order."""
-    names = ver.variables_
-    weights = [ver.weights_[name].to_numpy() for name in names]
-    sens_idx = [names.index(s) for s in ("a1", "a2")]
-    states = [list(ver.weights_[s].index) for s in ("a1", "a2")]
-    groups = ver.groups_[["a1", "a2"]].to_numpy()
-    group_codes = np.array([[states[k].index(v) for k, v in enumerate(row)]
-                            for row in groups])
-    order = [GROUPS.index(tuple(int(v) for v in row)) for row in groups]
-    shared = shared_plan_rates(net, weights, ver.threshold_, sens_idx, group_codes,
-                               max_table_size=ver.max_table_size)
-
-    def rates_of(draw):
-        out = np.full(len(GROUPS), np.nan)
-        out[order] = shared(draw)
-        return out
-
-    return rates_of
-
-
-def verifier(X, S, lr, seed, prior, cap_bins, n_draws):
-    max_bins = 60
-    if cap_bins:
-        max_bins = min(60, distribution_max_bins(S.to_numpy()))
-    with recording_estimate(prior) as calls:
-        t0 = time.process_time()
-        ver = FairnessVerifier(FrozenEstimator(lr), max_bins=max_bins, random_state=seed)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=LowAgreementWarning)
-            ver.fit(X, sensitive_features=S)
-        fit_seconds = time.process_time() - t0
-    codes, net, weight = calls[0]
+def oracle(X, S, lr, seed, n_draws):
+    """OLS of the score on (1, a1, a2), pooled variance; exact posterior intervals."""
     t0 = time.process_time()
-    alpha = None
-    if prior == "hierarchical":
-        sens = [ver.variables_.index(s) for s in ("a1", "a2")]
-        alpha, _ = prior_pseudo_counts(codes, net.cardinalities, net.parents, sens,
-                                       sample_weight=weight, equivalent_sample_size=ESS,
-                                       n_draws=n_draws)
-    draws = posterior_networks(net, codes, equivalent_sample_size=ESS, n_draws=n_draws,
-                               random_state=seed, pseudo_counts=alpha)
-    rate_draws = np.array([r for r in map(_draw_rates(ver, net), draws)])
-    present = ~np.isnan(rate_draws[0])
-    low, high = np.full(4, np.nan), np.full(4, np.nan)
-    low[present], high[present] = credible_intervals(rate_draws[:, present])
-    sp_ci = credible_intervals(metric_draws(rate_draws[:, present])["statistical_parity"])
-    ci_seconds = time.process_time() - t0
-    return (_rates_by_group(ver), (low, high, list(sp_ci)), fit_seconds, ci_seconds,
+    score = lr.decision_function(X)
+    D = _design_matrix(S[["a1", "a2"]].to_numpy(float))
+    beta, *_ = np.linalg.lstsq(D, score, rcond=None)
+    dof = len(score) - D.shape[1]
+    s2 = float(np.sum((score - D @ beta) ** 2) / dof)
+    G = _design_matrix(np.array(GROUPS, float))
+    rates = norm.cdf(G @ beta / np.sqrt(s2))
+    seconds = time.process_time() - t0
+    t0 = time.process_time()
+    rng = np.random.default_rng(seed)
+    s2_draws = dof * s2 / rng.chisquare(dof, n_draws)
+    chol = np.linalg.cholesky(np.linalg.inv(D.T @ D))
+    beta_draws = beta + np.sqrt(s2_draws)[:, None] * (rng.standard_normal((n_draws, 3))
+                                                      @ chol.T)
+    rate_draws = norm.cdf(beta_draws @ G.T / np.sqrt(s2_draws)[:, None])
+    low, high = np.quantile(rate_draws, [0.025, 0.975], axis=0)
+    sp = rate_draws.max(axis=1) - rate_draws.min(axis=1)
+    sp_ci = [float(v) for v in np.quantile(sp, [0.025, 0.975])]
+    return rates, (low, high, sp_ci), seconds, time.process_time() - t0, None
+
+
+@contextmanager
+def bins_cap(cap: bool):
+    """With ``cap=False`` the bins are searched up to max_bins whatever the groups."""
+    original = _quantization.distribution_cap
+    if not cap:
+        _quantization.distribution_cap = lambda frame, sensitive, weight: (10**9, np.nan)
+    try:
+        yield
+    finally:
+        _quantization.distribution_cap = original
+
+
+def verifier(X, S, lr, seed, prior, cap, n_draws):
+    """The verifier's rates and intervals; CPU seconds of a plain fit and of the draws."""
+    params = {"prior": prior, "random_state": seed}
+    with bins_cap(cap), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=LowAgreementWarning)
+        t0 = time.process_time()
+        FairnessVerifier(FrozenEstimator(lr), n_draws=0, **params).fit(
+            X, sensitive_features=S)
+        fit_seconds = time.process_time() - t0
+        t0 = time.process_time()
+        ver = FairnessVerifier(FrozenEstimator(lr), n_draws=n_draws, **params).fit(
+            X, sensitive_features=S)
+        all_seconds = time.process_time() - t0
+    table = ver.groups_.set_index(["a1", "a2"])
+    rates, low, high = (np.array([table[col].get(g, np.nan) for g in GROUPS])
+                        for col in ("positive_rate", "ci_low", "ci_high"))
+    sp_ci = list(ver.metric_intervals_["statistical_parity"])
+    return (rates, (low, high, sp_ci), fit_seconds, all_seconds - fit_seconds,
             (ver.n_bins_, ver.agreement_))
 
 
+# ---------------------------------------------------------------- closed forms
+def group_shares(pop: dict) -> np.ndarray:
+    return np.array([(pop["p1"] if g[0] else 1 - pop["p1"])
+                     * (pop["p2"] if g[1] else 1 - pop["p2"]) for g in GROUPS])
+
+
+def expected_empirical_error(pop: dict, truth: np.ndarray, n: int) -> np.ndarray:
+    """``E|k / n_g - p_g|`` per group, ``n_g ~ Bin(n, share)`` given ``n_g > 0``."""
+    out = []
+    for share, p in zip(group_shares(pop), truth):
+        sizes = np.arange(1, n + 1)
+        weight = binom.pmf(sizes, n, share)
+        keep = weight > 1e-12 * weight.max()
+        total = 0.0
+        for m, wm in zip(sizes[keep], weight[keep]):
+            k = np.arange(m + 1)
+            total += wm * np.sum(binom.pmf(k, m, p) * np.abs(k / m - p))
+        out.append(total / weight[keep].sum())
+    return np.array(out)
+
+
+def oracle_asymptotic_error(pop: dict, lr, n: int) -> np.ndarray:
+    """Cramer-Rao: ``sqrt(2/pi) phi(eta) sqrt(x' M^-1 x / n + eta^2 / (2 n))`` per group."""
+    w, b = lr.coef_.ravel(), float(lr.intercept_[0])
+    eta = np.array([(w @ pop["mu"][g] + b) for g in GROUPS]) / np.sqrt(w @ pop["cov"] @ w)
+    G = _design_matrix(np.array(GROUPS, float))
+    M = (G * group_shares(pop)[:, None]).T @ G
+    leverage = np.einsum("gi,ij,gj->g", G, np.linalg.inv(M), G)
+    return np.sqrt(2 / np.pi) * norm.pdf(eta) * np.sqrt(leverage / n + eta**2 / (2 * n))
+
+
 # ---------------------------------------------------------------- experiment
-METHODS = ("empirical", "verifier", "verifier+bins", "verifier+prior", "verifier+prior+bins")
+METHODS = ("empirical", "oracle", "verifier", "verifier+prior", "verifier-nocap",
+           "verifier+prior-nocap")
+SETTINGS = {"verifier": ("bdeu", True), "verifier+prior": ("hierarchical", True),
+            "verifier-nocap": ("bdeu", False), "verifier+prior-nocap": ("hierarchical", False)}
 
 
 def one_run(pop, lr, truth, n, seed, args):
@@ -213,16 +227,14 @@ def one_run(pop, lr, truth, n, seed, args):
     out = {}
     rates, ci, sec = empirical(X, S, lr, args.boot, seed)
     out["empirical"] = (rates, ci, sec, np.nan, None)
-    settings = {"verifier": ("bdeu", False), "verifier+bins": ("bdeu", True),
-                "verifier+prior": ("hierarchical", False),
-                "verifier+prior+bins": ("hierarchical", True)}
-    for name, (prior, cap) in settings.items():
+    out["oracle"] = oracle(X, S, lr, seed, 2000)
+    for name, (prior, cap) in SETTINGS.items():
         if name in args.methods:
             out[name] = verifier(X, S, lr, seed, prior, cap, args.draws)
     return out
 
 
-def summarise(results, truth, methods):
+def summarise(results, truth, methods, expected_empirical):
     true_di, true_sp = di_sp(truth)
     rows = {}
     for method in methods:
@@ -254,6 +266,7 @@ def summarise(results, truth, methods):
     base = rows["empirical"]["rate MAE"]
     for method in methods:
         rows[method]["MAE / empirical"] = rows[method]["rate MAE"] / base
+        rows[method]["MAE / E[emp]"] = rows[method]["rate MAE"] / expected_empirical
         rows[method]["ci / fit"] = rows[method]["ci s"] / rows[method]["fit s"]
     rows["empirical"]["ci / fit"] = np.nan
     return pd.DataFrame(rows).T
@@ -266,8 +279,9 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000])
     parser.add_argument("--draws", type=int, default=100)
     parser.add_argument("--boot", type=int, default=100)
-    parser.add_argument("--methods", nargs="+", default=list(METHODS[1:]),
-                        choices=METHODS[1:], help="verifier variants (empirical always)")
+    parser.add_argument("--methods", nargs="+", default=list(SETTINGS),
+                        choices=list(SETTINGS),
+                        help="verifier variants (empirical and oracle always)")
     args = parser.parse_args()
     pop = population(args.design)
     lr = fixed_classifier(pop)
@@ -275,13 +289,18 @@ def main():
     print(f"design={args.design} truth (a1,a2)={dict(zip(GROUPS, truth.round(4)))}; "
           f"SP={di_sp(truth)[1]:.4f} DI={di_sp(truth)[0]:.4f}; reps={args.reps}, "
           f"draws={args.draws}, bootstrap={args.boot}")
-    pd.set_option("display.width", 200)
+    pd.set_option("display.width", 250)
     warm_X, warm_S = sample(pop, 200, np.random.default_rng(0))  # imports, caches
-    verifier(warm_X, warm_S, lr, 0, "bdeu", False, 50)
+    verifier(warm_X, warm_S, lr, 0, "bdeu", True, 50)
     for n in args.sizes:
+        emp = expected_empirical_error(pop, truth, n)
+        orc = oracle_asymptotic_error(pop, lr, n)
+        print(f"\nn = {n}: closed form, per group {GROUPS}: E|empirical error| "
+              f"{emp.round(4).tolist()} (mean {emp.mean():.4f}); oracle Cramer-Rao "
+              f"{orc.round(4).tolist()} (mean {orc.mean():.4f}); best MAE / empirical "
+              f"{orc.mean() / emp.mean():.3f}")
         results = [one_run(pop, lr, truth, n, 1000 * n + r, args) for r in range(args.reps)]
-        table = summarise(results, truth, ["empirical", *args.methods])
-        print(f"\nn = {n}")
+        table = summarise(results, truth, ["empirical", "oracle", *args.methods], emp.mean())
         print(table.to_string(float_format=lambda v: f"{v:.4f}"))
 
 
