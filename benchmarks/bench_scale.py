@@ -18,12 +18,19 @@ Two parts, each printing a table; every measurement runs in its own child proces
    repeated to 45k / 450k / 4.5M / 10M rows: ``learn_network`` with the verifier's defaults
    (``max_indegree=1``: the exact search; then pgmpy's parameter estimation), time of
    each and peak RSS.
+3. Whole fit (``--part fit`` only): ``FairnessVerifier`` with its defaults (and
+   ``n_draws=0``) on Adult repeated to 45k / 450k / 4.5M / 10M rows, the audit's
+   pipeline fitted once on Adult and frozen, sex x race: fit time, its structure,
+   parameter and engine parts, the RSS of the data and the peak RSS beyond it (the
+   kernel's high-water mark reset once the data is built), growth ratios.
 
 Usage::
 
     python benchmarks/bench_scale.py                 # both parts (< 10 min on 2 cores)
     python benchmarks/bench_scale.py --part features
     python benchmarks/bench_scale.py --part rows
+    python benchmarks/bench_scale.py --part fit      # part 3 (not in "all": minutes)
+    python benchmarks/bench_scale.py --profile 4522200 --draws 0   # cProfile of one fit
 """
 
 from __future__ import annotations
@@ -246,6 +253,104 @@ def part_rows():
     return table
 
 
+# ----------------------------------------------------------------------------- part 3
+FIT_ROWS = (45_222, 452_220, 4_522_200, 10_000_000)
+
+
+def _reset_peak_rss() -> None:
+    """Reset the kernel's high-water mark of this process's RSS (Linux ``clear_refs``)."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _rss_gib(field: str) -> float:
+    """``VmRSS`` (now) or ``VmHWM`` (peak since the last reset) of this process, in GiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 2**20
+    return float("nan")
+
+
+def adult_frame(n_rows):
+    """Adult (complete rows, no ``fnlwgt``) repeated to ``n_rows``, its labels, a model.
+
+    The model is the audit's pipeline (scaled numbers, one-hot categories, logistic
+    regression) fitted once on Adult itself and frozen.
+    """
+    from sklearn.frozen import FrozenEstimator
+
+    from skfairverify.audit import default_model
+    from skfairverify.datasets import load_adult
+
+    b = load_adult(as_frame=True)
+    X = b.data.drop(columns=["split", "fnlwgt"])
+    keep = X.notna().all(axis=1).to_numpy()
+    X, y = X[keep].reset_index(drop=True), b.target.to_numpy()[keep]
+    model = FrozenEstimator(default_model().fit(X, y))
+    idx = np.resize(np.arange(len(X)), n_rows)
+    return X.iloc[idx].reset_index(drop=True), y[idx], model
+
+
+def verifier_fit_child(n_rows, n_draws, profile=False):
+    import gc
+
+    from skfairverify import FairnessVerifier
+
+    spent = _timers()
+    X, y, model = adult_frame(n_rows)
+    gc.collect()
+    data_gib = _rss_gib("VmRSS")
+    _reset_peak_rss()
+    params = {} if n_draws is None else {"n_draws": n_draws}  # None: the default
+    ver = FairnessVerifier(model, ["sex", "race"], random_state=0, **params)
+    t0 = time.perf_counter()
+    if profile:
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.runcall(ver.fit, X, y)
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+    else:
+        ver.fit(X, y)
+    fit_s = time.perf_counter() - t0
+    return {"fit_s": fit_s, "peak_beyond_gib": _rss_gib("VmHWM") - data_gib,
+            "data_gib": data_gib, "structure_s": spent["structure"],
+            "parameters_s": spent["parameters"], "engine_s": spent["engine"],
+            "DI": ver.metrics_["disparate_impact"], "agreement": ver.agreement_,
+            "n_bins": ver.n_bins_, "multiplier": ver.multiplier_}
+
+
+def part_fit(rows=FIT_ROWS, draws=(None, 0)):
+    print("\n== Part 3: FairnessVerifier.fit, Adult repeated (sex x race), audit's "
+          "pipeline frozen ==", flush=True)
+    out = []
+    for n_draws in draws:
+        for n in rows:
+            res = in_child(verifier_fit_child, n, n_draws, time_limit=1800)
+            row = {"rows": n, "n_draws": "default" if n_draws is None else n_draws,
+                   "time (s)": res.get("fit_s", np.nan),
+                   "structure (s)": res.get("structure_s", np.nan),
+                   "parameters (s)": res.get("parameters_s", np.nan),
+                   "engine (s)": res.get("engine_s", np.nan),
+                   "data RSS (GiB)": res.get("data_gib", np.nan),
+                   "peak beyond data (GiB)": res.get("peak_beyond_gib", np.nan),
+                   "DI": res.get("DI", np.nan), "agreement": res.get("agreement", np.nan),
+                   "bins x l": f"{res.get('n_bins')} x {res.get('multiplier')}",
+                   "note": res.get("error", "")}
+            out.append(row)
+            print(pd.DataFrame([row]).round(4).to_string(index=False), flush=True)
+    table = pd.DataFrame(out)
+    for n_draws, part in table.groupby("n_draws", sort=False):
+        part = part.set_index("rows")
+        base = part.index[1] if len(part) > 1 else part.index[0]
+        for n in part.index[2:]:
+            print(f"n_draws={n_draws}: growth {base:,} -> {n:,} rows ({n / base:.1f}x): time "
+                  f"{part.loc[n, 'time (s)'] / part.loc[base, 'time (s)']:.1f}x")
+    return table.set_index("rows")
+
+
 def markdown(table: pd.DataFrame) -> str:
     """A markdown table (no tabulate needed)."""
     def cell(v):
@@ -260,15 +365,27 @@ def markdown(table: pd.DataFrame) -> str:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["features", "rows", "all"], default="all")
+    parser.add_argument("--part", choices=["features", "rows", "fit", "all"], default="all")
+    parser.add_argument("--rows", type=int, nargs="+", default=None,
+                        help="row counts of part 3 (default: 45222 452220 4522200 10000000)")
+    parser.add_argument("--draws", type=int, nargs="+", default=None,
+                        help="n_draws of part 3 (default: the verifier's default, then 0)")
+    parser.add_argument("--profile", type=int, default=None, metavar="ROWS",
+                        help="profile one verifier fit (cProfile) at ROWS rows and exit")
     parser.add_argument("--features", type=int, nargs="+", default=None,
                         help="feature counts of part 1 (default: 10 30 100 300 1000)")
     args = parser.parse_args()
     if args.features:
         global FEATURES
         FEATURES = tuple(args.features)
+    if args.profile:
+        print(verifier_fit_child(args.profile, (args.draws or [None])[0], profile=True))
+        return
     t0 = time.perf_counter()
     tables = {}
+    if args.part == "fit":
+        tables["fit"] = part_fit(tuple(args.rows or FIT_ROWS),
+                                 tuple(args.draws) if args.draws else (None, 0))
     if args.part in ("features", "all"):
         tables["features"] = part_features()
     if args.part in ("rows", "all"):

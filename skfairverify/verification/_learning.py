@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from joblib import Parallel, delayed
 from tqdm.auto import tqdm
@@ -10,19 +12,71 @@ from ..s3p import BayesNet
 from ._network import check_learning_size, independent_network, learn_network
 from ._parameters import estimate_cpts, prior_pseudo_counts
 from ._posterior import posterior_networks
+from ._variables import row_chunks
 
-__all__ = ["EQUIVALENT_SAMPLE_SIZE", "STRUCTURE_BINS", "group_support", "sensitive_groups"]
+__all__ = ["EQUIVALENT_SAMPLE_SIZE", "STRUCTURE_BINS", "group_support", "groups_present",
+           "sensitive_groups"]
+
+
+#: Largest table of compound groups counted with ``bincount`` (beyond: ``np.unique``).
+MAX_GROUP_TABLE = 2**22
+
+
+def _group_counts(sens_codes: np.ndarray, weight):
+    """Rows (and summed weights) of every cell of the table of compound groups.
+
+    Returns ``(shape, rows, weights)`` (``weights`` None without weights), or None when
+    the table (the product of the largest code + 1 of every column) is beyond
+    ``MAX_GROUP_TABLE`` cells and the rows are not more numerous. One ``bincount`` of
+    the cells' indices (first column most significant) per chunk of ``CHUNK_ROWS``
+    rows: no sort, and memory that does not grow with the rows.
+    """
+    n = len(sens_codes)
+    shape = tuple(int(sens_codes[:, j].max()) + 1 if n else 1
+                  for j in range(sens_codes.shape[1]))
+    size = math.prod(shape)
+    if size > max(MAX_GROUP_TABLE, n):
+        return None
+    rows = np.zeros(size, dtype=np.int64)
+    mass = None if weight is None else np.zeros(size)
+    for chunk in row_chunks(n):
+        flat = np.ravel_multi_index(tuple(sens_codes[chunk, j].astype(np.intp)
+                                          for j in range(len(shape))), shape)
+        rows += np.bincount(flat, minlength=size)
+        if weight is not None:
+            mass += np.bincount(flat, weights=weight[chunk], minlength=size)
+    return shape, rows, mass
 
 
 def group_support(sens_codes: np.ndarray, weight):
-    """Distinct compound groups (rows of codes) and their rows, or summed weights."""
-    group_codes, inverse, counts = np.unique(
-        sens_codes, axis=0, return_inverse=True, return_counts=True
-    )
-    if weight is None:
-        return group_codes, counts.astype(np.int64)
-    return group_codes, np.bincount(inverse.ravel(), weights=weight,
-                                    minlength=len(group_codes))
+    """Distinct compound groups (rows of codes) and their rows, or summed weights.
+
+    The groups in lexicographic order (as ``np.unique(sens_codes, axis=0)``), as an
+    int64 matrix, counted by ``bincount`` (:func:`_group_counts`).
+    """
+    sens_codes = np.asarray(sens_codes)
+    counted = _group_counts(sens_codes, weight)
+    if counted is None:  # a sparse table of groups: sort the rows instead
+        group_codes, inverse, counts = np.unique(
+            sens_codes, axis=0, return_inverse=True, return_counts=True
+        )
+        group_codes = group_codes.astype(np.int64)
+        if weight is None:
+            return group_codes, counts.astype(np.int64)
+        return group_codes, np.bincount(inverse.ravel(), weights=weight,
+                                        minlength=len(group_codes))
+    shape, rows, mass = counted
+    cells = np.flatnonzero(rows)
+    group_codes = np.column_stack(np.unravel_index(cells, shape)).astype(np.int64)
+    group_codes = group_codes.reshape(len(cells), len(shape))
+    return group_codes, rows[cells] if weight is None else mass[cells]
+
+
+def groups_present(group_codes: np.ndarray, sens_codes: np.ndarray) -> np.ndarray:
+    """Whether each group (row of ``group_codes``) has a row in ``sens_codes``."""
+    present = {tuple(g) for g in group_support(sens_codes, None)[0].tolist()}
+    return np.array([tuple(g) in present for g in np.asarray(group_codes).tolist()],
+                    dtype=bool)
 
 
 def sensitive_groups(codes: np.ndarray, sens_idx, weight):

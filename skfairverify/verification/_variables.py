@@ -13,6 +13,12 @@ multi-state variable:
   category, contributing the category's coefficient.
 
 A sensitive column that the rule does not read is a variable with contribution 0.
+
+Rows are encoded in chunks of ``CHUNK_ROWS`` (:meth:`Encoding.codes`) into the smallest
+unsigned integer type that holds every state (:func:`code_dtype`, one byte per value for
+up to 256 states), and the decision scores of the rows are summed chunk by chunk
+(:meth:`Encoding.scores`): beyond the codes and one score per row, the memory of the
+encoding does not grow with the number of rows.
 """
 
 from __future__ import annotations
@@ -25,12 +31,88 @@ from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from .._linear import bin_of
 from ..preprocessing import BinningDiscretizer
+from ..s3p import TableTooLargeError
 from ..utils._categories import match_categories
 
-__all__ = ["Variable", "Encoding", "MAX_SENSITIVE_VALUES"]
+__all__ = ["CHUNK_ROWS", "MAX_CODES_BYTES", "MAX_SENSITIVE_VALUES", "Encoding", "Variable",
+           "check_codes_size", "code_dtype", "row_chunks"]
 
 #: A numeric sensitive column with more distinct values than this is "continuous".
 MAX_SENSITIVE_VALUES = 10
+#: Rows encoded (and scored) at a time: the temporaries of a chunk (the float copy of
+#: the binned columns, their bins, the states of the categories) do not grow with the rows.
+CHUNK_ROWS = 2**18
+#: Largest state-code matrix :meth:`Encoding.codes` allocates (bytes) by default.
+MAX_CODES_BYTES = 8 * 2**30
+
+
+def code_dtype(cardinalities) -> np.dtype:
+    """Smallest unsigned integer type holding the codes ``0 .. max(cardinalities) - 1``.
+
+    Parameters
+    ----------
+    cardinalities : list of int
+        Number of states of each variable.
+
+    Returns
+    -------
+    numpy.dtype
+        ``uint8`` up to 256 states, then ``uint16``, ``uint32`` or ``uint64``.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._variables import code_dtype
+    >>> code_dtype([2, 60, 256]), code_dtype([257]), code_dtype([])
+    (dtype('uint8'), dtype('uint16'), dtype('uint8'))
+    """
+    largest = max((int(c) for c in cardinalities), default=1)
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if largest - 1 <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.uint64)
+
+
+def check_codes_size(n_rows: int, cardinalities, max_bytes: int = MAX_CODES_BYTES) -> int:
+    """Bytes of the state codes of ``n_rows`` rows; a TableTooLargeError beyond ``max_bytes``.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of rows to encode.
+    cardinalities : list of int
+        Number of states of every variable encoded.
+    max_bytes : int, default=MAX_CODES_BYTES
+        Largest size accepted.
+
+    Returns
+    -------
+    int
+        ``n_rows * n_variables * itemsize`` of :func:`code_dtype`.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._variables import check_codes_size
+    >>> check_codes_size(10_000_000, [2, 5] + [60] * 11)
+    130000000
+    """
+    cards = list(cardinalities)
+    dtype = code_dtype(cards)
+    n_bytes = int(n_rows) * len(cards) * dtype.itemsize
+    if n_bytes > max_bytes:
+        raise TableTooLargeError(
+            f"The state codes of {int(n_rows):,} rows x {len(cards)} variables ({dtype}, "
+            f"{dtype.itemsize} byte(s) each, for up to {max(cards)} states) would take "
+            f"{n_bytes / 2**30:.2f} GiB, above the limit of {max_bytes / 2**30:.2f} GiB "
+            "(max_bytes). Verify a sample of the rows, use fewer bins (fewer states), or "
+            "pass a dask DataFrame, whose partitions are encoded one at a time."
+        )
+    return n_bytes
+
+
+def row_chunks(n_rows: int, chunk: int | None = None) -> list[slice]:
+    """Slices of at most ``chunk`` rows (``CHUNK_ROWS`` when None) covering the rows."""
+    chunk = CHUNK_ROWS if chunk is None else int(chunk)
+    return [slice(a, min(a + chunk, n_rows)) for a in range(0, n_rows, chunk)]
 
 
 @dataclass
@@ -80,10 +162,14 @@ def _map_categories(col: pd.Series, states: list, name: str, *,
     """
     if by_name:
         lookup = {str(s): k for k, s in reversed(list(enumerate(states)))}
-        out = np.array([lookup.get(str(v), -1) for v in col.to_numpy(dtype=object)],
-                       dtype=np.int64)
+        codes, uniques = pd.factorize(col.to_numpy(dtype=object), use_na_sentinel=False)
+        remap = np.array([lookup.get(str(v), -1) for v in uniques], dtype=np.int64)
+        out = remap[codes]
+    elif isinstance(col.dtype, pd.CategoricalDtype):
+        out = _match_categorical(col, states, name)
     else:
-        out = match_categories(col, states, name=name)
+        values = col.to_numpy() if _is_numeric(col) else col
+        out = match_categories(values, states, name=name)
     if (out < 0).any():
         shown = sorted({str(u) for u in col.to_numpy(dtype=object)[out < 0]})[:5]
         raise ValueError(
@@ -92,6 +178,27 @@ def _map_categories(col: pd.Series, states: list, name: str, *,
             "was fitted, or, with a user BayesNet, values it has no state for."
         )
     return out
+
+
+def _match_categorical(col: pd.Series, states: list, name: str) -> np.ndarray:
+    """:func:`match_categories` of a categorical column, matching its categories only.
+
+    The categories present in ``col`` (and a missing value, if any) are matched once;
+    every row takes the position of its category: the same positions as matching the
+    values row by row, without converting the rows to Python objects.
+    """
+    codes = col.cat.codes.to_numpy()
+    cats = col.cat.categories
+    present = np.bincount(codes[codes >= 0], minlength=len(cats)) > 0
+    values = list(np.asarray(cats, dtype=object)[present])
+    missing = bool((codes < 0).any())
+    pos = match_categories(np.array(values + [np.nan] * missing, dtype=object), states,
+                           name=name)
+    remap = np.full(len(cats) + 1, -1, dtype=np.int64)  # the last entry: a missing value
+    remap[np.flatnonzero(present)] = pos[: len(values)]
+    if missing:
+        remap[-1] = pos[-1]
+    return remap[codes]
 
 
 def _match_values(values: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
@@ -169,11 +276,28 @@ def _fit_bins(values, n_bins, random_state, sample_weight):
     return disc.fit(values, sample_weight=sample_weight)
 
 
+def _seen_values(col: pd.Series) -> list:
+    """Distinct values of ``col`` and the declared categories of a categorical dtype.
+
+    A categorical column: its categories (all declared, observed or not) and a missing
+    value if any, read from the categories rather than from the rows.
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        seen = list(np.asarray(col.cat.categories, dtype=object))
+        if (col.cat.codes.to_numpy() < 0).any():
+            seen.append(np.nan)
+        return seen
+    return list(pd.unique(col.to_numpy(dtype=object)))
+
+
+def _distinct_numbers(col: pd.Series) -> list:
+    """Sorted distinct values of a numeric column, as Python numbers."""
+    return sorted(pd.unique(col.to_numpy()).tolist())
+
+
 def _observed_categories(col: pd.Series) -> list:
     """Sorted values of ``col`` and the declared categories of a categorical dtype."""
-    seen = list(pd.unique(col.to_numpy(dtype=object)))
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        seen += [v for v in col.cat.categories if v not in set(seen)]
+    seen = _seen_values(col)
     try:
         return sorted(seen)
     except TypeError:
@@ -217,12 +341,10 @@ class Encoding:
             col = X[c]
             if kind == "categories":
                 states = list(rule.categorical_features.get(c, []))
-                seen = list(pd.unique(col.to_numpy(dtype=object)))
-                if isinstance(col.dtype, pd.CategoricalDtype):
-                    # Declared categories absent from these rows (e.g. a rare category
-                    # of a training split) stay states, so that other data can be
-                    # verified with the same variables; smoothing gives them some mass.
-                    seen += [v for v in col.cat.categories if v not in set(seen)]
+                # Declared categories absent from these rows (e.g. a rare category of a
+                # training split) stay states, so that other data can be verified with
+                # the same variables; smoothing gives them some mass.
+                seen = _seen_values(col)
                 pos = match_categories(seen, states, name=c)
                 extra = [v for v, p in zip(seen, pos) if p < 0]
                 try:
@@ -240,7 +362,7 @@ class Encoding:
                     contrib = np.zeros(len(states))
                 variables.append(Variable(c, kind, states, contrib, sens))
             elif kind == "values":
-                states = sorted(pd.unique(col.to_numpy()).tolist())
+                states = _distinct_numbers(col)
                 vals = np.asarray(states, dtype=float)
                 w = float(rule.coef[c]) if c in rule.numeric_features else 0.0
                 variables.append(Variable(c, kind, states, w * vals, sens, values=vals,
@@ -292,7 +414,7 @@ class Encoding:
                 variables.append(Variable(c, "categories", states, np.zeros(len(states)),
                                           sens))
             elif kinds[c] == "values":
-                states = sorted(pd.unique(col.to_numpy()).tolist())
+                states = _distinct_numbers(col)
                 vals = np.asarray(states, dtype=float)
                 variables.append(Variable(c, "values", states, np.zeros(len(states)), sens,
                                           values=vals, coef=0.0))
@@ -383,16 +505,34 @@ class Encoding:
     def index(self, name: str) -> int:
         return self.names.index(name)
 
-    def codes(self, X: pd.DataFrame, only=None) -> np.ndarray:
-        """State code of every row for every variable (or the variables in ``only``)."""
+    def codes(self, X: pd.DataFrame, only=None, *, max_bytes: int = MAX_CODES_BYTES
+              ) -> np.ndarray:
+        """State code of every row for every variable (or the variables in ``only``).
+
+        A pure function of the rows of ``X`` (a chunk of rows gets the codes of those
+        rows), in the smallest unsigned type of the variables' cardinalities
+        (:func:`code_dtype`). The rows are encoded ``CHUNK_ROWS`` at a time; the codes
+        are refused beyond ``max_bytes`` (:func:`check_codes_size`) before anything
+        is allocated.
+        """
         variables = self.variables if only is None else [self.variables[i] for i in only]
+        missing = [v.name for v in variables if v.name not in X.columns]
+        if missing:
+            raise ValueError(f"X lacks the column {missing[0]!r} used by the verifier.")
+        cards = [v.cardinality for v in variables]
+        check_codes_size(len(X), cards, max_bytes)
+        out = np.empty((len(X), len(variables)), dtype=code_dtype(cards))
+        for rows in row_chunks(len(X)):
+            out[rows] = self._chunk_codes(X.iloc[rows], variables)
+        return out
+
+    def _chunk_codes(self, X: pd.DataFrame, variables) -> np.ndarray:
+        """Codes (int64) of the rows of one chunk ``X``, one column per variable."""
         out = np.empty((len(X), len(variables)), dtype=np.int64)
         bins = None
         if self.binned and any(v.kind == "binned" for v in variables):
             bins = self.discretizer.bin_index(X[self.binned].to_numpy(dtype=float))
         for k, v in enumerate(variables):
-            if v.name not in X.columns:
-                raise ValueError(f"X lacks the column {v.name!r} used by the verifier.")
             col = X[v.name]
             if v.kind == "binned":
                 out[:, k] = bins[:, self.binned.index(v.name)]
@@ -409,6 +549,56 @@ class Encoding:
         return out
 
     def contributions(self, codes: np.ndarray) -> np.ndarray:
-        """Real contribution of every variable for every row of ``codes``."""
+        """Real contribution of every variable for every row of ``codes``.
+
+        An ``(n_rows, n_variables)`` float matrix: for sums over the variables use
+        :meth:`scores`, which does not build it.
+        """
         cols = [v.contribution[codes[:, k]] for k, v in enumerate(self.variables)]
         return np.column_stack(cols) if cols else np.zeros((len(codes), 0))
+
+    def scores(self, codes: np.ndarray, weights=None) -> np.ndarray:
+        """Sum over the variables of the weight of every row's state.
+
+        Parameters
+        ----------
+        codes : ndarray of shape (n_rows, n_variables)
+            State codes of the rows (:meth:`codes`), one column per variable.
+        weights : list of ndarray, default=None
+            The weight of every state of every variable, e.g. the integer weights of
+            the verified rule (``rint(l * contribution)``); None: the real
+            contributions. Integer weights give exact int64 sums.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+            ``sum_k weights[k][codes[:, k]]``, accumulated ``CHUNK_ROWS`` rows at a time
+            (no ``(n_rows, n_variables)`` matrix), in int64 for integer weights and
+            float64 otherwise.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skfairverify.verification._variables import Encoding, Variable
+        >>> enc = Encoding([Variable("a", "values", [0, 1], np.array([0.0, 0.5])),
+        ...                 Variable("x", "binned", [0, 1, 2], np.array([-1.0, 0.0, 2.0]))])
+        >>> codes = np.array([[0, 0], [1, 2], [1, 1]], dtype=np.uint8)
+        >>> enc.scores(codes).tolist()
+        [-1.0, 2.5, 0.5]
+        >>> enc.scores(codes, [np.array([0, 5]), np.array([-10, 0, 20])]).tolist()
+        [-10, 25, 5]
+        """
+        if weights is None:
+            weights = [v.contribution for v in self.variables]
+        weights = [np.asarray(w) for w in weights]
+        if len(weights) != codes.shape[1]:
+            raise ValueError(f"scores needs one weight table per column of codes "
+                             f"({codes.shape[1]}); got {len(weights)}.")
+        integer = all(w.dtype.kind in "iu" for w in weights)
+        tables = [w.astype(np.int64 if integer else np.float64) for w in weights]
+        out = np.zeros(len(codes), dtype=np.int64 if integer else np.float64)
+        for rows in row_chunks(len(codes)):
+            part = out[rows]
+            for k, table in enumerate(tables):
+                part += table[codes[rows, k]]
+        return out
