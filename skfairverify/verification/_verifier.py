@@ -30,6 +30,7 @@ from ._checks import (
     take_rows,
     takes_sensitive_features,
 )
+from ._dask import SAMPLE_ROWS, _DaskMixin, is_dask_collection
 from ._influence import group_rates, uniform_network
 from ._learning import _NetworkMixin
 from ._linear_path import _LinearPathMixin
@@ -47,7 +48,7 @@ __all__ = ["FairnessVerifier"]
 
 
 class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _NetworkMixin,
-                       _LinearPathMixin, _TreePathMixin, _SamplingPathMixin,
+                       _LinearPathMixin, _TreePathMixin, _SamplingPathMixin, _DaskMixin,
                        ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Group fairness of any classifier over a Bayesian network of its inputs.
 
@@ -412,6 +413,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         "pcf_definition": [StrOptions({"fvgm", "edge_specific"})],
         "max_indegree": [None, Interval(Integral, 1, None, closed="left")],
         "max_table_size": [Interval(Integral, 1, None, closed="left")],
+        "sample_rows": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": [None, Integral],
         "verbose": ["verbose"],
@@ -439,6 +441,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         pcf_definition="fvgm",
         max_indegree=1,
         max_table_size=50_000_000,
+        sample_rows=SAMPLE_ROWS,
         random_state=None,
         n_jobs=None,
         verbose=0,
@@ -462,6 +465,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         self.pcf_definition = pcf_definition
         self.max_indegree = max_indegree
         self.max_table_size = max_table_size
+        self.sample_rows = sample_rows
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -477,18 +481,21 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                 "for point estimates only."
             )
 
-    def _fit_estimator(self, X, y, weight, sensitive):
-        """Fit a clone of ``estimator`` on ``X, y`` (with the weights when given).
-
-        A fairlearn mitigator (its ``fit`` takes ``sensitive_features``) also gets the
-        sensitive values of the rows.
-        """
+    def _refuse_regressor(self) -> None:
         if is_regressor(self.estimator):
             raise TypeError(
                 f"FairnessVerifier verifies binary classifiers; {type(self.estimator).__name__}"
                 " is a regressor (its predictions are not decisions). Threshold it into a "
                 "classifier first."
             )
+
+    def _fit_estimator(self, X, y, weight, sensitive):
+        """Fit a clone of ``estimator`` on ``X, y`` (with the weights when given).
+
+        A fairlearn mitigator (its ``fit`` takes ``sensitive_features``) also gets the
+        sensitive values of the rows.
+        """
+        self._refuse_regressor()
         estimator = clone(self.estimator)
         if takes_sensitive_features(estimator, "fit"):
             if weight is not None:
@@ -628,6 +635,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         ['F', 'M']
         """
         self._check_draws()
+        if is_dask_collection(X):
+            self._check_dask_call(sensitive_features, "fit")
+            return self._fit_dask(X, y, sample_weight)
         frame = self._frame(X, reset=True)
         self._input_labels = list(X.columns) if isinstance(X, pd.DataFrame) else None
         weight = check_sample_weight(sample_weight, len(frame))
@@ -732,6 +742,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         [0, 1]
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            self._check_dask_call(sensitive_features, "verify")
+            return self._result(*self._verify_dask(X, y, sample_weight))
         frame = self._frame(X, reset=False)
         weight = check_sample_weight(sample_weight, len(frame))
         y = None if y is None else check_y_shape(y, len(frame))
@@ -753,6 +766,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             reference = self._unit_rule.decision_function(frame) > 0
             agreement = float(self._agreements(encoding, frame, reference, [self.multiplier_],
                                                weight)[0])
+        return self._result(ev, agreement)
+
+    def _result(self, ev, agreement: float) -> VerificationResult:
+        """What :meth:`verify` returns, from an evaluation and the agreement."""
         return VerificationResult(
             groups=ev.groups,
             metrics=ev.metrics,

@@ -1,0 +1,704 @@
+"""FairnessVerifier on a dask DataFrame: exact counts over all rows, partition by partition.
+
+What runs where (``docs/scale.md``):
+
+* **one pass over the partitions** (workers, reduced by a dask tree of merges): the rows,
+  the missing values of every column, the distinct values of the columns the model reads
+  and of the sensitive columns (at most ``cap`` kept for a numeric column, with its
+  minimum and maximum), the labels, the weights, the root mean square of the rule's
+  decision function (the scale of the integer rule), and a uniform random sample of
+  ``sample_rows`` rows (each row gets a random key, every merge keeps the smallest keys);
+* **on the sample** (client, pandas): the quantile edges of the bins and the automatic
+  choice of the bins and the multiplier, with the pandas code of the verifier; the
+  states of every variable come from the sample plus one row per distinct value (and
+  the minimum and maximum) of every column read, so a value outside the sample still has
+  its state;
+* **a second pass** (workers): the state codes of every row, in the smallest unsigned
+  integer type, the rule's decision on every row, the labels and the weights, and the
+  sums that give the exact mean of every bin over all rows; the codes (``n_rows x
+  n_vars`` entries of one or two bytes) are gathered on the client, which learns the
+  networks from them as the pandas path does. Their size is checked before the pass
+  (``TableTooLargeError``).
+
+With every row in the sample (``n_rows <= sample_rows``) the bins are those of pandas,
+so the metrics are the same; beyond it the quantile edges come from the sample, the bin
+means and every count from all rows.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+from .._optional import import_optional
+from ..s3p import TableTooLargeError
+
+__all__ = [
+    "SAMPLE_ROWS", "DaskRows", "FixedCodes", "client_bytes", "gather_codes",
+    "is_dask_collection", "partition_statistics", "summary_frame",
+]
+
+#: Default size of the random sample (``FairnessVerifier(sample_rows=...)``).
+SAMPLE_ROWS = 200_000
+#: Partitions merged per node of the reduction tree, and computed per batch.
+FAN_IN = 8
+# Columns of the sample besides those of X (labels, weights, order, random key).
+_Y, _W, _PART, _POS, _KEY = ("__skfv_y__", "__skfv_w__", "__skfv_part__", "__skfv_pos__",
+                             "__skfv_key__")
+
+
+def is_dask_collection(obj) -> bool:
+    """Whether ``obj`` is a dask DataFrame or Series (without importing dask).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify.verification._dask import is_dask_collection
+    >>> is_dask_collection(pd.DataFrame({"a": [1]}))
+    False
+    """
+    return type(obj).__module__.split(".")[0] == "dask" and hasattr(obj, "npartitions")
+
+
+def _is_numeric(col: pd.Series) -> bool:
+    return is_numeric_dtype(col) and not is_bool_dtype(col)
+
+
+# ---------------------------------------------------------------- the inputs
+@dataclass
+class DaskRows:
+    """X, y and sample_weight as aligned lists of delayed partitions."""
+
+    X: object
+    y: object
+    weight: object
+
+    @classmethod
+    def check(cls, X, y, sample_weight) -> DaskRows:
+        """Refuse what the dask path cannot read; the partitions must line up."""
+        dd = import_optional("dask.dataframe", "dask input")
+        if not isinstance(X, dd.DataFrame):
+            raise TypeError(
+                f"X must be a dask.dataframe.DataFrame on the dask path; got {type(X).__name__}."
+            )
+        if not all(isinstance(c, str) for c in X.columns):
+            raise ValueError(
+                "The columns of a dask X must be named by strings; got "
+                f"{list(X.columns)[:10]}."
+            )
+        for name, s in (("y", y), ("sample_weight", sample_weight)):
+            if s is None:
+                continue
+            if not isinstance(s, dd.Series):
+                raise TypeError(
+                    f"With a dask X, {name} must be a dask Series with the partitions of X "
+                    f"(e.g. ddf[{'label'!r}]) or None; got {type(s).__name__}."
+                )
+            if s.npartitions != X.npartitions:
+                raise ValueError(
+                    f"{name} has {s.npartitions} partitions and X {X.npartitions}: take both "
+                    "from the same dask DataFrame (X = ddf.drop(columns=...), y = ddf[...])."
+                )
+        return cls(X, y, sample_weight)
+
+    def delayed(self) -> list[tuple]:
+        """``(X, y, weight)`` partitions as delayed objects (None where not given)."""
+        xs = self.X.to_delayed()
+        ys = self.y.to_delayed() if self.y is not None else [None] * len(xs)
+        ws = self.weight.to_delayed() if self.weight is not None else [None] * len(xs)
+        return list(zip(xs, ys, ws))
+
+
+def _kept_rows(part, y, w):
+    """The rows of positive weight (a weight of 0 is the same as no row)."""
+    if w is None:
+        return part, y, None
+    weight = w.to_numpy(dtype=float)
+    if not np.isfinite(weight).all() or (weight < 0).any():
+        return part.iloc[:0], None if y is None else y.iloc[:0], weight[:0]
+    keep = weight > 0
+    return part[keep], None if y is None else y[keep], weight[keep]
+
+
+# ---------------------------------------------------------------- first pass
+@dataclass
+class _Stats:
+    """What the first pass reduces over the partitions."""
+
+    n_rows: int
+    bad_weights: int  # NaN, infinite or negative
+    weight_sum: float
+    nan: pd.Series  # column -> missing values
+    values: dict  # column -> distinct values (at most cap + 1 of a numeric column)
+    many: set  # numeric columns with more than cap distinct values
+    lo: dict
+    hi: dict
+    labels: np.ndarray  # distinct non-missing labels (at most 11)
+    label_nan: int
+    top: float  # max |decision|
+    scaled_sq: float  # sum of w * (decision / top) ** 2
+    sample: pd.DataFrame
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    try:
+        return np.unique(values)
+    except TypeError:  # mixed types in an object column
+        return pd.unique(values)
+
+
+def _column_stats(stats: dict, col: pd.Series, name: str, cap: int) -> None:
+    x = col.dropna()
+    if _is_numeric(col):
+        u = np.unique(x.to_numpy())
+        if u.size:
+            stats["lo"][name], stats["hi"][name] = u[0], u[-1]
+        if u.size > cap:
+            stats["many"].add(name)
+            u = u[: cap + 1]
+        stats["values"][name] = u
+    else:
+        stats["values"][name] = pd.unique(x.to_numpy(dtype=object))
+
+
+def _partition_stats(part, y, w, index, columns, cap, rule, sample_rows, seed) -> _Stats:
+    """The statistics of one partition (module level: shipped to the workers)."""
+    nan = part.isna().sum()
+    bad = 0
+    if w is not None:
+        raw = w.to_numpy(dtype=float)
+        bad = int(np.sum(~(np.isfinite(raw) & (raw >= 0))))
+    part, y, weight = _kept_rows(part, y, w)
+    stats = {"values": {}, "many": set(), "lo": {}, "hi": {}}
+    for c in columns:
+        _column_stats(stats, part[c], c, cap)
+    labels, label_nan = np.array([], dtype=object), 0
+    if y is not None:
+        yy = y.to_numpy(dtype=object)
+        missing = pd.isna(yy)
+        label_nan = int(missing.sum())
+        labels = pd.unique(yy[~missing])[:11]
+    top, scaled_sq = 0.0, 0.0
+    if rule is not None and len(part):
+        d = np.asarray(rule.decision_function(part), dtype=float)
+        top = float(np.max(np.abs(d))) if np.isfinite(d).all() else np.nan
+        if top > 0:
+            scaled_sq = float(np.sum((d / top) ** 2 * (1.0 if weight is None else weight)))
+    rng = np.random.default_rng([seed, index])
+    keys = rng.random(len(part))
+    pick = np.arange(len(part))
+    if len(part) > sample_rows:
+        pick = np.sort(np.argpartition(keys, sample_rows - 1)[:sample_rows])
+    sample = part.iloc[pick].reset_index(drop=True)
+    extra = {_Y: None if y is None else y.iloc[pick].to_numpy(),
+             _W: None if weight is None else weight[pick],
+             _PART: index, _POS: pick, _KEY: keys[pick]}
+    sample = sample.assign(**{k: v for k, v in extra.items() if v is not None})
+    return _Stats(len(part), bad, float(len(part) if weight is None else weight.sum()),
+                  nan, stats["values"], stats["many"], stats["lo"],
+                  stats["hi"], labels, label_nan, top, scaled_sq, sample)
+
+
+def _merge_values(a, b, numeric: bool, cap: int):
+    if numeric:
+        u = np.union1d(a, b)
+        return u, u.size > cap
+    return pd.unique(np.concatenate([np.asarray(a, dtype=object),
+                                     np.asarray(b, dtype=object)])), False
+
+
+def _merge_two(a: _Stats, b: _Stats, cap: int, sample_rows: int) -> _Stats:
+    values, many = {}, a.many | b.many
+    for c in a.values:
+        numeric = c in a.lo or c in b.lo or (a.values[c].dtype.kind in "iuf")
+        u, over = _merge_values(a.values[c], b.values[c], numeric, cap)
+        if over:
+            many.add(c)
+            u = u[: cap + 1]
+        values[c] = u
+    lo = {c: min(v for v in (a.lo.get(c), b.lo.get(c)) if v is not None)
+          for c in set(a.lo) | set(b.lo)}
+    hi = {c: max(v for v in (a.hi.get(c), b.hi.get(c)) if v is not None)
+          for c in set(a.hi) | set(b.hi)}
+    top = max(a.top, b.top)
+    scaled_sq = sum(s.scaled_sq * (s.top / top) ** 2 for s in (a, b) if s.top > 0)
+    sample = pd.concat([a.sample, b.sample], ignore_index=True)
+    if len(sample) > sample_rows:
+        sample = sample.iloc[np.argpartition(sample[_KEY].to_numpy(), sample_rows - 1)
+                             [:sample_rows]]
+    labels = pd.unique(np.concatenate([a.labels, b.labels]).astype(object))[:11]
+    return _Stats(a.n_rows + b.n_rows, a.bad_weights + b.bad_weights,
+                  a.weight_sum + b.weight_sum, a.nan + b.nan, values, many, lo, hi, labels,
+                  a.label_nan + b.label_nan, top, scaled_sq, sample)
+
+
+def _merge_many(items, cap, sample_rows) -> _Stats:
+    return functools.reduce(functools.partial(_merge_two, cap=cap, sample_rows=sample_rows),
+                            items)
+
+
+def partition_statistics(rows: DaskRows, columns, *, cap, rule, sample_rows, seed) -> _Stats:
+    """The first pass: statistics of every partition, merged by a dask reduction tree."""
+    dask = import_optional("dask", "dask input")
+    nodes = [dask.delayed(_partition_stats)(x, y, w, i, list(columns), cap, rule,
+                                            sample_rows, seed)
+             for i, (x, y, w) in enumerate(rows.delayed())]
+    merge = functools.partial(_merge_many, cap=cap, sample_rows=sample_rows)
+    while len(nodes) > 1:
+        nodes = [dask.delayed(merge)(nodes[i:i + FAN_IN]) for i in range(0, len(nodes), FAN_IN)]
+    (stats,) = dask.compute(nodes[0])
+    stats.sample = stats.sample.sort_values([_PART, _POS], kind="stable").reset_index(drop=True)
+    return stats
+
+
+def summary_frame(stats: _Stats, X_columns, columns) -> tuple[pd.DataFrame, int]:
+    """The sample, then (when it lacks rows) one row per distinct value of every column.
+
+    Returns the frame and the number of sample rows at its top. The added rows copy the
+    first sampled row, with column ``c`` set to each of its distinct values (and its
+    minimum and maximum): the states of every variable are then those of all rows, while
+    the bins are fitted on the sample rows only.
+    """
+    sample = stats.sample[list(X_columns)]
+    if len(sample) == stats.n_rows:
+        return sample, len(sample)
+    parts = [sample]
+    base = sample.iloc[[0]]
+    for c in columns:
+        vals = stats.values[c]
+        if c in stats.lo:
+            vals = np.unique(np.concatenate([vals, [stats.lo[c], stats.hi[c]]]))
+        if len(vals) == 0:
+            continue
+        rep = base.loc[base.index.repeat(len(vals))].reset_index(drop=True)
+        rep[c] = pd.Series(vals, dtype=sample[c].dtype)
+        parts.append(rep)
+    return pd.concat(parts, ignore_index=True), len(sample)
+
+
+def sample_labels_weights(stats: _Stats):
+    """Labels and weights of the sampled rows (None where not given)."""
+    s = stats.sample
+    return (s[_Y].to_numpy() if _Y in s else None,
+            s[_W].to_numpy(dtype=float) if _W in s else None)
+
+
+def decision_scale_of(stats: _Stats) -> float:
+    """Root mean square of the decision function over all (weighted) rows."""
+    if not np.isfinite(stats.top):
+        raise ValueError(
+            "The decision function holds NaN or infinite values on rows of X; its scale "
+            "is undefined."
+        )
+    if stats.top == 0.0:
+        return 1.0
+    return stats.top * float(np.sqrt(stats.scaled_sq / stats.weight_sum))
+
+
+# ---------------------------------------------------------------- second pass
+def code_dtype(cardinalities) -> np.dtype:
+    """Smallest unsigned integer type holding every state code."""
+    return np.min_scalar_type(max(max(cardinalities, default=1) - 1, 0))
+
+
+def client_bytes(n_rows: int, n_vars: int, dtype, *, labels: bool, weights: bool) -> int:
+    """Bytes the client holds for the rows: codes, decisions, labels and weights."""
+    return n_rows * (n_vars * np.dtype(dtype).itemsize + 1 + int(labels) + 8 * int(weights))
+
+
+def check_client_size(n_rows, n_vars, dtype, *, labels, weights, max_table_size) -> None:
+    """TableTooLargeError when the gathered codes would exceed ``8 * max_table_size``."""
+    size = client_bytes(n_rows, n_vars, dtype, labels=labels, weights=weights)
+    budget = 8 * max_table_size
+    if size > budget:
+        raise TableTooLargeError(
+            f"The dask path gathers the state codes of every row on the client: {n_rows:,} "
+            f"rows x {n_vars} variables of {np.dtype(dtype).itemsize} byte(s), with the "
+            f"decisions, labels and weights, is {size / 2**20:,.0f} MiB, beyond "
+            f"8 * max_table_size = {budget / 2**20:,.0f} MiB. Raise max_table_size (the "
+            "client must hold that memory), or verify fewer rows or columns."
+        )
+
+
+def _bin_sums(codes, part, encoding, weight) -> dict:
+    """Per binned variable: rows, sum of x, weight, sum of w * x in every state."""
+    out = {}
+    for k, v in enumerate(encoding.variables):
+        if v.kind not in ("binned", "rule_bins"):
+            continue
+        x = part[v.name].to_numpy(dtype=float)
+        c, r = codes[:, k].astype(np.intp), v.cardinality
+        w = np.ones(len(x)) if weight is None else weight
+        out[k] = np.stack([np.bincount(c, minlength=r).astype(float),
+                           np.bincount(c, weights=x, minlength=r),
+                           np.bincount(c, weights=w, minlength=r),
+                           np.bincount(c, weights=w * x, minlength=r)])
+    return out
+
+
+def _partition_codes(part, y, w, encoding, rule, positive, dtype):
+    """Codes, decisions, labels, weights and bin sums of one partition."""
+    part, y, weight = _kept_rows(part, y, w)
+    codes = np.asarray(encoding.codes(part))
+    sums = _bin_sums(codes, part, encoding, weight)
+    reference = (None if rule is None
+                 else np.asarray(rule.decision_function(part), dtype=float) > 0)
+    y_pos = None if y is None else np.asarray(y.to_numpy(dtype=object) == positive,
+                                              dtype=bool)
+    return codes.astype(dtype, copy=False), reference, y_pos, weight, sums
+
+
+@dataclass
+class Gathered:
+    """The rows gathered on the client by the second pass."""
+
+    codes: np.ndarray
+    reference: np.ndarray | None
+    y_pos: np.ndarray | None
+    weight: np.ndarray | None
+    sums: dict
+
+
+def gather_codes(rows: DaskRows, n_rows: int, encoding, *, rule, positive, labels: bool,
+                 weights: bool) -> Gathered:
+    """The second pass: codes of every row into one preallocated array on the client.
+
+    Partitions are computed ``FAN_IN`` at a time, so the client holds the codes plus one
+    batch of partitions.
+    """
+    dask = import_optional("dask", "dask input")
+    dtype = code_dtype(encoding.cardinalities)
+    codes = np.empty((n_rows, len(encoding.variables)), dtype=dtype)
+    reference = None if rule is None else np.empty(n_rows, dtype=bool)
+    y_pos = np.empty(n_rows, dtype=bool) if labels else None
+    weight = np.empty(n_rows) if weights else None
+    sums, at = {}, 0
+    tasks = [dask.delayed(_partition_codes)(x, y, w, encoding, rule, positive, dtype)
+             for x, y, w in rows.delayed()]
+    for start in range(0, len(tasks), FAN_IN):
+        for c, ref, yp, wt, s in dask.compute(*tasks[start:start + FAN_IN]):
+            stop = at + len(c)
+            codes[at:stop] = c
+            for dest, src in ((reference, ref), (y_pos, yp), (weight, wt)):
+                if dest is not None:
+                    dest[at:stop] = src
+            for k, v in s.items():
+                sums[k] = sums[k] + v if k in sums else v
+            at = stop
+    if at != n_rows:  # pragma: no cover - the data changed between the passes
+        raise RuntimeError(f"The second pass read {at} rows, the first {n_rows}.")
+    return Gathered(codes, reference, y_pos, weight, sums)
+
+
+def exact_bin_means(encoding, sums: dict, rule, *, tree: bool):
+    """The encoding with the mean of every bin over all rows (as pandas computes it).
+
+    Binned columns of the linear path: the weighted mean of the rows in the bin (the
+    midpoint of an empty bin, as before); the model's own bins (``rule_bins``) and the
+    cells of the tree path: the unweighted mean (the tree's cells clipped inside the
+    cell). The contributions follow the means.
+    """
+    variables = list(encoding.variables)
+    disc = encoding.discretizer
+    new_means = {}
+    for k, (count, sx, mass, swx) in sums.items():
+        v = variables[k]
+        weighted = v.kind == "binned" and not tree
+        total, s = (mass, swx) if weighted else (count, sx)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(total > 0, s / np.where(total > 0, total, 1.0), v.values)
+        if tree:
+            cells = disc.cells(encoding.binned.index(v.name))
+            means = np.clip(means, np.nextafter(cells[:, 0], np.inf), cells[:, 1])
+            variables[k] = replace(v, values=means)
+            continue
+        coef = float(rule.coef[v.name]) if v.name in rule.numeric_features else 0.0
+        if v.kind == "binned":
+            contrib = coef * means
+            new_means[encoding.binned.index(v.name)] = means
+        else:
+            contrib = rule.bin_coef(v.name).to_numpy(dtype=float).copy()
+            if coef:
+                contrib = contrib + coef * means
+        variables[k] = replace(v, values=means, contribution=contrib)
+    if new_means:
+        disc = _with_means(disc, new_means)
+    return type(encoding)(variables, disc, encoding.binned)
+
+
+def _with_means(disc, new_means: dict):
+    import copy
+
+    disc = copy.deepcopy(disc)
+    disc.bin_means_ = [new_means.get(j, m) for j, m in enumerate(disc.bin_means_)]
+    return disc
+
+
+class FixedCodes:
+    """An encoding whose ``codes`` are those gathered from the partitions.
+
+    The verifier's pandas code reads the codes of its rows through ``encoding.codes``;
+    this proxy hands it the gathered ones (``frame`` is ignored) and delegates the rest.
+    """
+
+    def __init__(self, encoding, codes):
+        self._encoding = encoding
+        self._codes = codes
+
+    def codes(self, X=None, only=None) -> np.ndarray:
+        return self._codes if only is None else self._codes[:, list(only)]
+
+    def __getattr__(self, name):
+        return getattr(self._encoding, name)
+
+
+def chunked_agreements(agreements, encoding, gathered: Gathered, multipliers,
+                       chunk_rows: int = 1 << 18) -> np.ndarray:
+    """``agreements`` (the verifier's ``_agreements``) over chunks of the gathered rows.
+
+    The weighted share of agreeing rows of every chunk, averaged with the chunk's weight.
+    """
+    n = len(gathered.codes)
+    total = np.zeros(len(multipliers))
+    mass = 0.0
+    for start in range(0, n, chunk_rows):
+        sl = slice(start, min(start + chunk_rows, n))
+        w = None if gathered.weight is None else gathered.weight[sl]
+        m = float(sl.stop - sl.start) if w is None else float(w.sum())
+        if m == 0:
+            continue
+        proxy = FixedCodes(encoding, gathered.codes[sl])
+        total += m * np.asarray(agreements(proxy, None, gathered.reference[sl], multipliers, w))
+        mass += m
+    return total / mass
+
+
+# ---------------------------------------------------------------- the verifier
+#: Rows of the first partition read to choose the path (the rule or the tree is read
+#: from the fitted model; these rows only feed the pandas code that reads it).
+HEAD_ROWS = 256
+#: Rows sampled by ``verify`` (which fits no bins: the sample only carries the dtypes).
+VERIFY_SAMPLE_ROWS = 1_000
+
+
+def fitted_estimator(estimator):
+    """The fitted model as a FrozenEstimator; NotFittedError naming what to do otherwise."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.utils.validation import check_is_fitted
+
+    inner = estimator.estimator if isinstance(estimator, FrozenEstimator) else estimator
+    try:
+        check_is_fitted(inner)
+    except NotFittedError as exc:
+        raise NotFittedError(
+            f"With a dask X the estimator must already be fitted: fitting "
+            f"{type(inner).__name__} on out-of-core data is not the verifier's job. Fit it on "
+            "a sample (model.fit(X.sample(frac=...).compute(), ...)) or with dask-ml, and "
+            "pass FrozenEstimator(model)."
+        ) from exc
+    return estimator if isinstance(estimator, FrozenEstimator) else FrozenEstimator(estimator)
+
+
+def _head(X) -> pd.DataFrame:
+    """A few complete rows of ``X`` (first partition, else all partitions)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Insufficient elements", category=UserWarning)
+        head = X.head(HEAD_ROWS, npartitions=1).dropna()
+        if len(head) == 0:
+            head = X.dropna().head(HEAD_ROWS, npartitions=-1)
+    if len(head) == 0:
+        raise ValueError("X has no row without missing values; FairnessVerifier needs data.")
+    return head
+
+
+class _DaskMixin:
+    """``fit`` and ``verify`` of :class:`FairnessVerifier` on a dask DataFrame."""
+
+    def _check_dask_call(self, sensitive_features, method: str) -> None:
+        from ..s3p import BayesNet
+
+        if sensitive_features is not None:
+            raise ValueError(
+                f"With a dask X, name the sensitive columns of X in the constructor "
+                f"(FairnessVerifier(estimator, sensitive_features=[...])); {method}(..., "
+                "sensitive_features=values) takes pandas or numpy data only."
+            )
+        raw = self.sensitive_features
+        names = [raw] if isinstance(raw, str) else raw
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+            raise ValueError(
+                "With a dask X, sensitive_features must name columns of X (a string or a "
+                f"list of strings); got {type(raw).__name__}."
+            )
+        if isinstance(self.network, BayesNet):
+            raise ValueError(
+                "A user BayesNet is not supported with a dask X; use network='learn' or "
+                "'independent', or pass pandas data."
+            )
+
+    def _dask_cap(self) -> int:
+        """Distinct values kept per numeric column: enough to tell ``nunique <= n_bins``."""
+        from ._variables import MAX_SENSITIVE_VALUES
+
+        fixed = int(self.n_bins) if self.n_bins != "auto" else 0
+        return max(self.max_bins, fixed, MAX_SENSITIVE_VALUES) + 1
+
+    def _dask_statistics(self, rows, columns, rule, sample_rows, *, reset: bool):
+        """The first pass, its checks, and the summary frame validated as in pandas."""
+        from sklearn.utils import check_random_state
+
+        missing = [c for c in columns if c not in rows.X.columns]
+        if missing:
+            raise ValueError(f"X lacks the column(s) {missing} used by the verifier; "
+                             f"columns: {list(rows.X.columns)[:20]}.")
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        stats = partition_statistics(rows, columns, cap=self._dask_cap(), rule=rule,
+                                     sample_rows=sample_rows, seed=seed)
+        nan_cols = [c for c, k in stats.nan.items() if k > 0]
+        if nan_cols:
+            raise ValueError(
+                f"X contains missing values (NaN) in the column(s) {nan_cols}; impute or "
+                "drop them before verifying."
+            )
+        if stats.bad_weights:
+            raise ValueError(
+                f"sample_weight has {stats.bad_weights} NaN, infinite or negative value(s); "
+                "weights must be finite and non-negative."
+            )
+        if stats.n_rows < (2 if reset else 1) or stats.weight_sum <= 0:
+            raise ValueError(
+                f"X has {stats.n_rows} row(s) of positive weight; FairnessVerifier needs at "
+                "least 2 (two groups)."
+            )
+        self._check_dask_labels(stats, rows.y is not None)
+        summary, n_sample = summary_frame(stats, rows.X.columns, columns)
+        frame = self._frame(summary, reset=reset)
+        if reset:
+            self._input_labels = list(rows.X.columns)
+        frame, sensitive = self._resolve_sensitive(frame, None, fitting=reset)
+        return stats, frame, n_sample, sensitive
+
+    def _check_dask_labels(self, stats, given: bool) -> None:
+        from ._checks import check_binary
+
+        if not given:
+            return
+        if stats.label_nan:
+            raise ValueError(
+                f"y contains missing labels ({stats.label_nan} NaN/None); a label must be "
+                f"one of the estimator's classes {self.classes_.tolist()}. Drop or impute "
+                "those rows."
+            )
+        labels = np.asarray(stats.labels, dtype=object)
+        check_binary(labels)
+        self._positive_labels(labels, len(labels))
+
+    def _gather(self, rows, stats, encoding, rule, labels: bool):
+        check_client_size(stats.n_rows, len(encoding.variables),
+                          code_dtype(encoding.cardinalities), labels=labels,
+                          weights=rows.weight is not None, max_table_size=self.max_table_size)
+        return gather_codes(rows, stats.n_rows, encoding, rule=rule,
+                            positive=self.classes_[1], labels=labels,
+                            weights=rows.weight is not None)
+
+    def _select_dask_path(self, X) -> None:
+        self._refuse_regressor()
+        self.estimator_ = fitted_estimator(self.estimator)
+        self.method_ = self._select_path(_head(X), None, None)
+        if self.method_ == "sampling":
+            raise TypeError(
+                f"{type(self.estimator).__name__} has no exact path (a linear classifier or a "
+                "decision tree), and the sampling path does not take a dask X: verify it on "
+                "a pandas sample (X.sample(frac=...).compute()), which the sampling path "
+                "needs only to learn the network."
+            )
+
+    def _fit_dask(self, X, y, sample_weight):
+        """``fit`` on a dask DataFrame (see the module docstring)."""
+        from ._network import resolve_structure_search
+        from ._trees_states import state_indicators
+        from ._variables import Encoding
+        from ._warnings import MIN_AGREEMENT
+
+        rows = DaskRows.check(X, y, sample_weight)
+        self._select_dask_path(X)
+        linear = self._exact_kind == "linear"
+        read = (self.rule_.feature_names_in if linear else self._leaves.read)
+        sens = [self.sensitive_features] if isinstance(self.sensitive_features, str) else list(
+            self.sensitive_features)
+        columns = list(dict.fromkeys(sens + [c for c in read if c in X.columns]))
+        stats, frame, n_sample, sensitive = self._dask_statistics(
+            rows, columns, self.rule_ if linear else None, self.sample_rows, reset=True)
+        self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
+                                  if self.network == "learn" else None)
+        _, w_sample = sample_labels_weights(stats)
+        w_summary = w_sample
+        if w_sample is not None or n_sample < len(frame):  # the added rows weigh 0
+            w_summary = np.zeros(len(frame))
+            w_summary[:n_sample] = 1.0 if w_sample is None else w_sample
+        unit = None
+        if linear:
+            self.decision_scale_ = decision_scale_of(stats)
+            unit = self._unit_rule = self.rule_.scaled(1.0 / self.decision_scale_)
+            k, l = self._choose_quantization(frame.iloc[:n_sample], sensitive, w_sample)
+            self.n_bins_ = k
+            on = "" if n_sample == stats.n_rows else f" (on a sample of {n_sample} rows)"
+            self.n_bins_reason_ = (f"{k} bins: {getattr(self, '_bins_choice', '')}; "
+                                   f"{getattr(self, '_bins_limit', '')}{on}")
+            encoding = Encoding.from_data(frame, unit, sensitive, k, self.random_state,
+                                          bin_rows=np.arange(n_sample),
+                                          sample_weight=w_summary)
+            smaller = ([m for m in self._multipliers() if m < l]
+                       if self.multiplier == "auto" else [])
+        else:
+            encoding = self._tree_encoding(frame, sensitive, w_summary)
+        gathered = self._gather(rows, stats, encoding, unit, labels=y is not None)
+        encoding = exact_bin_means(encoding, gathered.sums, unit, tree=not linear)
+        self._set_variables(encoding, sensitive)
+        proxy = FixedCodes(encoding, gathered.codes)
+        if not linear:
+            ev = self._evaluate_tree(None, gathered.y_pos, proxy, gathered.weight)
+            self._tree_indicators = state_indicators(encoding, self._leaves)
+            self.multiplier_, self.agreement_ = None, 1.0
+            self._set_evaluation(ev, encoding)
+            return self
+        ev = self._evaluate(None, gathered.y_pos, proxy, [l] + smaller, gathered.weight)
+        self.multiplier_ = int(ev.multiplier)
+        self.agreement_ = float(chunked_agreements(self._agreements, encoding, gathered,
+                                                   [ev.multiplier])[0])
+        self._set_evaluation(ev, encoding)
+        if self.agreement_ < MIN_AGREEMENT:
+            self._warn_low_agreement(proxy, None, gathered.reference, gathered.weight)
+        return self
+
+    def _verify_dask(self, X, y, sample_weight):
+        """``verify`` on a dask DataFrame: the evaluation of the rows, as ``_result``."""
+        rows = DaskRows.check(X, y, sample_weight)
+        if not self._sensitive_by_name:
+            raise ValueError(
+                "This verifier was fitted with sensitive values apart from X; with a dask X "
+                "the sensitive features must be columns of X named in the constructor."
+            )
+        if self.method_ == "sampling":
+            raise TypeError("The sampling path does not take a dask X; pass pandas data.")
+        linear = self._exact_kind == "linear"
+        stats, frame, _, _ = self._dask_statistics(rows, list(self.variables_), None,
+                                                   VERIFY_SAMPLE_ROWS, reset=False)
+        self._check_verify_frame(frame)
+        encoding = self._encoding.covering(frame)
+        unit = self._unit_rule if linear else None
+        gathered = self._gather(rows, stats, encoding, unit, labels=y is not None)
+        proxy = FixedCodes(encoding, gathered.codes)
+        if not linear:
+            return self._evaluate_tree(None, gathered.y_pos, proxy, gathered.weight), 1.0
+        ev = self._evaluate(None, gathered.y_pos, proxy, [self.multiplier_], gathered.weight)
+        agreement = chunked_agreements(self._agreements, encoding, gathered,
+                                       [self.multiplier_])[0]
+        return ev, float(agreement)
