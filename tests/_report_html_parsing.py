@@ -8,6 +8,7 @@ numbers of the result, so they read the page as text, not the code that wrote it
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -120,6 +121,27 @@ def same_number(text: str, value, decimals: int = 4) -> bool:
     if "e" in text:  # small p-values in scientific notation, two significant digits
         return math.isclose(float(text), float(value), rel_tol=0.06)
     return abs(shown(text) - float(value)) <= 0.5 * 10 ** -decimals + 1e-12
+
+
+def split_interval(text: str) -> tuple[str, str, str]:
+    """``"0.412 [0.395, 0.430]"`` -> ``("0.412", "0.395", "0.430")`` (refuses others)."""
+    match = re.fullmatch(r"(\S+) \[(\S+), (\S+)\]", text)
+    assert match, f"not a value with its interval: {text!r}"
+    return match.groups()
+
+
+def judge_interval(at_least: bool, value: float, interval, threshold: float) -> str:
+    """The documented verdict, by enumeration of a fine grid of the interval.
+
+    pass / fail when the value and every point of ``[low, high]`` pass / fail (DI:
+    ``x >= threshold``; a gap: ``|x| <= threshold``), else ``"uncertain"``.
+    """
+    import numpy as np
+
+    low, high = sorted(interval)
+    points = np.append(np.linspace(low, high, 20001), [value, low, high])
+    ok = points >= threshold if at_least else np.abs(points) <= threshold
+    return "pass" if ok.all() else "fail" if not ok.any() else "uncertain"
 
 
 _REPORTS: dict = {}

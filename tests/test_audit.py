@@ -237,6 +237,11 @@ def _line(text, start):
     return lines[0]
 
 
+_LABELS = {"disparate_impact": "DI (min / max selection rate)",
+           "statistical_parity": "SP (max - min selection rate)",
+           "equalized_odds": "EO (max of TPR gap, FPR gap)"}
+
+
 def _expected_metrics(report, s, y_te, pred):
     """label -> (verified, verified on the test-row network, empirical by fairlearn)."""
     v = report.sections["verification"]
@@ -245,10 +250,7 @@ def _expected_metrics(report, s, y_te, pred):
         "statistical_parity": demographic_parity_difference(y_te, pred, sensitive_features=s),
         "equalized_odds": equalized_odds_difference(y_te, pred, sensitive_features=s),
     }
-    labels = {"disparate_impact": "DI (min / max selection rate)",
-              "statistical_parity": "SP (max - min selection rate)",
-              "equalized_odds": "EO (max of TPR gap, FPR gap)"}
-    return {labels[k]: (v["metrics"][k], v["metrics_network_relearned_on_test_rows"][k], e)
+    return {_LABELS[k]: (v["metrics"][k], v["metrics_network_relearned_on_test_rows"][k], e)
             for k, e in empirical.items()}
 
 
@@ -262,19 +264,30 @@ def test_text_report_shows_verified_beside_empirical(csv_report):
     assert "re-learned on the test rows (still model-based, not an observed rate)" in flat
     assert "on the test rows' distribution" not in flat
     # metric table: verified, verified on a test-row network, empirical (fairlearn directly)
+    # the verified columns as value [low, high] (3 decimals), the verifier's intervals
+    v = report.sections["verification"]
+    assert "the 95% credible interval (posterior of the network, 50 draws)" in flat
     for label, numbers in _expected_metrics(report, s, y_te, pred).items():
-        assert _line(text, label)[len(label):].split() == [f"{x:.4f}" for x in numbers]
+        key = next(k for k, lab in _LABELS.items() if lab == label)
+        ci = (v["metric_intervals"][key],
+              v["metric_intervals_network_relearned_on_test_rows"][key])
+        expected = [f"{x:.3f} [{lo:.3f}, {hi:.3f}]" for x, (lo, hi) in zip(numbers, ci)]
+        assert _line(text, label)[len(label):].split() == " ".join(
+            expected).split() + [f"{numbers[2]:.4f}"]
     # per group: (verified, empirical) for selection rate, TPR, FPR, then train / test rows
-    verified = pd.DataFrame(report.sections["verification"]["groups"]).set_index("sex")
+    verified = pd.DataFrame(v["groups"]).set_index("sex")
     for g in ("F", "M"):
         rows = s == g
         cells = _line(text.split("== ESL")[0], f"{g} ").split()[1:]
-        assert cells[0::2][:3] == [f"{verified.loc[g, c]:.4f}" for c in
-                                   ("positive_rate", "true_positive_rate",
-                                    "false_positive_rate")]
-        assert cells[1::2][:3] == [f"{pred[rows & m].mean():.4f}" for m in
-                                   (True, y_te == 1, y_te == 0)]
-        assert cells[6:] == [str(verified.loc[g, "support"]), str(rows.sum())]
+        row = verified.loc[g]
+        assert cells[:3] == (f"{row['positive_rate']:.3f} [{row['ci_low']:.3f}, "
+                             f"{row['ci_high']:.3f}]").split()
+        rest = cells[3:]  # empirical selection rate, TPR and FPR pairs, train, test
+        assert rest[1:5:2] == [f"{row[c]:.4f}" for c in
+                               ("true_positive_rate", "false_positive_rate")]
+        assert rest[0:6:2] == [f"{pred[rows & m].mean():.4f}" for m in
+                               (True, y_te == 1, y_te == 0)]
+        assert rest[5:] == [str(int(row["support"])), str(rows.sum())]
 
 
 def test_json_comparison_is_unambiguous(csv_report):
@@ -288,6 +301,9 @@ def test_json_comparison_is_unambiguous(csv_report):
         got = (row["verified"], row["verified_network_relearned_on_test_rows"],
                row["empirical_test_rows"])
         assert got == pytest.approx(numbers), key
+        assert row["verified_interval"] == pytest.approx(
+            list(data["verification"]["metric_intervals"][key]))
+        assert row["verified_interval_kind"].startswith("95% credible interval")
     assert rows["equalized_odds"]["empirical_fairlearn_function"] == "equalized_odds_difference"
 
 
@@ -311,9 +327,13 @@ def test_html_report_has_the_comparison_tables(csv_report):
     captions = [t.caption for t in parse_tables(page)]
     assert sum(c.startswith(("Rates per group", "Metrics over the groups"))
                for c in captions) == 2
-    for numbers in _expected_metrics(report, s, y_te, pred).values():
-        for x in numbers:
-            assert f"{x:.4f}" in page
+    v = report.sections["verification"]
+    for key, numbers in zip(_LABELS, _expected_metrics(report, s, y_te, pred).values()):
+        lo, hi = v["metric_intervals"][key]
+        assert f"{numbers[0]:.3f} [{lo:.3f}, {hi:.3f}]" in page  # verified, its interval
+        lo, hi = v["metric_intervals_network_relearned_on_test_rows"][key]
+        assert f"{numbers[1]:.3f} [{lo:.3f}, {hi:.3f}]" in page
+        assert f"{numbers[2]:.4f}" in page  # empirical: no interval
     assert "test rows, fairlearn MetricFrame" in page
 
 

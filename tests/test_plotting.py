@@ -188,7 +188,12 @@ def test_group_rates_draw_the_credible_intervals_when_present(adult):
     assert len(segments) == 1
     ends = np.array([[s[0][0], s[1][0]] for s in segments[0].get_segments()])
     np.testing.assert_allclose(np.sort(ends, axis=1), np.c_[low, high])
-    assert "confidence\ninterval" in [t.get_text() for t in ax.get_legend().get_texts()]
+    # the legend names what the intervals are (the adult verifier: 50 posterior draws)
+    assert verifier.n_draws == 50 and verifier.credible_level == 0.95
+    assert "95% credible\ninterval" in [t.get_text() for t in ax.get_legend().get_texts()]
+    di, (lo, hi) = verifier.metrics_["disparate_impact"], verifier.metric_intervals_[
+        "disparate_impact"]
+    assert ax.get_title().endswith(f"disparate impact {di:.3f} [{lo:.3f}, {hi:.3f}])")
     # without the columns, or with intervals of zero width (exact path): no error bars
     for ci in ([], [rates, rates]):
         plain = groups.drop(columns=["ci_low", "ci_high"])

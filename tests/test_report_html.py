@@ -13,9 +13,11 @@ import pandas as pd
 import pytest
 from _report_html_parsing import (
     hostile_report,
+    judge_interval,
     parse_tables,
     same_number,
     shown,
+    split_interval,
     table_with,
     visible_text,
 )
@@ -97,21 +99,34 @@ def test_verdict_table_shows_the_report_numbers_and_the_rule(report, page):
         rule = v >= 0.8 if name == "DI" else abs(v) <= 0.1
         assert row["verdict"] == ("pass" if rule else "fail"), name
     assert by_metric["DI"]["threshold"] == ">= 0.80 (four-fifths rule)"
-    # the verified value and verdict (columns 3 and 4 of the row)
+    # the verified value [interval] and verdict (columns 3 and 4 of the row)
     table = table_with(parse_tables(page), "Verdict on every metric")
+    assert table.head[1][0].text == "value [95% credible interval]"
+    assert "95% credible interval (posterior of the network, 50 draws)" in table.caption
+    intervals = report.sections["verification"]["metric_intervals"]
+    keys = {"DI": "disparate_impact", "SP": "statistical_parity", "EO": "equalized_odds"}
     for row in table.body:
         name = row[0].text.split(":")[0]
         ver = expected[name][0]
-        assert same_number(row[2].text, ver)
-        if ver is not None:
-            rule = ver >= 0.8 if name == "DI" else abs(ver) <= 0.1
-            assert row[3].text == ("pass" if rule else "fail")
-            assert row[3].cls == row[3].text  # coloured by its class
+        if ver is None:
+            assert row[2].text == "n/a"
+            continue
+        value, low, high = split_interval(row[2].text)
+        lo, hi = intervals[keys[name]]
+        assert (same_number(value, ver, 3) and same_number(low, lo, 3)
+                and same_number(high, hi, 3))
+        assert row[3].text == judge_interval(name == "DI", ver, (lo, hi), 0.8 if name == "DI"
+                                             else 0.1)
+        assert row[3].cls == row[3].text  # coloured by its class
 
 
 def test_thresholds_change_the_verdict(report):
     di = report.sections["verification"]["metrics"]["disparate_impact"]
-    for threshold, word in ((max(di - 0.01, 0), "pass"), (min(di + 0.01, 1), "fail")):
+    lo, hi = report.sections["verification"]["metric_intervals"]["disparate_impact"]
+    # below the whole interval: pass; above it: fail; inside it: uncertain
+    for threshold, word in ((max(min(di, lo) - 0.01, 0), "pass"),
+                            (min(max(di, hi) + 0.01, 1), "fail"),
+                            ((min(di, lo) + max(di, hi)) / 2, "uncertain")):
         page = report.to_html(thresholds={"disparate_impact": threshold})
         row = table_with(parse_tables(page), "Verdict on every metric").body[0]
         assert row[0].text.startswith("DI") and row[3].text == word
@@ -124,9 +139,18 @@ def test_group_table_equals_the_comparison_frame(report, page):
     table = table_with(parse_tables(page), "Rates per group")
     frame = group_comparison(report)
     assert len(table.body) == len(frame)
+    selection = "selection rate P(Yhat=1)"
+    assert [c.text for c in table.head[1]][:2] == ["verified [95% credible interval]",
+                                                    "empirical"]
     for row, (label, expected) in zip(table.body, frame.iterrows()):
         assert row[0].text == label
-        for cell, value in zip(row[1:], expected.to_numpy()):
+        value, low, high = split_interval(row[1].text)  # the rate with its interval
+        assert same_number(value, expected[selection, "verified"], 3)
+        assert same_number(low, expected[selection, "verified ci_low"], 3)
+        assert same_number(high, expected[selection, "verified ci_high"], 3)
+        rest = expected.drop([(selection, "verified"), (selection, "verified ci_low"),
+                              (selection, "verified ci_high")])
+        for cell, value in zip(row[2:], rest.to_numpy()):
             assert same_number(cell.text, value)
 
 

@@ -10,7 +10,14 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from _report_html_parsing import parse_tables, same_number, table_with, visible_text
+from _report_html_parsing import (
+    judge_interval,
+    parse_tables,
+    same_number,
+    split_interval,
+    table_with,
+    visible_text,
+)
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 
@@ -20,6 +27,7 @@ from skfairverify.utils._html import (
     DEFAULT_THRESHOLDS,
     check_thresholds,
     frame_table,
+    interval_note,
     verdict_frame,
     verifier_html,
 )
@@ -159,23 +167,59 @@ def verifier():
     return ver.fit(X, y, sensitive_features=a), X, y, a
 
 
-def test_verification_result_gets_the_generic_display(verifier):
+def _check_groups_with_intervals(table, groups: pd.DataFrame, label: str) -> None:
+    """Each group's rate [ci_low, ci_high] as shown equals the verifier's, 3 decimals."""
+    header = f"positive_rate [{label}]"
+    rows = table.records()
+    assert len(rows) == len(groups)
+    for row in rows:
+        expected = groups.set_index("a").loc[row["a"]]
+        value, low, high = split_interval(row[header])
+        assert same_number(value, expected["positive_rate"], 3)
+        assert same_number(low, expected["ci_low"], 3)
+        assert same_number(high, expected["ci_high"], 3)
+        assert row["support"] == str(int(expected["support"]))
+        assert same_number(row["true_positive_rate"], expected["true_positive_rate"])
+        assert "ci_low" not in row and "ci_high" not in row
+
+
+def _check_verdict_with_intervals(table, metrics: dict, intervals: dict) -> None:
+    """Each metric [interval] and its verdict, against the documented rule (enumerated)."""
+    keys = {"DI": "disparate_impact", "SP": "statistical_parity", "EO": "equalized_odds"}
+    rows = table.body
+    assert len(rows) == len(metrics)
+    for row in rows:
+        key = keys[row[0].text.split(":")[0]]
+        value, low, high = split_interval(row[2].text)
+        lo, hi = intervals[key]
+        assert same_number(value, metrics[key], 3)
+        assert same_number(low, lo, 3) and same_number(high, hi, 3)
+        threshold = DEFAULT_THRESHOLDS[key]
+        assert row[3].text == judge_interval(key == "disparate_impact", metrics[key],
+                                             (lo, hi), threshold)
+
+
+def test_verification_result_shows_rates_and_metrics_with_intervals(verifier):
     ver, X, y, a = verifier
     res = ver.verify(X, y, sensitive_features=a)
     page = res._repr_html_()
     _no_raw_markup(page)
     tables = parse_tables(page)
-    groups = table_with(tables, "to_frame()").records()
-    for row in groups:
-        expected = res.groups.set_index("a").loc[row["a"]]
-        assert same_number(row["positive_rate"], expected["positive_rate"])
-        assert row["support"] == str(int(expected["support"]))
-    metrics = {r["key"]: r["metrics"] for r in table_with(tables, "metrics").records()}
-    assert metrics.keys() == res.metrics.keys()
-    for key, text in metrics.items():
-        assert same_number(text, res.metrics[key])
-    other = {r["field"]: r["value"] for r in table_with(tables, "other fields").records()}
-    assert same_number(other["agreement"], res.agreement)
+    # the result does not carry the level: the label says what kind they are
+    groups = table_with(tables, "Verified rates of every group")
+    assert "positive_rate: credible interval (posterior of the network)" in groups.caption
+    assert "true_positive_rate, false_positive_rate: point estimates" in groups.caption
+    _check_groups_with_intervals(groups, res.groups, "credible interval")
+    verdict = table_with(tables, "verdict")
+    _check_verdict_with_intervals(verdict, res.metrics, res.metric_intervals)
+    text = visible_text(page)
+    assert f"agreement of the integer rule with the model {res.agreement:.4f}" in text
+    # with the note of the verifier (what verify could pass): the level and the draws
+    res.intervals = interval_note(ver)
+    page = res._repr_html_()
+    assert "95% credible interval (posterior of the network, 50 draws)" in visible_text(page)
+    groups = table_with(parse_tables(page), "Verified rates of every group")
+    _check_groups_with_intervals(groups, res.groups, "95% credible interval")
 
 
 def test_verifier_html_shows_groups_verdict_and_network(verifier):
@@ -183,19 +227,44 @@ def test_verifier_html_shows_groups_verdict_and_network(verifier):
     page = verifier_html(ver)
     _no_raw_markup(page)
     tables = parse_tables(page)
-    rates = {r["a"]: r["positive_rate"]
-             for r in table_with(tables, "Verified rates of every group").records()}
+    groups = table_with(tables, "Verified rates of every group")
+    assert "95% credible interval (posterior of the network, 50 draws)" in groups.caption
+    _check_groups_with_intervals(groups, ver.groups_, "95% credible interval")
+    verdict = table_with(tables, "verdict")
+    assert [c.text for c in verdict.head[1]] == ["value [95% credible interval]", "verdict"]
+    _check_verdict_with_intervals(verdict, ver.metrics_, ver.metric_intervals_)
     expected = ver.groups_.set_index("a")["positive_rate"]
-    assert rates.keys() == set(expected.index)
-    for g, text in rates.items():
-        assert same_number(text, expected[g])
-    verdict = table_with(tables, "verdict").records()
-    di = next(r for r in verdict if r["metric"].startswith("DI"))
+    di = next(r for r in verdict.body if r[0].text.startswith("DI"))
     ratio = expected.min() / expected.max()  # independent: DI from the group rates
-    assert same_number(di["value"], ratio)
-    assert di["verdict"] == ("pass" if ratio >= 0.8 else "fail")
+    assert same_number(split_interval(di[2].text)[0], ratio, 3)
     network = table_with(tables, "Bayesian network").records()
     assert {r["variable"] for r in network} == set(ver.network_.names)
+    # the one-line summary: every metric with its interval
+    for key, value in ver.metrics_.items():
+        lo, hi = ver.metric_intervals_[key]
+        assert f"{key} {value:.3f} [{lo:.3f}, {hi:.3f}]" in visible_text(page)
+
+
+def test_point_estimates_are_labelled_and_judged_on_the_value(verifier):
+    ver, X, y, a = verifier
+    point = FairnessVerifier(LogisticRegression(), network="independent", n_bins=8,
+                             n_draws=0).fit(X, y, sensitive_features=a)
+    page = verifier_html(point)
+    text = visible_text(page)
+    assert "point estimate only (n_draws=0)" in text
+    assert "[" not in text.split("FairnessVerifier (fitted)")[1].split("Bayesian")[0]
+    tables = parse_tables(page)
+    rows = table_with(tables, "Verified rates of every group").records()
+    assert {"ci_low", "ci_high"}.isdisjoint(rows[0])  # they repeat the rate
+    for row in rows:
+        assert same_number(row["positive_rate"],
+                           point.groups_.set_index("a").loc[row["a"], "positive_rate"])
+    verdict = table_with(tables, "verdict")
+    assert [c.text for c in verdict.head[1]] == ["value", "verdict"]
+    for row in verdict.body:
+        assert row[3].text in ("pass", "fail")
+    res = point.verify(X, y, sensitive_features=a)  # the result tells from its intervals
+    assert "point estimate only" in visible_text(res._repr_html_())
 
 
 # ------------------------------------------------------------------ building blocks

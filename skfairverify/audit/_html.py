@@ -31,13 +31,22 @@ from ..utils._html import (
     esl_test_table,
     facts,
     frame_table,
+    interval_cell,
+    interval_label,
     network_frame,
     number,
     signed,
     verdict_table,
+    with_interval,
 )
 from ._render import legend
-from ._tables import group_comparison, metric_comparison
+from ._tables import (
+    group_comparison,
+    interval_columns,
+    interval_note,
+    metric_comparison,
+    with_intervals,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._report import AuditReport
@@ -147,12 +156,15 @@ def _section(anchor: str, title: str, body: list[str]) -> str:
 
 
 # ---------------------------------------------------------------- summary
+VERIFIED_SOURCE = "verified (population under the network)"
+
+
 def _verdict_values(report: AuditReport) -> dict:
     """Source -> metric key -> value, for the verdict table."""
     s = report.sections
     values = {}
     if "verification" in s:
-        values["verified (population under the network)"] = dict(s["verification"]["metrics"])
+        values[VERIFIED_SOURCE] = dict(s["verification"]["metrics"])
     empirical = dict(s.get("empirical", {}).get("metrics", {}))
     if "counterfactual" in s:
         empirical["cflips_delta"] = s["counterfactual"]["cflips"].get("delta")
@@ -177,7 +189,11 @@ def _extreme_groups(report: AuditReport) -> list[tuple[str, str]]:
                  if all(str(r.get(k)) == str(val) for k, val in group.items())]
         name = ", ".join(f"{k}={val}" for k, val in group.items())
         if match:
-            name += (f": verified selection rate {number(match[0].get('positive_rate'))}, "
+            rate = match[0].get("positive_rate")
+            note = interval_note(report)
+            shown = (f"{with_interval(rate, (match[0].get('ci_low'), match[0].get('ci_high')))}"
+                     f" ({interval_label(note, short=True)})" if note else number(rate))
+            name += (f": verified selection rate {shown}, "
                      f"{count(match[0].get('support'))} training rows")
         out.append((label, name))
     return out
@@ -198,11 +214,17 @@ def _summary(report: AuditReport, thresholds: dict) -> str:
     ]
     body = [facts(items + _extreme_groups(report))]
     values = _verdict_values(report)
+    note = interval_note(report)
     if any(values.values()):
+        v = report.sections.get("verification") or {}
+        intervals = ({VERIFIED_SOURCE: v.get("metric_intervals") or {}}
+                     if note and VERIFIED_SOURCE in values else None)
         body.append(verdict_table(
             values, thresholds,
             "Verdict on every metric: verified (exact, population under the learned "
-            "network) beside empirical (the model's decisions on the test rows)"))
+            "network" + (f"; value [{interval_label(note)}]" if intervals else "")
+            + ") beside empirical (the model's decisions on the test rows)",
+            intervals=intervals, labels={VERIFIED_SOURCE: interval_label(note, short=True)}))
     body.append(_how(
         "Each row is one fairness metric, judged against the threshold in its row: "
         "disparate impact passes at 0.80 or above (the four-fifths rule); every gap "
@@ -210,29 +232,58 @@ def _summary(report: AuditReport, thresholds: dict) -> str:
         "the TPR difference) passes when its absolute value is at most its threshold "
         f"(default {thresholds['statistical_parity']:.2f}; AuditReport.to_html("
         "thresholds=...) changes them). n/a: not defined on these data.",
+        *_interval_how(report),
         "Verified numbers are exact for the model's integer rule when the features follow "
         "the Bayesian network learned on the training rows; empirical numbers are the "
-        "model's own decisions on the held-out test rows, so they carry sampling noise. "
+        "model's own decisions on the held-out test rows, so they carry sampling noise "
+        "(no interval is computed for them: their verdict is pass / fail on the value). "
         "DI, SP and EO compare the most and the least favored groups: when one of them has "
         "few rows, its rate (and the verdict) is uncertain; read the group tables below "
         "before trusting either."))
     return _section("summary", "Summary", body)
 
 
+def _interval_how(report: AuditReport) -> list[str]:
+    """The "how to read" paragraph on the verified intervals and the uncertain verdict."""
+    if "verification" not in report.sections:
+        return []
+    note = interval_note(report)
+    if note is None:
+        return ["Verified values are point estimates only (the verifier computed no "
+                "interval: n_draws=0 or a given network), so their verdict is pass / fail "
+                "on the value alone."]
+    return [f"Verified values are shown as value [low, high]: the {interval_label(note)}, "
+            "in the value's own units (probabilities for rates and gaps, a ratio for DI); "
+            "it covers the uncertainty of the finite sample the network was learned from "
+            "(or of the sampled rows), not the modelling error of the network. The "
+            "verified verdict is pass or fail only when the value and its whole interval "
+            "are on that side of the threshold, and uncertain when the interval holds "
+            "values on both sides (the data cannot tell pass from fail at that level)."]
+
+
 # ---------------------------------------------------------------- sections
 def _groups(report: AuditReport, figures: dict) -> str:
     v = report.sections.get("verification")
-    tables = [frame_table(group_comparison(report),
+    note = interval_note(report)
+    what = (f"; verified selection rate: value [{interval_label(note)}], TPR and FPR: "
+            "point estimates" if note else "")
+    groups = with_intervals(group_comparison(report), report)
+    formats = {"train": count, "test": count}
+    formats.update(dict.fromkeys(interval_columns(groups), interval_cell))
+    tables = [frame_table(groups,
                           "Rates per group (probabilities in [0, 1]; n/a: no such group, or "
-                          "no row of that label there); rows: training rows behind the "
-                          "network, test rows behind the empirical rate",
-                          formats={"train": count, "test": count})]
+                          f"no row of that label there{what}); rows: training rows behind "
+                          "the network, test rows behind the empirical rate",
+                          formats=formats)]
+    metrics = with_intervals(metric_comparison(report), report)
     body = [facts(legend(report)), _pair(tables, figures.pop("groups", [])),
-            frame_table(metric_comparison(report),
+            frame_table(metrics,
                         "Metrics over the groups (DI: ratio min / max, 1 = fair; SP, EO: "
-                        "max - min differences of probabilities, 0 = fair; empirical = "
-                        "fairlearn's demographic_parity_ratio, "
-                        "demographic_parity_difference, equalized_odds_difference)")]
+                        "max - min differences of probabilities, 0 = fair"
+                        + (f"; verified: value [{interval_label(note)}]" if note else "")
+                        + "; empirical = fairlearn's demographic_parity_ratio, "
+                        "demographic_parity_difference, equalized_odds_difference)",
+                        formats=dict.fromkeys(interval_columns(metrics), interval_cell))]
     read = ["Each row is a sensitive group (all combinations of the sensitive features). "
             "Selection rate is the probability of a favorable decision; TPR and FPR are the "
             "same among people whose true label is favorable / unfavorable."]

@@ -7,8 +7,15 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ..utils._html import interval_cell, interval_label
 from ._common import SOURCES
-from ._tables import group_comparison, metric_comparison
+from ._tables import (
+    group_comparison,
+    interval_columns,
+    interval_note,
+    metric_comparison,
+    with_intervals,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._report import AuditReport
@@ -27,6 +34,9 @@ def _table_text(rows: list[dict]) -> str:
 
 
 def _frame_text(frame: pd.DataFrame, fmt: str = "{:.4f}") -> str:
+    frame = frame.copy()
+    for col in interval_columns(frame):  # (value, low, high) cells of with_intervals
+        frame[col] = frame[col].map(interval_cell)
     return frame.to_string(float_format=lambda x: fmt.format(x), na_rep="n/a")
 
 
@@ -60,10 +70,23 @@ def legend(report: AuditReport) -> list[tuple[str, str]]:
                  + "; on the same rows as the empirical column, so their gap is the "
                  "modelling error of the network and the integer rule"
                  + (f" (not available here: {v['network_relearned_on_test_rows_error']})"
-                    if v.get("network_relearned_on_test_rows_error") else ""))]
+                    if v.get("network_relearned_on_test_rows_error") else "")),
+                ("intervals", _intervals_text(report))]
     out.append(("empirical", SOURCES["empirical"] + ": the model's own "
                 f"decisions on the {d.get('test_rows', '?')} test rows"))
     return out
+
+
+def _intervals_text(report: AuditReport) -> str:
+    """What the verified intervals are (the legend's line)."""
+    note = interval_note(report)
+    if note is None:
+        recorded = report.sections["verification"].get("intervals")
+        return f"verified values: {interval_label(recorded)}; no interval"
+    return (f"verified selection rates and metrics are shown as value [low, high], the "
+            f"{interval_label(note)}, in the value's units; the verified TPR and FPR are "
+            "point estimates; an interval holding values on both sides of a threshold "
+            "makes that verdict uncertain")
 
 
 def _fairness_text(report: AuditReport) -> list[str]:
@@ -76,12 +99,12 @@ def _fairness_text(report: AuditReport) -> list[str]:
                          + _parents_text(v["network_edges"])))
     out += [_wrap("Rates per group, probabilities in [0, 1] (n/a: no such group, or no row of "
                   "that label, and then left out of the gap):"),
-            _frame_text(group_comparison(report)),
+            _frame_text(with_intervals(group_comparison(report), report)),
             _wrap("Metrics over the groups (DI is a ratio, 1 = fair; SP and EO are "
                   "differences of probabilities, max - min over the groups, 0 = fair; "
                   "empirical DI, SP, EO are fairlearn's demographic_parity_ratio, "
                   "demographic_parity_difference, equalized_odds_difference):"),
-            _frame_text(metric_comparison(report))]
+            _frame_text(with_intervals(metric_comparison(report), report))]
     if v:
         out += _fif_text(v)
     return out

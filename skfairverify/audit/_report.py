@@ -81,14 +81,19 @@ class AuditReport:
       ``true_positive_rate``, ``false_positive_rate``, ``rows``, ``positives``,
       ``negatives``) and ``metrics`` (``disparate_impact``, ``statistical_parity``,
       ``equalized_odds``);
-    - ``verification`` (step ``verify``): ``label``, ``groups`` (verified rates and
-      ``support``), ``metrics``, ``metrics_network_relearned_on_test_rows`` (or null with
+    - ``verification`` (step ``verify``): ``label``, ``groups`` (verified rates,
+      ``support`` and the selection rate's interval ``ci_low`` / ``ci_high``),
+      ``metrics``, ``metric_intervals`` (metric -> ``[low, high]``), ``intervals``
+      (what the intervals are: ``kind``, ``level``, ``n_draws`` or ``tolerance``, and
+      the ``label`` the reports show), ``metrics_network_relearned_on_test_rows`` and
+      ``metric_intervals_network_relearned_on_test_rows`` (or null with
       ``network_relearned_on_test_rows_error``), ``most_favored_group``,
       ``least_favored_group``, ``agreement``, ``n_bins``, ``multiplier``,
       ``network_edges`` (``[parent, child]`` pairs), ``fairness_influence`` (records)
       and ``fairness_influence_units``;
     - ``comparison`` (step ``verify``): one record per metric: ``metric``,
-      ``definition``, ``verified``, ``verified_network_relearned_on_test_rows``,
+      ``definition``, ``verified``, ``verified_interval`` (``[low, high]`` or null),
+      ``verified_interval_kind``, ``verified_network_relearned_on_test_rows``,
       ``empirical_test_rows``, ``empirical_fairlearn_function``;
     - ``counterfactual`` (step ``counterfactual``): ``sensitive_features``, ``k``,
       ``privileged``, ``privileged_rule``, ``unprivileged``, ``cflips`` and ``ndccf``

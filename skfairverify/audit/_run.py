@@ -17,6 +17,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
 
 from ..utils._compat import HasMethods, Interval, RealNotInt, validate_params
+from ..utils._html import interval_note
 from ..utils._validation import check_sensitive_features
 from ._common import RELEARNED_LABEL, VERIFIED_LABEL, jsonable, records
 from ._data import default_model, taking_all_columns, top_features, unaware_model
@@ -103,17 +104,19 @@ def _fit_model(model, X_train, y_train, X, sensitive_features, verbose) -> tuple
             "LogisticRegression on the non-sensitive columns (unaware)")
 
 
-def _relearned_on_test_rows(verifier, X_test, y_test) -> tuple[dict | None, str | None]:
-    """The verifier's metrics with its network re-learned on the test rows, or the reason.
+def _relearned_on_test_rows(verifier, X_test, y_test
+                            ) -> tuple[dict | None, dict | None, str | None]:
+    """The metrics and intervals of the verifier re-learned on the test rows, or why not.
 
     ``verify`` refuses test rows it cannot encode (e.g. a value of a many-valued numeric
     column that the training rows never showed); the audit then reports the reason in
     place of these model-based numbers instead of failing.
     """
     try:
-        return jsonable(verifier.verify(X_test, y_test).metrics), None
+        result = verifier.verify(X_test, y_test)
     except ValueError as exc:
-        return None, str(exc)
+        return None, None, str(exc)
+    return jsonable(result.metrics), jsonable(result.metric_intervals), None
 
 
 def _network_edges(net) -> list[tuple[str, str]]:
@@ -122,12 +125,14 @@ def _network_edges(net) -> list[tuple[str, str]]:
 
 
 def _verification_section(verifier, fif, X_test, y_test) -> dict:
-    test_metrics, test_error = _relearned_on_test_rows(verifier, X_test, y_test)
+    test_metrics, test_intervals, test_error = _relearned_on_test_rows(verifier, X_test,
+                                                                       y_test)
     return {
         "label": VERIFIED_LABEL,
         "groups": records(verifier.groups_),
         "metrics": jsonable(verifier.metrics_),
         "metrics_network_relearned_on_test_rows": test_metrics,
+        "metric_intervals_network_relearned_on_test_rows": test_intervals,
         "label_metrics_network_relearned_on_test_rows": RELEARNED_LABEL,
         "network_relearned_on_test_rows_error": test_error,
         "most_favored_group": jsonable(verifier.most_favored_group_),
@@ -147,14 +152,7 @@ def _verification_section(verifier, fif, X_test, y_test) -> dict:
 
 def _interval_note(verifier) -> dict:
     """What ``ci_low`` / ``ci_high`` and ``metric_intervals`` are, JSON-ready."""
-    if verifier.method_ == "sampling":
-        return {"kind": "confidence (Monte Carlo, Clopper-Pearson, joint over all intervals)",
-                "level": float(verifier.confidence), "tolerance": float(verifier.tolerance)}
-    if verifier.n_draws == 0:
-        return {"kind": "none (point estimates)", "level": None}
-    return {"kind": "credible (posterior of the network's parameters, "
-                    f"{verifier.n_draws} draws solved exactly)",
-            "level": float(verifier.credible_level), "n_draws": int(verifier.n_draws)}
+    return interval_note(verifier)
 
 
 def _verify_step(audit: _Audit, timings: dict) -> None:

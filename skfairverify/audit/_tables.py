@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ..utils._html import has_intervals, interval_label, merge_interval
 from ._common import METRICS, RATE_NAMES, SHORT_METRICS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,12 +23,21 @@ def _group_index(keys: list[tuple], sensitive_features: list[str]) -> pd.Index:
     return pd.Index([k[0] for k in keys], name=sensitive_features[0])
 
 
+def interval_note(report: AuditReport) -> dict | None:
+    """The recorded kind of the verifier's intervals, when they are real intervals."""
+    note = report.sections.get("verification", {}).get("intervals")
+    return note if has_intervals(note) else None
+
+
 def group_comparison(report: AuditReport) -> pd.DataFrame:
     """Verified and empirical rates of every group side by side (probabilities).
 
     Columns are ``(rate, source)`` pairs, source ``"verified"`` (population under the
     learned network) or ``"empirical"`` (test rows), then the rows behind each:
-    ``("rows", "train")`` (the network's support) and ``("rows", "test")``.
+    ``("rows", "train")`` (the network's support) and ``("rows", "test")``. When the
+    verifier gave intervals (``verification["intervals"]``), the selection rate has
+    ``"verified ci_low"`` and ``"verified ci_high"`` after ``"verified"`` (the other
+    rates are point estimates).
     """
     sensitive_features = report.dataset["sensitive_features"]
     verified = {_group_key(r, sensitive_features): r
@@ -38,9 +48,14 @@ def group_comparison(report: AuditReport) -> pd.DataFrame:
     columns, data = [], []
     for rate, name in RATE_NAMES.items():
         v_rate = "positive_rate" if rate == "selection_rate" else rate
-        columns += [(name, "verified"), (name, "empirical")]
-        data += [[verified.get(k, {}).get(v_rate) for k in keys],
-                 [empirical.get(k, {}).get(rate) for k in keys]]
+        columns.append((name, "verified"))
+        data.append([verified.get(k, {}).get(v_rate) for k in keys])
+        if rate == "selection_rate" and interval_note(report):
+            for bound in ("ci_low", "ci_high"):
+                columns.append((name, f"verified {bound}"))
+                data.append([verified.get(k, {}).get(bound) for k in keys])
+        columns.append((name, "empirical"))
+        data.append([empirical.get(k, {}).get(rate) for k in keys])
     columns += [("rows", "train"), ("rows", "test")]
     data += [[verified.get(k, {}).get("support") for k in keys],
              [empirical.get(k, {}).get("rows") for k in keys]]
@@ -48,7 +63,8 @@ def group_comparison(report: AuditReport) -> pd.DataFrame:
     frame.columns = pd.MultiIndex.from_tuples(columns)
     frame.index = _group_index(keys, sensitive_features)
     if "verification" not in report.sections:
-        frame = frame.drop(columns=[c for c in columns if c[1] in ("verified", "train")])
+        frame = frame.drop(columns=[c for c in columns
+                                    if c[1] == "train" or c[1].startswith("verified")])
     frame = frame.apply(pd.to_numeric, errors="coerce").dropna(axis=1, how="all")
     counts = [c for c in frame.columns if c[0] == "rows"]
     frame[counts] = frame[counts].fillna(0).astype(int)  # a group absent there has 0 rows
@@ -56,27 +72,72 @@ def group_comparison(report: AuditReport) -> pd.DataFrame:
 
 
 def metric_comparison(report: AuditReport) -> pd.DataFrame:
-    """DI, SP and EO: verified, verified on a test-row network, empirical, side by side."""
+    """DI, SP and EO: verified, verified on a test-row network, empirical, side by side.
+
+    With the verifier's intervals, ``"<column> ci_low"`` and ``"<column> ci_high"``
+    follow each verified column (the test-row network's when recorded).
+    """
     v = report.sections.get("verification")
     emp = report.sections["empirical"]["metrics"]
     names = list(v["metrics"]) if v else list(emp)
     cols = {}
     if v:
-        cols["verified"] = [v["metrics"].get(k) for k in names]
-        cols["verified, test-row network"] = [
-            (v["metrics_network_relearned_on_test_rows"] or {}).get(k) for k in names]
+        with_ci = interval_note(report) is not None
+        for name, key in (("verified", "metrics"),
+                          ("verified, test-row network",
+                           "metrics_network_relearned_on_test_rows")):
+            cols[name] = [(v.get(key) or {}).get(k) for k in names]
+            ci = v.get(key.replace("metrics", "metric_intervals", 1)) or {}
+            if with_ci and ci:
+                cols[f"{name} ci_low"] = [(ci.get(k) or (None, None))[0] for k in names]
+                cols[f"{name} ci_high"] = [(ci.get(k) or (None, None))[1] for k in names]
     cols["empirical"] = [emp.get(k) for k in names]
     index = pd.Index([SHORT_METRICS.get(k, k) for k in names])
     return pd.DataFrame(cols, index=index).apply(pd.to_numeric, errors="coerce")
+
+
+def with_intervals(frame: pd.DataFrame, report: AuditReport) -> pd.DataFrame:
+    """A comparison table for display: each verified value and its interval in one column.
+
+    Every column ``name`` followed by ``name ci_low`` and ``name ci_high`` (the
+    ``verified`` columns of :func:`group_comparison` and :func:`metric_comparison`)
+    becomes one column ``name [<interval label>]`` of ``(value, low, high)`` cells
+    (``skfairverify.utils._html.interval_cell`` shows them).
+    """
+    note = interval_note(report)
+    if note is None:
+        return frame
+    label = interval_label(note, short=True)
+    for col in list(frame.columns):
+        top, last = (col[:-1], col[-1]) if isinstance(col, tuple) else ((), col)
+        low, high = (top + (f"{last} ci_low",), top + (f"{last} ci_high",))
+        if not top:
+            low, high = low[0], high[0]
+        if low in frame.columns and high in frame.columns:
+            header = top + (f"{last} [{label}]",) if top else f"{last} [{label}]"
+            frame = merge_interval(frame, col, low, high, header)
+    if isinstance(frame.columns[0], tuple):
+        frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+    return frame
+
+
+def interval_columns(frame: pd.DataFrame) -> list:
+    """The columns of a :func:`with_intervals` table holding ``(value, low, high)`` cells."""
+    return [c for c in frame.columns
+            if frame[c].map(lambda v: isinstance(v, tuple)).any()]
 
 
 def comparison_records(report: AuditReport) -> list[dict]:
     """The metric comparison for JSON, with unambiguous keys."""
     v = report.sections["verification"]
     emp = report.sections["empirical"]["metrics"]
+    note = interval_note(report)
+    intervals = v.get("metric_intervals") or {}
     return [
         {"metric": k, "definition": METRICS.get(k, (k, None))[0],
          "verified": v["metrics"].get(k),
+         "verified_interval": list(intervals[k]) if note and k in intervals else None,
+         "verified_interval_kind": interval_label(note),
          "verified_network_relearned_on_test_rows":
              (v["metrics_network_relearned_on_test_rows"] or {}).get(k),
          "empirical_test_rows": emp.get(k),

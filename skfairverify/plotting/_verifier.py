@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..utils._html import has_intervals, interval_label, interval_note, with_interval
 from ._layout import (
     check_top,
     group_label,
@@ -54,8 +55,10 @@ def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True):
     one line per feature). The dashed line is drawn at 0.8 times the largest positive
     rate: a group below it (red bar) fails the four-fifths rule (disparate impact
     < 0.8). When the verifier's ``groups_`` has ``ci_low`` and ``ci_high`` columns
-    (confidence intervals of the rates) wider than the rates themselves, they are
-    drawn as error bars. The legend sits
+    (credible intervals of the rates, or Monte Carlo ones on the sampling path) wider
+    than the rates themselves, they are drawn as error bars, named in the legend (e.g.
+    "95% credible interval"), and the title gives the disparate impact with its
+    interval. The legend sits
     outside the data area, to the right of the axes.
 
     Parameters
@@ -105,14 +108,18 @@ def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True):
     ax.set_xlabel("Pr[Yhat = 1 | group] (verified)")
     upper = float(np.nanmax(rates if errors is None else rates + errors[1]))
     ax.set_xlim(0, min(1.0, 1.1 * upper) if upper > 0 else 1.0)
+    note = interval_note(verifier)
     if four_fifths:
-        _four_fifths_legend(ax, threshold, below.any(), errors is not None)
+        ci_label = interval_label(note, short=True) if has_intervals(note) else "interval"
+        _four_fifths_legend(ax, threshold, below.any(), errors is not None and ci_label)
     di = verifier.metrics_["disparate_impact"]
-    ax.set_title(f"Verified positive rates (disparate impact {di:.3f})")
+    di_ci = (getattr(verifier, "metric_intervals_", None) or {}).get("disparate_impact")
+    shown = with_interval(di, di_ci) if has_intervals(note) and di_ci else f"{di:.3f}"
+    ax.set_title(f"Verified positive rates (disparate impact {shown})")
     return ax
 
 
-def _four_fifths_legend(ax, threshold: float, any_below: bool, with_ci: bool) -> None:
+def _four_fifths_legend(ax, threshold: float, any_below: bool, with_ci) -> None:
     from matplotlib.patches import Patch
 
     line = ax.axvline(threshold, color="k", linestyle="--", linewidth=1,
@@ -124,7 +131,7 @@ def _four_fifths_legend(ax, threshold: float, any_below: bool, with_ci: bool) ->
         from matplotlib.lines import Line2D
 
         handles.append(Line2D([], [], color="k", marker="|", linestyle="-",
-                              label="confidence\ninterval"))
+                              label=wrap(with_ci, 16)))
     legend_outside(ax, handles=handles)
 
 

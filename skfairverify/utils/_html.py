@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["DEFAULT_THRESHOLDS", "verifier_html"]
+__all__ = ["DEFAULT_THRESHOLDS", "interval_note", "verifier_html"]
 
 # Styles of every table and block, scoped under ``.skfv`` so that a notebook's own
 # styles are untouched. The report page adds its page layout (audit/_html.py).
@@ -43,6 +43,7 @@ overflow-wrap:break-word;word-break:normal}
 .skfv tbody th.rep{color:var(--skfv-muted);font-weight:400}
 .skfv .pass{color:var(--skfv-pass);background:var(--skfv-pass-bg);font-weight:600}
 .skfv .fail{color:var(--skfv-fail);background:var(--skfv-fail-bg);font-weight:600}
+.skfv .uncertain{color:#6b4a00;background:#fff3d6;font-weight:600}
 .skfv .na{color:var(--skfv-muted)}
 .skfv .skfv-title{font-weight:600;font-size:1.05em;margin:.2em 0}
 .skfv .skfv-summary{color:var(--skfv-muted);font-size:.9em;margin:.1em 0 .6em}
@@ -309,13 +310,221 @@ def notebook_block(title: str, summary: str, parts: list[str]) -> str:
             f'<div class="skfv-summary">{escape(summary)}</div>' + "".join(parts) + "</div>")
 
 
+# ---------------------------------------------------------------- intervals
+#: Decimals of a value shown with its interval, ``"0.412 [0.395, 0.430]"``.
+INTERVAL_SPEC = ".3f"
+_POINT_KIND = "none (point estimates)"
+
+
+def _point_intervals(verifier) -> bool:
+    """True when every interval of the fit is its point (e.g. a user network: no draws)."""
+    groups = verifier.groups_
+    if not {"ci_low", "ci_high"} <= set(groups.columns):
+        return True
+    rate = groups["positive_rate"].to_numpy(dtype=float)
+    same = (np.allclose(groups["ci_low"], rate, equal_nan=True)
+            and np.allclose(groups["ci_high"], rate, equal_nan=True))
+    intervals = getattr(verifier, "metric_intervals_", None) or {}
+    return same and all(lo == hi for lo, hi in intervals.values())
+
+
+def interval_note(verifier) -> dict:
+    """What ``ci_low`` / ``ci_high`` and ``metric_intervals_`` of a fitted verifier are.
+
+    Parameters
+    ----------
+    verifier : FairnessVerifier
+        A fitted verifier.
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``kind`` (``"credible ..."``, ``"confidence ..."`` or ``"none (point
+        estimates)"``), ``level`` (None for point estimates), ``n_draws`` (posterior
+        draws; 0 for point estimates of an exact path), ``tolerance`` (sampling path)
+        and ``label``, the text a reader sees (:func:`interval_label`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skfairverify import FairnessVerifier
+    >>> from skfairverify.utils._html import interval_note
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.integers(0, 2, 400), "x": rng.normal(size=400)})
+    >>> y = (X["x"] > 0).astype(int)
+    >>> ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
+    ...                        n_bins=10, n_draws=0).fit(X, y)
+    >>> interval_note(ver)["label"]
+    'point estimate only (n_draws=0)'
+    """
+    if verifier.method_ == "sampling":
+        note = {"kind": "confidence (Monte Carlo, Clopper-Pearson, joint over all intervals)",
+                "level": float(verifier.confidence), "tolerance": float(verifier.tolerance)}
+    elif verifier.n_draws == 0 or _point_intervals(verifier):
+        note = {"kind": _POINT_KIND, "level": None,
+                "n_draws": 0 if verifier.n_draws == 0 else None}
+    else:
+        note = {"kind": "credible (posterior of the network's parameters, "
+                        f"{verifier.n_draws} draws solved exactly)",
+                "level": float(verifier.credible_level), "n_draws": int(verifier.n_draws)}
+    note["label"] = interval_label(note)
+    return note
+
+
+def has_intervals(note: Mapping | None) -> bool:
+    """True when ``note`` (:func:`interval_note`) describes real intervals."""
+    return bool(note) and not str(note.get("kind", "none")).startswith("none")
+
+
+def interval_label(note: Mapping | None, short: bool = False) -> str:
+    """What the intervals of ``note`` are, as a reader should see it.
+
+    Parameters
+    ----------
+    note : mapping or None
+        :func:`interval_note` (as recorded in an audit report); None: no intervals.
+    short : bool, default=False
+        The column-header form (level and kind only).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from skfairverify.utils._html import interval_label
+    >>> note = {"kind": "credible (...)", "level": 0.95, "n_draws": 50}
+    >>> interval_label(note)
+    '95% credible interval (posterior of the network, 50 draws)'
+    >>> interval_label({"kind": "confidence (...)", "level": 0.99, "tolerance": 0.02}, True)
+    '99% Monte Carlo interval'
+    >>> interval_label(None)
+    'point estimate only (no interval)'
+    """
+    if not has_intervals(note):
+        if note and note.get("n_draws") == 0:
+            return "point estimate only" + ("" if short else " (n_draws=0)")
+        return "point estimate only" + ("" if short else " (no interval)")
+    level = f"{float(note['level']):.0%} " if note.get("level") is not None else ""
+    if str(note["kind"]).startswith("credible"):
+        draws = f", {note['n_draws']} draws" if note.get("n_draws") else ""
+        return f"{level}credible interval" + (
+            "" if short else f" (posterior of the network{draws})")
+    width = (f"; each at most {float(note['tolerance']):g} wide"
+             if note.get("tolerance") is not None else "")
+    return f"{level}Monte Carlo interval" + (
+        "" if short else f" (Clopper-Pearson on the sampled rows, joint over all "
+                         f"intervals{width})")
+
+
+def with_interval(value, interval=None) -> str:
+    """``"0.412 [0.395, 0.430]"``; the value alone (four decimals) without an interval.
+
+    Examples
+    --------
+    >>> from skfairverify.utils._html import with_interval
+    >>> with_interval(0.41234, (0.3951, 0.43)), with_interval(0.41234)
+    ('0.412 [0.395, 0.430]', '0.4123')
+    >>> with_interval(float("nan"), (0.1, 0.2))
+    'n/a'
+    """
+    if interval is None or is_missing(value):
+        return number(value)
+    low, high = interval
+    return (f"{number(value, INTERVAL_SPEC)} [{number(low, INTERVAL_SPEC)}, "
+            f"{number(high, INTERVAL_SPEC)}]")
+
+
+def interval_cell(value) -> str:
+    """Formatter of :func:`frame_table` for a ``(value, low, high)`` cell (or a number)."""
+    if isinstance(value, tuple):
+        return with_interval(value[0], value[1:])
+    return number(value)
+
+
+def merge_interval(frame: pd.DataFrame, column, low, high, header) -> pd.DataFrame:
+    """``frame`` with ``column``, ``low`` and ``high`` as one ``(value, low, high)`` column.
+
+    The merged column is named ``header`` and sits where ``column`` was;
+    :func:`interval_cell` shows it.
+    """
+    out = frame.copy()
+    cells = list(zip(out[column], out[low], out[high]))
+    position = list(out.columns).index(column)
+    out = out.drop(columns=[column, low, high])
+    merged = pd.Series(cells, index=out.index, dtype=object)
+    out.insert(min(position, out.shape[1]), header, merged)
+    return out
+
+
+def groups_frame(groups: pd.DataFrame, sensitive, note: Mapping | None) -> pd.DataFrame:
+    """A verifier's groups table for display: the rate and its interval in one column.
+
+    ``positive_rate`` becomes ``positive_rate [<interval label>]`` holding ``(rate,
+    ci_low, ci_high)``; without intervals (point estimates) ``ci_low`` / ``ci_high`` are
+    left out (they repeat the rate).
+    """
+    sensitive = [c for c in sensitive if c in groups.columns]
+    frame = groups.set_index(sensitive) if sensitive else groups
+    if not {"ci_low", "ci_high"} <= set(frame.columns):
+        return frame
+    if not has_intervals(note):
+        return frame.drop(columns=["ci_low", "ci_high"])
+    return merge_interval(frame, "positive_rate", "ci_low", "ci_high",
+                          f"positive_rate [{interval_label(note, short=True)}]")
+
+
+def groups_caption(frame: pd.DataFrame, label: str, what: str) -> str:
+    """The caption of a :func:`groups_frame`: what the rates are, with their interval."""
+    points = [c for c in ("true_positive_rate", "false_positive_rate", "path_specific_rate")
+              if c in frame.columns]
+    rest = f"; {', '.join(points)}: point estimates (no interval)" if points else ""
+    return (f"Verified rates of every group ({what}; positive_rate: {label}{rest}; "
+            "support: rows of the group)")
+
+
+def groups_formats(frame: pd.DataFrame) -> dict:
+    """The :func:`frame_table` formats of a :func:`groups_frame`."""
+    formats = {"support": count}
+    formats.update({c: interval_cell for c in frame.columns
+                    if str(c).startswith("positive_rate [")})
+    return formats
+
+
 # ---------------------------------------------------------------- verdict
-def _judge(key: str, value, thresholds: dict) -> str:
+#: What an "uncertain" verdict means (the reports' "how to read this" boxes).
+UNCERTAIN_TEXT = (
+    "uncertain: the value's interval holds values on both sides of the threshold (or the "
+    "value and its interval disagree), so the data cannot tell pass from fail at the "
+    "interval's level; pass / fail with an interval: the value and its whole interval "
+    "are on that side of the threshold")
+
+
+def _passes(key: str, value: float, thresholds: dict) -> bool:
+    if key == "disparate_impact":
+        return value >= thresholds[key]
+    return abs(value) <= thresholds[key]
+
+
+def _judge(key: str, value, thresholds: dict, interval=None) -> str:
+    """pass / fail of ``value``; with an interval, "uncertain" when it straddles."""
     if is_missing(value):
         return "n/a"
+    point = _passes(key, value, thresholds)
+    if interval is None or any(is_missing(v) for v in interval):
+        return "pass" if point else "fail"
+    low, high = sorted(float(v) for v in interval)
+    t = thresholds[key]
     if key == "disparate_impact":
-        return "pass" if value >= thresholds[key] else "fail"
-    return "pass" if abs(value) <= thresholds[key] else "fail"
+        all_pass, all_fail = low >= t, high < t
+    else:  # |x| <= t on all of [low, high], or |x| > t on all of it
+        all_pass, all_fail = max(abs(low), abs(high)) <= t, low > t or high < -t
+    if point and all_pass:
+        return "pass"
+    if not point and all_fail:
+        return "fail"
+    return "uncertain"
 
 
 def threshold_text(key: str, thresholds: dict) -> str:
@@ -326,9 +535,9 @@ def threshold_text(key: str, thresholds: dict) -> str:
     return f"{bar}{sign} {thresholds[key]:.2f} ({VERDICT_METRICS[key][1]})"
 
 
-def verdict_frame(values: Mapping[str, Mapping], thresholds: Mapping | None = None
-                  ) -> pd.DataFrame:
-    """Each metric's value per source, the threshold and pass / fail, side by side.
+def verdict_frame(values: Mapping[str, Mapping], thresholds: Mapping | None = None,
+                  intervals: Mapping[str, Mapping] | None = None) -> pd.DataFrame:
+    """Each metric's value per source, the threshold and the verdict, side by side.
 
     Parameters
     ----------
@@ -337,13 +546,19 @@ def verdict_frame(values: Mapping[str, Mapping], thresholds: Mapping | None = No
         metric a source does not give is ``n/a`` there.
     thresholds : mapping, default=None
         Overrides of :data:`DEFAULT_THRESHOLDS` (see :func:`check_thresholds`).
+    intervals : mapping, default=None
+        Source name -> {metric key: ``(low, high)``}, the intervals of a source's
+        values (e.g. the verifier's ``metric_intervals_``).
 
     Returns
     -------
     pandas.DataFrame
         Index: the metrics; columns ``("threshold", "")``, then per source
-        ``(source, "value")`` and ``(source, "verdict")`` (``"pass"``, ``"fail"``, or
-        ``"n/a"`` when undefined).
+        ``(source, "value")``, with intervals ``(source, "low")`` and ``(source,
+        "high")``, and ``(source, "verdict")``: ``"pass"``, ``"fail"``, ``"n/a"`` when
+        undefined, and for a source with intervals ``"uncertain"`` when the interval
+        holds values on both sides of the threshold (pass / fail need the value and
+        its whole interval on that side).
 
     Examples
     --------
@@ -352,13 +567,27 @@ def verdict_frame(values: Mapping[str, Mapping], thresholds: Mapping | None = No
     ...                                     "statistical_parity": 0.05}})
     >>> frame["verified", "verdict"].tolist()
     ['fail', 'pass']
+    >>> frame = verdict_frame({"verified": {"disparate_impact": 0.75,
+    ...                                     "statistical_parity": 0.05}},
+    ...                       intervals={"verified": {"disparate_impact": (0.7, 0.85),
+    ...                                               "statistical_parity": (0.03, 0.07)}})
+    >>> frame["verified", "verdict"].tolist()
+    ['uncertain', 'pass']
     """
     thresholds = check_thresholds(thresholds)
+    intervals = intervals or {}
     keys = [k for k in VERDICT_METRICS if any(k in v for v in values.values())]
     columns = {("threshold", ""): [threshold_text(k, thresholds) for k in keys]}
     for source, vals in values.items():
+        ci = intervals.get(source)
         columns[source, "value"] = [vals.get(k) for k in keys]
-        columns[source, "verdict"] = [_judge(k, vals.get(k), thresholds) for k in keys]
+        if ci is not None:
+            bounds = [ci.get(k) or (None, None) for k in keys]
+            columns[source, "low"] = [b[0] for b in bounds]
+            columns[source, "high"] = [b[1] for b in bounds]
+        columns[source, "verdict"] = [
+            _judge(k, vals.get(k), thresholds, None if ci is None else ci.get(k))
+            for k in keys]
     index = pd.Index([VERDICT_METRICS[k][0] for k in keys], name="metric")
     frame = pd.DataFrame(columns, index=index)
     frame.columns = pd.MultiIndex.from_tuples(columns)
@@ -366,14 +595,26 @@ def verdict_frame(values: Mapping[str, Mapping], thresholds: Mapping | None = No
 
 
 def verdict_table(values: Mapping[str, Mapping], thresholds: Mapping | None = None,
-                  caption: str | None = None) -> str:
-    """:func:`verdict_frame` as HTML, pass / fail cells coloured."""
-    frame = verdict_frame(values, thresholds)
-    return frame_table(frame, caption, formats={"verdict": _verdict_cell})
+                  caption: str | None = None, *, intervals: Mapping | None = None,
+                  labels: Mapping[str, str] | None = None) -> str:
+    """:func:`verdict_frame` as HTML, verdict cells coloured.
+
+    A source with intervals shows ``value [low, high]`` in one column headed
+    ``value [<its label>]`` (``labels``: source -> short interval label).
+    """
+    frame = verdict_frame(values, thresholds, intervals)
+    formats = {"verdict": _verdict_cell}
+    for source in (intervals or {}):
+        header = (source, f"value [{(labels or {}).get(source, 'interval')}]")
+        frame = merge_interval(frame, (source, "value"), (source, "low"), (source, "high"),
+                               header)
+        formats[header] = interval_cell
+    frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+    return frame_table(frame, caption, formats=formats)
 
 
 def _verdict_cell(word: str) -> tuple[str, str]:
-    return word, word if word in ("pass", "fail") else "na"
+    return word, word if word in ("pass", "fail", "uncertain") else "na"
 
 
 # ---------------------------------------------------------------- network
@@ -613,22 +854,32 @@ def verifier_html(verifier, thresholds: Mapping | None = None) -> str:
     >>> y = (X["x"] > 0).astype(int)
     >>> ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
     ...                        n_bins=20).fit(X, y)
-    >>> "positive_rate" in verifier_html(ver)
+    >>> page = verifier_html(ver)
+    >>> "positive_rate [95% credible interval]" in page
     True
     """
-    groups = verifier.groups_
-    sens = [c for c in verifier.sensitive_features_ if c in groups.columns]
-    parts = [facts(_verifier_facts(verifier)),
-             frame_table(groups.set_index(sens) if sens else groups,
-                         "Verified rates of every group (exact probabilities under the "
-                         "network; support: rows of the group)", formats={"support": count}),
+    note = interval_note(verifier)
+    label = interval_label(note)
+    ci = {"verified": dict(verifier.metric_intervals_)} if has_intervals(note) else None
+    groups = groups_frame(verifier.groups_, verifier.sensitive_features_, note)
+    parts = [facts(_verifier_facts(verifier) + [("intervals", label)]),
+             frame_table(groups, groups_caption(groups, label, "probabilities under the "
+                                                                "network"),
+                         formats=groups_formats(groups)),
              verdict_table({"verified": dict(verifier.metrics_)}, thresholds,
-                           "Metrics over the groups and their verdict")]
+                           f"Metrics over the groups and their verdict ({label})",
+                           intervals=ci, labels={"verified": interval_label(note, True)})]
     network = getattr(verifier, "network_", None)
     if network is not None and getattr(network, "names", None) is not None:
         edges = [(network.names[p], network.names[i])
                  for i in range(len(network.parents)) for p in network.parents[i]]
         parts.append(frame_table(network_frame(edges, network.names),
                                  "Bayesian network: the parents of every variable"))
-    metrics = ", ".join(f"{k} {number(v)}" for k, v in verifier.metrics_.items())
-    return notebook_block(type(verifier).__name__ + " (fitted)", metrics, parts)
+    return notebook_block(type(verifier).__name__ + " (fitted)",
+                          metrics_summary(verifier.metrics_, ci and ci["verified"]), parts)
+
+
+def metrics_summary(metrics: Mapping, intervals: Mapping | None = None) -> str:
+    """``"disparate_impact 0.412 [0.395, 0.430], ..."``: the one-line summary of metrics."""
+    return ", ".join(f"{k} {with_interval(v, (intervals or {}).get(k))}"
+                     for k, v in metrics.items())

@@ -10,6 +10,10 @@ from ..utils._results import Result
 
 __all__ = ["FairnessInfluenceResult", "VerificationResult"]
 
+# Columns of ``groups`` that are not sensitive features.
+_RATE_COLUMNS = ("positive_rate", "support", "ci_low", "ci_high", "true_positive_rate",
+                 "false_positive_rate", "path_specific_rate")
+
 
 @dataclass(repr=False, eq=False)
 class VerificationResult(Result):
@@ -42,6 +46,11 @@ class VerificationResult(Result):
         the sampling path; ``(value, value)`` on the exact path.
     method : {"exact", "sampling"}
         The path that computed the rates.
+    intervals : dict
+        What ``ci_low`` / ``ci_high`` and ``metric_intervals`` are (``kind``,
+        ``level``, ``n_draws``, ``tolerance``, ``label``; see
+        ``skfairverify.utils._html.interval_note``). Empty when not given: the
+        notebook display then names them from ``method`` and the intervals themselves.
 
     See Also
     --------
@@ -72,6 +81,7 @@ class VerificationResult(Result):
     agreement: float
     metric_intervals: dict = field(default_factory=dict)
     method: str = "exact"
+    intervals: dict = field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
         """Return the groups table (one row per compound sensitive group).
@@ -87,6 +97,47 @@ class VerificationResult(Result):
         metrics = ", ".join(f"{k}={v:.4g}" for k, v in self.metrics.items())
         return (f"{len(self.groups)} groups; {metrics}; agreement={self.agreement:.4g}; "
                 f"method={self.method!r}")
+
+    def _interval_note(self) -> dict:
+        """``intervals``, or what the method and the intervals themselves tell."""
+        if self.intervals:
+            return self.intervals
+        points = all(lo == hi for lo, hi in self.metric_intervals.values())
+        if {"ci_low", "ci_high"} <= set(self.groups.columns):
+            rate = self.groups["positive_rate"]
+            points = points and bool(((self.groups["ci_low"] == rate)
+                                      & (self.groups["ci_high"] == rate)).all())
+        if points:
+            return {"kind": "none (point estimates)", "level": None}
+        if self.method == "sampling":
+            return {"kind": "confidence (Monte Carlo)", "level": None}
+        return {"kind": "credible (posterior of the network's parameters)", "level": None}
+
+    def _html_parts(self) -> list[str]:
+        from ..utils._html import (
+            facts,
+            frame_table,
+            groups_caption,
+            groups_formats,
+            groups_frame,
+            has_intervals,
+            interval_label,
+            verdict_table,
+        )
+
+        note = self._interval_note()
+        label = interval_label(note)
+        ci = {"verified": dict(self.metric_intervals)} if has_intervals(note) else None
+        sensitive = [c for c in self.groups.columns if c not in _RATE_COLUMNS]
+        groups = groups_frame(self.groups, sensitive, note)
+        items = [("method", self.method), ("agreement of the integer rule with the model",
+                                           f"{self.agreement:.4f}"), ("intervals", label)]
+        return [facts(items),
+                frame_table(groups, groups_caption(groups, label, "probabilities"),
+                            formats=groups_formats(groups)),
+                verdict_table({"verified": dict(self.metrics)}, None,
+                              f"Metrics over the groups and their verdict ({label})",
+                              intervals=ci, labels={"verified": interval_label(note, True)})]
 
 
 @dataclass(repr=False, eq=False)
