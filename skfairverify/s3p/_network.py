@@ -230,6 +230,24 @@ class BayesNet:
             )
         return order
 
+    def _with_tables(self, cpts) -> BayesNet:
+        """Return a network of this structure, names and states with other tables, unchecked.
+
+        For tables made valid by construction (the posterior draws of
+        :mod:`skfairverify.verification._posterior`: float64, non-negative, rows
+        normalised, shapes of this network's tables); they are used as given (views
+        are kept, made read-only).
+        """
+        net = object.__new__(type(self))
+        net.__dict__.update(self.__dict__)
+        tables = []
+        for table in cpts:
+            table = table.view()
+            table.setflags(write=False)
+            tables.append(table)
+        net.cpts = tables
+        return net
+
     # ------------------------------------------------------------------ public
     def children(self, i: int) -> tuple[int, ...]:
         """Return the indices of the children of variable ``i``.

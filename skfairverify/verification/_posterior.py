@@ -22,11 +22,13 @@ of the structure search and of the discretization is not included.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..s3p import BayesNet, TableTooLargeError, plan, positive_probability_table
+from ..s3p._batched import batch_size, run_batched
 from ._parameters import check_codes, check_ess, check_weights, family_counts
 
 __all__ = [
@@ -277,12 +279,39 @@ def posterior_networks(network, codes, *, sample_weight=None, equivalent_sample_
                                  equivalent_sample_size=equivalent_sample_size,
                                  n_draws=stop - start, random_state=rng,
                                  max_table_size=max_table_size, pseudo_counts=part)
-        out += [
-            BayesNet(network.cardinalities, network.parents, [c[d] for c in stacked],
-                     names=network.names, state_names=network.state_names)
-            for d in range(stop - start)
-        ]
+        out += _chunk_networks(network, stacked)
     return out
+
+
+@dataclass(eq=False)
+class _DrawChunk:
+    """Stacked tables of a chunk of posterior draws and the rates solved on them."""
+
+    cpts: list
+    solved: dict = field(default_factory=dict)  # rates function's key -> (D, n_groups)
+
+
+#: The chunk and position of every drawn network, so that the rates of a whole chunk
+#: are solved in one batched engine run (:func:`shared_plan_rates`).
+_CHUNK_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+#: Private switch: False solves every draw on its own (benchmarks, tests).
+_BATCHED = True
+
+
+def _chunk_networks(network, stacked) -> list:
+    """One network per draw of ``stacked`` (views of its tables), registered with its chunk.
+
+    The tables are valid by construction (normalised gamma draws of the network's
+    shapes), so they are not validated again.
+    """
+    chunk = _DrawChunk(stacked)
+    nets = []
+    for d in range(len(stacked[0])):
+        net = network._with_tables([c[d] for c in stacked])
+        _CHUNK_OF[net] = (chunk, d)
+        nets.append(net)
+    return nets
 
 
 def shared_plan_rates(network, weights, threshold, sensitive_idx, group_codes, *,
@@ -291,8 +320,16 @@ def shared_plan_rates(network, weights, threshold, sensitive_idx, group_codes, *
 
     The draws of :func:`posterior_networks` share the structure, the states and the
     rule, so the engine's plan (engine and processing order, which follow from those
-    alone) is computed once on ``network`` and reused: each draw costs one run of the
-    engine, not a new search of orders.
+    alone) is computed once on ``network`` and reused. The rates of a drawn network
+    are solved for its whole chunk of draws at its first call, in batched engine runs
+    (:mod:`skfairverify.s3p._batched`: a leading draws axis in every table, so the
+    engine's per-variable work is paid once per batch; each batch holds as many draws
+    as three times the plan's peak table per draw allows within ``max_table_size``);
+    the other draws of the chunk are then looked up. Any other network is solved on
+    its own. Each draw's rates are those of
+    :func:`~skfairverify.s3p.positive_probability_table` on its network (to about
+    ``1e-11``: the batched elimination folds the negligible tails of its score axes,
+    as the frontier engine does).
 
     Parameters
     ----------
@@ -329,15 +366,41 @@ def shared_plan_rates(network, weights, threshold, sensitive_idx, group_codes, *
     # Planning here refuses a problem beyond the budget before any draw is solved, and
     # leaves the plan in s3p's plan cache (keyed by the structure, never the CPTs), so
     # every draw below reuses it: one engine run per draw, no new search of orders.
-    plan(weights, threshold, network, evidence_vars=keep, max_table_size=max_table_size)
+    planned = plan(weights, threshold, network, evidence_vars=keep,
+                   max_table_size=max_table_size)
     index = tuple(np.asarray(group_codes, dtype=int).T)
+    key = object()  # this rule's results in the chunks' caches
 
     def rates_of(net):
-        table = positive_probability_table(weights, threshold, net, keep,
-                                           max_table_size=max_table_size)
-        return np.asarray(table)[index]
+        found = _CHUNK_OF.get(net) if _BATCHED else None
+        if found is None:
+            table = positive_probability_table(weights, threshold, net, keep,
+                                               max_table_size=max_table_size)
+            return np.asarray(table)[index]
+        chunk, d = found
+        if key not in chunk.solved:
+            chunk.solved[key] = _chunk_rates(planned, chunk.cpts, index, max_table_size)
+        return chunk.solved[key][d]
 
     return rates_of
+
+
+def _chunk_rates(planned, cpts, index, max_table_size) -> np.ndarray:
+    """Group rates of every draw of ``cpts``: batched engine runs of ``planned``.
+
+    Each run holds ``batch_size`` draws (``ARRAYS_PER_PEAK`` times the plan's peak
+    table per draw within ``max_table_size``); the probabilities are those of
+    :func:`~skfairverify.s3p.positive_probability_table` on every draw's network.
+    """
+    n_draws = len(cpts[0])
+    size = batch_size(planned, n_draws, max_table_size)
+    out = []
+    for start in range(0, n_draws, size):
+        pos, total = run_batched(planned, [c[start:start + size] for c in cpts])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            probs = np.where(total > 0, pos / np.where(total > 0, total, 1.0), np.nan)
+        out.append(np.clip(probs, 0.0, 1.0)[(slice(None),) + index])
+    return np.concatenate(out)
 
 
 def _check_level(level) -> float:
