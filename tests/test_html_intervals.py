@@ -29,7 +29,12 @@ from sklearn.model_selection import train_test_split
 from skfairverify import FairnessVerifier
 from skfairverify.audit import run_audit
 from skfairverify.audit._run import AUDIT_TOLERANCE
-from skfairverify.utils._html import DEFAULT_THRESHOLDS, verdict_frame
+from skfairverify.utils._html import (
+    DEFAULT_THRESHOLDS,
+    interval_note,
+    verdict_frame,
+    verifier_html,
+)
 
 pytest.importorskip("matplotlib")
 
@@ -156,7 +161,8 @@ def test_report_shows_the_verifier_intervals(audit):
     # groups: the selection rate [ci_low, ci_high] of every group, 3 decimals
     groups = verifier.groups_.set_index("s")
     table = table_with(tables, "Rates per group")
-    assert "verified selection rate: value [95% credible interval" in table.caption
+    assert ("verified selection rate as value [low, high], the 95% credible interval"
+            in table.caption)
     for row in table.body:
         value, low, high = split_interval(row[1].text)
         expected = groups.loc[row[0].text]
@@ -206,3 +212,27 @@ def test_json_records_the_intervals_with_their_kind(audit):
         assert row["verified_interval_kind"] == v["intervals"]["label"]
     relearned = v["metric_intervals_network_relearned_on_test_rows"]
     assert set(relearned) == set(v["metrics_network_relearned_on_test_rows"])
+
+
+def test_sampling_path_intervals_are_labelled_monte_carlo():
+    rng = np.random.default_rng(5)
+    n = 400
+    a = rng.choice(["p", "q"], n)
+    X = pd.DataFrame({"x": rng.normal(a == "p", 1.0), "z": rng.normal(size=n)})
+    y = (X["x"] + X["z"] > 0.5).astype(int)
+    model = LogisticRegression().fit(X, y)
+    ver = FairnessVerifier(FrozenEstimator(model), method="sampling", tolerance=0.05,
+                           n_draws=0, random_state=0).fit(X, sensitive_features=a)
+    note = interval_note(ver)
+    assert note["label"] == ("99% Monte Carlo interval (Clopper-Pearson on the sampled rows, "
+                             "joint over all intervals; each at most 0.05 wide)")
+    page = verifier_html(ver)
+    rows = table_with(parse_tables(page), "Verified rates of every group").records()
+    groups = ver.groups_.set_index("sensitive_features")
+    for row in rows:
+        value, low, high = split_interval(row["positive_rate [99% Monte Carlo interval]"])
+        expected = groups.loc[row["sensitive_features"]]
+        assert same_number(value, expected["positive_rate"], 3)
+        assert same_number(low, expected["ci_low"], 3)
+        assert same_number(high, expected["ci_high"], 3)
+        assert float(low) <= float(value) <= float(high)

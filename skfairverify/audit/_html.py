@@ -222,8 +222,9 @@ def _summary(report: AuditReport, thresholds: dict) -> str:
         body.append(verdict_table(
             values, thresholds,
             "Verdict on every metric: verified (exact, population under the learned "
-            "network" + (f"; value [{interval_label(note)}]" if intervals else "")
-            + ") beside empirical (the model's decisions on the test rows)",
+            "network) beside empirical (the model's decisions on the test rows)"
+            + (f"; verified values as value [low, high], the {interval_label(note)}"
+               if intervals else ""),
             intervals=intervals, labels={VERIFIED_SOURCE: interval_label(note, short=True)}))
     body.append(_how(
         "Each row is one fairness metric, judged against the threshold in its row: "
@@ -265,8 +266,8 @@ def _interval_how(report: AuditReport) -> list[str]:
 def _groups(report: AuditReport, figures: dict) -> str:
     v = report.sections.get("verification")
     note = interval_note(report)
-    what = (f"; verified selection rate: value [{interval_label(note)}], TPR and FPR: "
-            "point estimates" if note else "")
+    what = (f"; verified selection rate as value [low, high], the {interval_label(note)}; "
+            "verified TPR and FPR: point estimates" if note else "")
     groups = with_intervals(group_comparison(report), report)
     formats = {"train": count, "test": count}
     formats.update(dict.fromkeys(interval_columns(groups), interval_cell))
@@ -280,7 +281,8 @@ def _groups(report: AuditReport, figures: dict) -> str:
             frame_table(metrics,
                         "Metrics over the groups (DI: ratio min / max, 1 = fair; SP, EO: "
                         "max - min differences of probabilities, 0 = fair"
-                        + (f"; verified: value [{interval_label(note)}]" if note else "")
+                        + (f"; verified as value [low, high], the {interval_label(note)}"
+                           if note else "")
                         + "; empirical = fairlearn's demographic_parity_ratio, "
                         "demographic_parity_difference, equalized_odds_difference)",
                         formats=dict.fromkeys(interval_columns(metrics), interval_cell))]
@@ -293,6 +295,12 @@ def _groups(report: AuditReport, figures: dict) -> str:
                     "the empirical rate; a gap in a large group is the network's modelling "
                     "error. 'verified, test-row network' is the verifier re-run with the "
                     "network learned on the test rows.")
+        if interval_note(report):
+            read.append("A verified selection rate or metric is shown as value [low, high]: "
+                        "its interval (see 'intervals' above) comes from the finite sample "
+                        "the network was learned from; a small group has a wide interval. The "
+                        "empirical rate carries its own sampling noise besides (no interval "
+                        "here), so read a gap between the two against both.")
     body.append(_how(*read))
     return _section("groups", "Group fairness: verified vs empirical", body)
 

@@ -361,6 +361,12 @@ def interval_note(verifier) -> dict:
     if verifier.method_ == "sampling":
         note = {"kind": "confidence (Monte Carlo, Clopper-Pearson, joint over all intervals)",
                 "level": float(verifier.confidence), "tolerance": float(verifier.tolerance)}
+        if verifier.n_draws > 0 and isinstance(verifier.network, str):
+            # posterior draws of a learned network, each sampled, joined with the above
+            note.update(kind=note["kind"] + " joined with the credible interval of the "
+                        f"network's posterior ({verifier.n_draws} draws, each sampled)",
+                        credible_level=float(verifier.credible_level),
+                        n_draws=int(verifier.n_draws))
     elif verifier.n_draws == 0 or _point_intervals(verifier):
         note = {"kind": _POINT_KIND, "level": None,
                 "n_draws": 0 if verifier.n_draws == 0 else None}
@@ -399,6 +405,9 @@ def interval_label(note: Mapping | None, short: bool = False) -> str:
     '95% credible interval (posterior of the network, 50 draws)'
     >>> interval_label({"kind": "confidence (...)", "level": 0.99, "tolerance": 0.02}, True)
     '99% Monte Carlo interval'
+    >>> interval_label({"kind": "confidence (...)", "level": 0.99, "credible_level": 0.95,
+    ...                 "n_draws": 50}, short=True)
+    '95% credible + Monte Carlo interval'
     >>> interval_label(None)
     'point estimate only (no interval)'
     """
@@ -413,6 +422,11 @@ def interval_label(note: Mapping | None, short: bool = False) -> str:
             "" if short else f" (posterior of the network{draws})")
     width = (f"; each at most {float(note['tolerance']):g} wide"
              if note.get("tolerance") is not None else "")
+    if note.get("n_draws") and note.get("credible_level") is not None:
+        credible = f"{float(note['credible_level']):.0%}"
+        return f"{credible} credible + Monte Carlo interval" + (
+            "" if short else f" (posterior of the network, {note['n_draws']} draws, each "
+                             f"sampled, joined with the {level}Monte Carlo interval)")
     return f"{level}Monte Carlo interval" + (
         "" if short else f" (Clopper-Pearson on the sampled rows, joint over all "
                          f"intervals{width})")
@@ -867,7 +881,8 @@ def verifier_html(verifier, thresholds: Mapping | None = None) -> str:
                                                                 "network"),
                          formats=groups_formats(groups)),
              verdict_table({"verified": dict(verifier.metrics_)}, thresholds,
-                           f"Metrics over the groups and their verdict ({label})",
+                           "Metrics over the groups and their verdict" + (
+                               f"; value [low, high], the {label}" if ci else f" ({label})"),
                            intervals=ci, labels={"verified": interval_label(note, True)})]
     network = getattr(verifier, "network_", None)
     if network is not None and getattr(network, "names", None) is not None:

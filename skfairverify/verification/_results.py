@@ -94,7 +94,11 @@ class VerificationResult(Result):
         return self.groups
 
     def _summary(self) -> str:
-        metrics = ", ".join(f"{k}={v:.4g}" for k, v in self.metrics.items())
+        ci = self.metric_intervals or {}
+        metrics = ", ".join(
+            f"{k}={v:.4g}" + (f" [{ci[k][0]:.3f}, {ci[k][1]:.3f}]"
+                              if k in ci and ci[k][0] != ci[k][1] else "")
+            for k, v in self.metrics.items())
         return (f"{len(self.groups)} groups; {metrics}; agreement={self.agreement:.4g}; "
                 f"method={self.method!r}")
 
@@ -136,7 +140,9 @@ class VerificationResult(Result):
                 frame_table(groups, groups_caption(groups, label, "probabilities"),
                             formats=groups_formats(groups)),
                 verdict_table({"verified": dict(self.metrics)}, None,
-                              f"Metrics over the groups and their verdict ({label})",
+                              "Metrics over the groups and their verdict" + (
+                                  f"; value [low, high], the {label}" if ci
+                                  else f" ({label})"),
                               intervals=ci, labels={"verified": interval_label(note, True)})]
 
 
