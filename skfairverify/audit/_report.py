@@ -190,7 +190,10 @@ class AuditReport:
             rule), ``statistical_parity``, ``equalized_odds``,
             ``path_specific_causal``, ``cflips_delta``, ``ndccf_delta``,
             ``tpr_difference`` (pass when the absolute value is at or below; default
-            0.1 each).
+            0.1 each). A verified metric with an interval (the verifier's
+            ``metric_intervals``) passes or fails only when the value and its whole
+            interval do; it is ``uncertain`` when the interval holds values on both sides
+            of the threshold.
 
         Returns
         -------
