@@ -17,16 +17,29 @@ one fit per setting, CPU seconds and the ratio to the plain fit.
 -> z, a linear rule on x and z that the integer rule reproduces exactly; the truth by
 enumeration), 300 rows per repetition, network learned, ``--reps`` repetitions.
 
+``--cost``: the cost of the default 50 draws, old code against new in one run (issue
+16's target: intervals at most 5x a plain fit). Two workloads: Adult (sex x race, LR
+pipeline, with y) and ``bench_scale.synthetic(100)`` (100 numeric features, 20k rows,
+``FrozenEstimator(LogisticRegression)``, sensitive "a", with y). Each fit runs in a child
+process, the old code from an export of ``--old-commit`` (default 9bb8f89, before the
+batched draws) on ``PYTHONPATH``; CPU seconds (``time.process_time``) of a plain fit
+(``n_draws=0``) and of a fit with ``n_draws=50``, their ratio, and the speed-up of the
+draws' part (fit with draws minus plain fit).
+
 Run: ``python benchmarks/bench_intervals.py`` (``--reps``, ``--sizes``, ``--draws``);
 ``python benchmarks/bench_intervals.py --adult``;
-``python benchmarks/bench_intervals.py --coverage --reps 300``.
+``python benchmarks/bench_intervals.py --coverage --reps 300``;
+``python benchmarks/bench_intervals.py --cost`` (``--workloads adult synthetic100``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -128,6 +141,84 @@ def coverage(reps, draws):
     print(pd.DataFrame(rows).T.round(4).to_string())
 
 
+def _cost_data(workload):
+    """(model, X, y, sensitive) of a cost workload."""
+    from sklearn.linear_model import LogisticRegression
+
+    if workload == "adult":
+        from sklearn.compose import make_column_selector, make_column_transformer
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+        from skfairverify.datasets import load_adult
+
+        data = load_adult(dropna=True)
+        X = data.data.drop(columns=["split"], errors="ignore")
+        y = data.target.to_numpy()
+        pipe = make_pipeline(make_column_transformer(
+            (StandardScaler(), make_column_selector(dtype_include="number")),
+            (OneHotEncoder(handle_unknown="ignore"),
+             make_column_selector(dtype_exclude="number"))),
+            LogisticRegression(max_iter=500))
+        return FrozenEstimator(pipe.fit(X, y)), X, y, ["sex", "race"]
+    from bench_scale import synthetic
+
+    X, y = synthetic(int(workload.removeprefix("synthetic")))
+    return FrozenEstimator(LogisticRegression(max_iter=2000).fit(X, y)), X, y, "a"
+
+
+def cost_child(workload):
+    """Print (JSON) the CPU seconds of a plain fit and of a fit with 50 draws."""
+    import skfairverify
+
+    model, X, y, sensitive = _cost_data(workload)
+    out = {"package": os.path.dirname(skfairverify.__file__)}
+    for draws in (0, 50):
+        t0 = time.process_time()
+        ver = FairnessVerifier(model, sensitive, n_draws=draws, random_state=0).fit(X, y)
+        out[f"draws={draws}"] = time.process_time() - t0
+        out[f"SP interval draws={draws}"] = list(ver.metric_intervals_["statistical_parity"])
+    print(json.dumps(out))
+
+
+def _export(commit):
+    """The package at ``commit``, exported (git archive) to a temporary directory."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    target = tempfile.mkdtemp(prefix=f"skfairverify-{commit}-")
+    archive = subprocess.run(["git", "-C", root, "archive", commit, "skfairverify"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", target], input=archive, check=True)
+    return target
+
+
+def cost(workloads, old_commit):
+    old_tree = _export(old_commit)
+    rows = []
+    for workload in workloads:
+        for label, path in ((f"old ({old_commit})", old_tree), ("new", None)):
+            env = dict(os.environ)
+            if path is not None:
+                env["PYTHONPATH"] = path + os.pathsep + env.get("PYTHONPATH", "")
+            done = subprocess.run([sys.executable, os.path.abspath(__file__), "--cost-child",
+                                   workload], env=env, check=True, capture_output=True,
+                                  text=True)
+            out = json.loads(done.stdout.strip().splitlines()[-1])
+            if (path is None) == out["package"].startswith(old_tree):
+                raise RuntimeError(f"{label} ran the package at {out['package']}")
+            plain, draws = out["draws=0"], out["draws=50"]
+            rows.append({"workload": workload, "code": label, "plain fit s": plain,
+                         "fit n_draws=50 s": draws, "ratio (target <= 5)": draws / plain,
+                         "draws part s": draws - plain,
+                         "SP 95% interval": "[{:.4f}, {:.4f}]".format(
+                             *out["SP interval draws=50"])})
+    table = pd.DataFrame(rows).set_index(["workload", "code"])
+    old = table.xs(f"old ({old_commit})", level="code")["draws part s"]
+    table["draws part: old / new"] = [
+        old[w] / table.loc[(w, c), "draws part s"] for w, c in table.index]
+    print("CPU seconds (time.process_time) of one fit each; FairnessVerifier defaults")
+    print(table.round(2).to_string())
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=8)
@@ -135,7 +226,17 @@ def main():
     parser.add_argument("--draws", type=int, nargs="+", default=[50, 100])
     parser.add_argument("--adult", action="store_true")
     parser.add_argument("--coverage", action="store_true")
+    parser.add_argument("--cost", action="store_true")
+    parser.add_argument("--workloads", nargs="+", default=["adult", "synthetic100"])
+    parser.add_argument("--old-commit", default="9bb8f89")
+    parser.add_argument("--cost-child")
     args = parser.parse_args()
+    if args.cost_child:
+        cost_child(args.cost_child)
+        return
+    if args.cost:
+        cost(args.workloads, args.old_commit)
+        return
     if args.coverage:
         coverage(args.reps, args.draws)
         return

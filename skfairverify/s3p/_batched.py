@@ -142,14 +142,24 @@ def run_elimination_batched(problem, order, cpts) -> tuple[np.ndarray, np.ndarra
     keep = list(problem.keep)
     n_draws = len(cpts[0])
     tol = tail_tolerance(problem)
-    factors = [
-        _Factor(list(net.parents[v]) + [v], _sliced(problem, cpts[v], v)[..., None])
-        for v in range(net.n_variables)
-    ]
-    for v in order:
+    # A variable with a single allowed state (evidence) and not kept is no axis at all:
+    # its weight is 0 after normalisation and its tables are sliced to that state, so it
+    # is dropped from every factor instead of eliminated (eliminating it would multiply
+    # together every factor that mentions it, e.g. all of them for a sensitive parent).
+    single = {v for v in range(net.n_variables) if problem.sizes[v] == 1 and v not in keep}
+    factors = [_cpt_factor(problem, cpts[v], v, single) for v in range(net.n_variables)]
+    order = [v for v in order if v not in single]
+    for v in order[:-1]:
         involved = [f for f in factors if v in f.vars]
         factors = [f for f in factors if v not in f.vars]
         factors.append(_fold(_eliminate(involved, v, problem.weights[v]), tol))
+    if order:
+        last = _last_step(factors, order[-1], problem)
+        if last is not None:
+            return last
+        involved = [f for f in factors if order[-1] in f.vars]
+        factors = [f for f in factors if order[-1] not in f.vars]
+        factors.append(_eliminate(involved, order[-1], problem.weights[order[-1]]))
     if factors:
         result = _multiply_all(factors)
     else:
@@ -162,6 +172,57 @@ def run_elimination_batched(problem, order, cpts) -> tuple[np.ndarray, np.ndarra
     pos = table[..., above].sum(axis=-1)
     total = table.sum(axis=-1)
     return np.asarray(pos, dtype=np.float64), np.asarray(total, dtype=np.float64)
+
+
+def _cpt_factor(problem, table, v, single):
+    """The factor of ``v``'s table: evidence applied, the axes of ``single`` removed."""
+    scope = list(problem.network.parents[v]) + [v]
+    table = _sliced(problem, table, v)
+    drop = tuple(1 + j for j, u in enumerate(scope) if u in single)
+    return _Factor([u for u in scope if u not in single], table.sum(axis=drop)[..., None]
+                   if drop else table[..., None])
+
+
+def _last_step(factors, v, problem):
+    """``(pos, total)`` with the last variable ``v`` summed against a survival function.
+
+    Every factor left is over the kept variables and ``v``. The longest score axis
+    ``F`` is not convolved with the product ``G`` of the others: the run only needs
+    ``Pr[score >= t]``, i.e. ``sum_x F[x] * Pr_G[y >= t - shift - x]`` for every draw,
+    kept assignment and state of ``v`` (``shift``: their weights), a dot product with
+    ``G``'s survival function. None when no factor has a score axis.
+    """
+    keep = list(problem.keep)
+    variables = keep + [v]
+    lo = sum(f.lo for f in factors)
+    aligned = [_align(f, variables) for f in factors]
+    long = sorted((a for a in aligned if a.shape[-1] > 1), key=lambda a: a.shape[-1])
+    if not long:
+        return None
+    big = long.pop()
+    rest = _convolve_all(long)
+    rest = rest if rest is not None else np.ones((1,) * (len(variables) + 2))
+    coef = np.ones((1,) * (len(variables) + 2))
+    for a in aligned:
+        if a.shape[-1] == 1:
+            coef = coef * a
+    coef = coef[..., 0]
+    shift = sum(np.asarray(problem.weights[u]).reshape(
+        [-1 if j == k else 1 for j in range(len(variables))])
+        for k, u in enumerate(variables))
+    survival = np.concatenate([np.cumsum(rest[..., ::-1], axis=-1)[..., ::-1],
+                               np.zeros(rest.shape[:-1] + (1,))], axis=-1)
+    index = problem.threshold - lo - shift[..., None] - np.arange(big.shape[-1])
+    index = np.clip(index, 0, rest.shape[-1])[None]
+    lead = np.broadcast_shapes(big.shape[:-1], survival.shape[:-1], index.shape[:-1])
+    tail = np.take_along_axis(np.broadcast_to(survival, lead + survival.shape[-1:]),
+                              np.broadcast_to(index, lead + index.shape[-1:]), axis=-1)
+    pos = (coef * np.einsum("...x,...x->...", big, tail)).sum(axis=-1)
+    total = (coef * big.sum(axis=-1) * rest.sum(axis=-1)).sum(axis=-1)
+    n_draws = max(len(big), len(coef))
+    shape = (n_draws,) + tuple(problem.sizes[k] for k in keep)
+    return (np.broadcast_to(pos, shape).astype(np.float64),
+            np.broadcast_to(total, shape).astype(np.float64))
 
 
 def _fold(factor, tol):
@@ -226,27 +287,60 @@ def _multiply_all(factors):
     lo = sum(f.lo for f in factors)
     aligned = [_align(f, variables) for f in factors]
     short = [a for a in aligned if a.shape[-1] == 1]
-    long = sorted((a for a in aligned if a.shape[-1] > 1), key=lambda a: a.shape[-1])
-    if len(long) == 2 and long[0].shape[-1] <= _DIRECT_MAX:
-        a, b = long
-        la, lb = a.shape[-1], b.shape[-1]
-        out = np.zeros(np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + (la + lb - 1,))
-        for j in range(la):
-            out[..., j : j + lb] += a[..., j : j + 1] * b
-        long = [out]
-    elif len(long) > 1:
-        length = sum(a.shape[-1] - 1 for a in long) + 1
-        n = scipy.fft.next_fast_len(length, real=True)
-        spectrum = scipy.fft.rfft(long[0], n, axis=-1)
-        for a in long[1:]:
-            spectrum = spectrum * scipy.fft.rfft(a, n, axis=-1)
-        out = scipy.fft.irfft(spectrum, n, axis=-1)[..., :length]
-        np.maximum(out, 0.0, out=out)  # FFT round-off can leave tiny negatives
-        long = [out]
-    result = long[0] if long else np.ones((1,) * (len(variables) + 2))
+    long = _convolve_all([a for a in aligned if a.shape[-1] > 1])
+    result = long if long is not None else np.ones((1,) * (len(variables) + 2))
     for a in short:
         result = result * a
     return _Factor(variables, result, lo)
+
+
+def _convolve_all(tables):
+    """Convolution of ``tables`` along their last axis (product over the others), or None.
+
+    The shortest are combined first while that saves work: directly when the
+    shorter is at most ``_DIRECT_MAX`` long, by a pairwise FFT when three transforms
+    of their combined length cost less than the transform of the full length that
+    they then no longer need; the rest in one FFT product (one transform each at the
+    full length and one inverse).
+    """
+    if not tables:
+        return None
+    tables = sorted(tables, key=lambda a: a.shape[-1])
+    full = sum(a.shape[-1] - 1 for a in tables) + 1
+    while len(tables) > 1:
+        a, b = tables[0], tables[1]
+        pair = a.shape[-1] + b.shape[-1] - 1
+        same = a.shape[:-1] == b.shape[:-1]
+        if a.shape[-1] <= _DIRECT_MAX and (same or len(tables) == 2):
+            merged = _direct(a, b)
+        elif len(tables) > 2 and same and 3 * pair < full:
+            merged = _fft_product([a, b], pair)
+        else:
+            break
+        tables = sorted([merged] + tables[2:], key=lambda t: t.shape[-1])
+    if len(tables) == 1:
+        return tables[0]
+    return _fft_product(tables, full)
+
+
+def _direct(a, b):
+    """``a * b`` along the last axis, ``a`` the shorter, by shifted products."""
+    la, lb = a.shape[-1], b.shape[-1]
+    out = np.zeros(np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + (la + lb - 1,))
+    for j in range(la):
+        out[..., j : j + lb] += a[..., j : j + 1] * b
+    return out
+
+
+def _fft_product(tables, length):
+    """Convolution of ``tables`` (total length ``length``) by one FFT product."""
+    n = scipy.fft.next_fast_len(length, real=True)
+    spectrum = scipy.fft.rfft(tables[0], n, axis=-1)
+    for a in tables[1:]:
+        spectrum = spectrum * scipy.fft.rfft(a, n, axis=-1)
+    out = scipy.fft.irfft(spectrum, n, axis=-1)[..., :length]
+    np.maximum(out, 0.0, out=out)  # FFT round-off can leave tiny negatives
+    return out
 
 
 def _eliminate(factors, v, weights):
