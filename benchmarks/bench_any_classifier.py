@@ -1,6 +1,6 @@
 """Benchmark of FairnessVerifier's sampling path (any classifier) on Adult.
 
-Two tables:
+Three tables:
 
 1. Adult (all rows without missing values, groups sex x race), a
    HistGradientBoostingClassifier verified by sampling to ``tolerance`` (default 0.005)
@@ -12,6 +12,11 @@ Two tables:
    sampler (states and values, as the verifier draws them) next to pgmpy's
    ``BayesianModelSampling.forward_sample`` on the same network, per sample
    (target: ours >= 20x faster).
+3. The cost of the combined intervals (issue 16 on the sampling path): the same fit
+   with ``n_draws=0`` (Monte Carlo intervals of the point estimates only) and with the
+   default ``n_draws=50`` (posterior draws of the network, each sampled: intervals of
+   the population rates), side by side: rows sampled (point estimates, draws), CPU
+   and wall seconds, the ratio, and the intervals' widths.
 
 Times are wall-clock and CPU (``time.process_time``, all threads of the process);
 run with ``OMP_NUM_THREADS=1`` on a shared machine so that both are stable.
@@ -20,6 +25,7 @@ Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_any_classifier.py   # tolerance 0.005
     python benchmarks/bench_any_classifier.py --quick    # tolerance 0.02
+    python benchmarks/bench_any_classifier.py --quick --part 3   # table 3 only
 """
 
 from __future__ import annotations
@@ -83,14 +89,18 @@ def adult():
     return X, data.target.to_numpy()
 
 
-def part1(tolerance: float):
+def adult_model():
     X, y = adult()
     hgb = HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=0)
-    hgb.fit(X, y)
+    return X, hgb.fit(X, y)
+
+
+def part1(tolerance: float, n_draws: int = 0):
+    X, hgb = adult_model()
     timed = TimedModel(hgb)
     start, cpu = time.perf_counter(), time.process_time()
     ver = FairnessVerifier(FrozenEstimator(timed), SENSITIVE, tolerance=tolerance,
-                           confidence=0.99, random_state=0).fit(X)
+                           confidence=0.99, n_draws=n_draws, random_state=0).fit(X)
     total, total_cpu = time.perf_counter() - start, time.process_time() - cpu
     n = ver.n_samples_
     # The model's own predict on n rows (the data repeated), in batches as the verifier.
@@ -194,15 +204,56 @@ def part2(ver, n_ours=1_000_000, n_pgmpy=20_000):
     print(markdown(table))
 
 
+def part3(tolerance: float, n_draws: int = 50):
+    """Monte Carlo intervals only vs the combined intervals, same fit otherwise."""
+    X, hgb = adult_model()
+    runs = {}
+    for draws in (0, n_draws):
+        start, cpu = time.perf_counter(), time.process_time()
+        ver = FairnessVerifier(FrozenEstimator(hgb), SENSITIVE, tolerance=tolerance,
+                               confidence=0.99, n_draws=draws, random_state=0).fit(X)
+        runs[draws] = (ver, time.perf_counter() - start, time.process_time() - cpu)
+    (mc, mc_wall, mc_cpu), (both, wall, cpu) = runs[0], runs[n_draws]
+    point = mc.n_samples_  # the same Monte Carlo stream: the same point estimates
+    rows = []
+    for label, ver, w, c in (("n_draws=0 (Monte Carlo only)", mc, mc_wall, mc_cpu),
+                             (f"n_draws={n_draws} (combined)", both, wall, cpu)):
+        widths = (ver.groups_["ci_high"] - ver.groups_["ci_low"]).to_numpy()
+        sp = ver.metric_intervals_["statistical_parity"]
+        rows.append({
+            "intervals": label, "rows, point estimates": point,
+            "rows, posterior draws": ver.n_samples_ - point,
+            "fit (s, wall | cpu)": f"{w:.1f} | {c:.1f}",
+            "fit / Monte Carlo only (cpu)": round(c / mc_cpu, 2),
+            "group interval width, median | max": f"{np.median(widths):.4f} | "
+                                                  f"{widths.max():.4f}",
+            "SP interval": f"[{sp[0]:.4f}, {sp[1]:.4f}]",
+        })
+    print(f"\nPart 3: cost of the combined intervals, tolerance={tolerance}, "
+          f"credible_level=0.95, {len(X):,} rows, {len(mc.groups_)} groups")
+    print(markdown(pd.DataFrame(rows).set_index("intervals").T))
+    table = both.groups_[SENSITIVE + ["support", "positive_rate", "ci_low", "ci_high"]]
+    table = table.assign(mc_low=mc.groups_["ci_low"], mc_high=mc.groups_["ci_high"])
+    print()
+    print(markdown(table, index=False))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tolerance 0.02")
     parser.add_argument("--tolerance", type=float, default=None)
+    parser.add_argument("--part", type=int, choices=(1, 2, 3), action="append",
+                        help="run only these parts (2 needs 1)")
     args = parser.parse_args()
     tolerance = args.tolerance or (0.02 if args.quick else 0.005)
-    _time_learning()
-    ver = part1(tolerance)
-    part2(ver)
+    parts = set(args.part or (1, 2, 3))
+    if parts & {1, 2}:
+        _time_learning()
+        ver = part1(tolerance)
+        if 2 in parts:
+            part2(ver)
+    if 3 in parts:
+        part3(tolerance)
 
 
 if __name__ == "__main__":

@@ -226,7 +226,7 @@ def test_sampling_equals_exact_on_a_linear_model_and_covers_it():
     for seed in range(reps):
         ver = FairnessVerifier(FrozenEstimator(model), "a", method="sampling",
                                tolerance=0.08, confidence=0.9, random_state=seed,
-                               **common).fit(X)
+                               n_draws=0, **common).fit(X)
         g = ver.groups_
         misses += not np.all((g["ci_low"] <= truth) & (truth <= g["ci_high"]))
     assert ver.method_ == "sampling"
@@ -239,8 +239,9 @@ def test_hist_gradient_boosting_interval_contains_enumerated_rate():
     X = X.assign(c=pd.Categorical(np.where(X["z"] == 1, "u", "v")))
     model = HistGradientBoostingClassifier(max_iter=15, categorical_features="from_dtype",
                                            random_state=0).fit(X, y)
+    # n_draws=0: the Monte Carlo intervals of the rates under the learned network
     ver = FairnessVerifier(FrozenEstimator(model), "a", network="learn", tolerance=0.03,
-                           random_state=0).fit(X)
+                           n_draws=0, random_state=0).fit(X)
     assert ver.method_ == "sampling" and ver.agreement_ == 1.0
     truth = _enumerated_rates(ver, X, _predict(model))
     g = ver.groups_
@@ -321,10 +322,11 @@ def test_exponentiated_gradient_verified_frozen_and_refitted():
         warnings.filterwarnings("ignore", category=FutureWarning, module="fairlearn")
         eg.fit(X, y, sensitive_features=X["a"])
         frozen = FairnessVerifier(FrozenEstimator(eg), "a", network="independent",
-                                  tolerance=0.03, random_state=0).fit(X, y)
+                                  tolerance=0.03, n_draws=0, random_state=0).fit(X, y)
         refit = FairnessVerifier(
             ExponentiatedGradient(LogisticRegression(), DemographicParity(), max_iter=20),
-            "a", network="independent", tolerance=0.03, random_state=0).fit(X, y)
+            "a", network="independent", tolerance=0.03, n_draws=0,
+            random_state=0).fit(X, y)
     truth = _enumerated_rates(frozen, X, lambda rows, sens: eg._pmf_predict(rows)[:, 1])
     g = frozen.groups_
     assert np.all((g["ci_low"] <= truth) & (truth <= g["ci_high"]))
@@ -371,7 +373,7 @@ def test_influence_of_an_ignored_feature_is_within_tolerance_of_zero():
             return hgb.predict(X[["a", "x"]])
 
     ver = FairnessVerifier(FrozenEstimator(OnlyAX()), "a", network="independent",
-                           tolerance=0.02, random_state=0).fit(X, y)
+                           tolerance=0.02, n_draws=0, random_state=0).fit(X, y)
     fif = ver.fairness_influence(["z"]).table
     assert np.abs(fif.to_numpy()).max() <= 2 * 0.02
 
@@ -418,7 +420,8 @@ def test_budget_reached_warns_with_the_fix():
     X, y = _discrete_data()
     with pytest.warns(SamplingToleranceWarning, match="raise max_samples"):
         ver = FairnessVerifier(KNeighborsClassifier(), "a", network="independent",
-                               tolerance=0.001, max_samples=2000, random_state=0).fit(X, y)
+                               tolerance=0.001, max_samples=2000, n_draws=0,
+                               random_state=0).fit(X, y)
     assert (ver.groups_["ci_high"] - ver.groups_["ci_low"] >= 0.001).any()
 
 

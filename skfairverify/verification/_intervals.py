@@ -21,6 +21,13 @@ be combined with the Monte Carlo error here.
   each draw from the rates of the same draw: :func:`draw_metric_intervals`) is the
   equal-tailed credible interval of the draws at ``credible_level``
   (:func:`credible_bounds`).
+* Both (``n_draws > 0``, sampling path): every rate is sampled under every posterior
+  draw; the draws' estimates are samples of the posterior predictive distribution of
+  the Monte Carlo estimator, so their equal-tailed quantiles hold both the posterior
+  spread and the Monte Carlo error. The reported interval is the hull of those
+  quantiles and the Monte Carlo interval of the point estimate
+  (:func:`hull_bounds`, :func:`combined_metric_intervals`): never narrower than the
+  intervals of ``n_draws=0``, and it always contains the point estimate.
 """
 
 from __future__ import annotations
@@ -32,10 +39,12 @@ from ._posterior import credible_intervals, metric_draws
 
 __all__ = [
     "clopper_pearson",
+    "combined_metric_intervals",
     "credible_bounds",
     "draw_metric_intervals",
     "exact_interval",
     "gap_interval",
+    "hull_bounds",
     "metric_intervals",
     "per_interval_alpha",
     "ratio_interval",
@@ -298,3 +307,66 @@ def draw_metric_intervals(draws: dict, metrics, level: float) -> dict:
         low, high = credible_intervals(values, level)
         out[name] = (float(low), float(high))
     return out
+
+
+def hull_bounds(first, second):
+    """Group-wise hull ``(min of lows, max of highs)`` of two ``(low, high)`` pairs.
+
+    NaN (a group without that rate) stays NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._intervals import hull_bounds
+    >>> low, high = hull_bounds(([0.1, np.nan], [0.3, np.nan]), ([0.2, np.nan], [0.4, np.nan]))
+    >>> low.tolist(), high.tolist()
+    ([0.1, nan], [0.4, nan])
+    """
+    low = np.minimum(np.asarray(first[0], dtype=float), np.asarray(second[0], dtype=float))
+    high = np.maximum(np.asarray(first[1], dtype=float), np.asarray(second[1], dtype=float))
+    return low, high
+
+
+def combined_metric_intervals(draws: dict | None, bounds: dict, metrics,
+                              level: float) -> dict:
+    """Metric intervals of the sampling path: posterior draws and Monte Carlo, hulled.
+
+    Parameters
+    ----------
+    draws : dict or None
+        Rate name -> ``(n_draws, n_groups)`` Monte Carlo estimates under the posterior
+        draws (see :func:`draw_metric_intervals`); None for Monte Carlo only.
+    bounds : dict
+        Rate name -> ``(low, high)``: the Monte Carlo (Clopper-Pearson) bounds of the
+        point estimates (see :func:`metric_intervals`).
+    metrics : iterable of str
+        The metrics whose intervals to compute.
+    level : float
+        Credible level of the draws' intervals.
+
+    Returns
+    -------
+    dict
+        Metric name -> ``(low, high)``: the hull of the draws' equal-tailed interval of
+        the metric and the interval-arithmetic bounds of the point estimates, or the
+        latter alone without draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._intervals import combined_metric_intervals
+    >>> rng = np.random.default_rng(0)
+    >>> draws = {"positive_rate": np.column_stack([rng.normal(0.2, 0.02, 400),
+    ...                                            rng.normal(0.5, 0.02, 400)])}
+    >>> bounds = {"positive_rate": ([0.19, 0.49], [0.21, 0.51])}
+    >>> low, high = combined_metric_intervals(draws, bounds, ["statistical_parity"],
+    ...                                       0.95)["statistical_parity"]
+    >>> bool(low < 0.28 and 0.32 < high)  # the posterior's spread, wider than the box
+    True
+    """
+    box = metric_intervals(bounds, metrics)
+    if not draws:
+        return box
+    post = draw_metric_intervals(draws, metrics, level)
+    return {name: (min(lo, post[name][0]), max(hi, post[name][1])) if name in post
+            else (lo, hi) for name, (lo, hi) in box.items()}

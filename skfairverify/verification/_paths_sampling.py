@@ -7,21 +7,39 @@ sensitive variables set to the group (:class:`._sampling.NetworkSampler`), their
 mapped back to values (:class:`._sampling.RowBuilder`) and decided by the model's own
 ``predict`` (:class:`._sampling.ModelDecision`), in batches, until the group's
 Clopper-Pearson interval is narrower than ``tolerance`` or ``max_samples`` rows were
-drawn (:func:`._sampling.adaptive_rate`). The level of each interval is set by a union
+drawn (:func:`._sampling.adaptive_rate`): the point estimate of the rate (under the
+point-estimate network) and its Monte Carlo interval, whose level is set by a union
 bound over every interval of the fit and every look of the sampler
 (:mod:`._intervals`).
+
+With ``n_draws > 0`` (the default) the reported intervals also hold the uncertainty of
+the network learned from a finite sample: ``n_draws`` networks are drawn from the
+posterior of its parameters (as on the exact paths, the same draws for the same
+``random_state``), every rate is estimated under every draw from ``m`` sampled rows
+(:func:`._sampling.posterior_draw_rates`, all draws' rows predicted together), and
+``ci_low`` / ``ci_high`` and the metrics' intervals are the equal-tailed quantiles at
+``credible_level`` of those estimates: samples of the posterior predictive
+distribution of the Monte Carlo estimator, the draw's rate plus its Monte Carlo error,
+so both sources are in the interval (:func:`._sampling.rows_per_draw` chooses ``m`` so
+that the Monte Carlo error widens it by at most ~5% or by ``tolerance``).
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.utils import check_random_state
 
 from ..s3p import BayesNet
-from ._intervals import per_interval_alpha
+from ._intervals import (
+    combined_metric_intervals,
+    credible_bounds,
+    hull_bounds,
+    per_interval_alpha,
+)
 from ._linear_path import Evaluation, groups_present
 from ._metrics import disparate_impact, favored_indices, rate_gap
 from ._sampling import (
@@ -31,7 +49,10 @@ from ._sampling import (
     SamplingCost,
     adaptive_rate,
     batch_rows,
+    draw_grid,
+    draw_rows_needed,
     look_grid,
+    posterior_draw_rates,
 )
 from ._variables import Encoding
 from ._warnings import SamplingToleranceWarning
@@ -44,10 +65,27 @@ __all__ = ["SAMPLING_BINS"]
 SAMPLING_BINS = 20
 
 
+@dataclass
+class _SampledEvaluation(Evaluation):
+    """An evaluation of the sampling path: its intervals combine both sources.
+
+    ``bounds`` and ``groups``' ``ci_low`` / ``ci_high`` are already combined;
+    ``mc_bounds`` keeps the Monte Carlo bounds of the point estimates, hulled with the
+    draws' intervals of the metrics.
+    """
+
+    mc_bounds: dict = field(default_factory=dict)
+
+    @property
+    def metric_intervals(self) -> dict:
+        return combined_metric_intervals(self.draws, self.mc_bounds, self.metrics,
+                                         self.level)
+
+
 class _SamplingContext:
     """What every sampled rate of one fit (or verify, or influence) shares."""
 
-    def __init__(self, verifier, n_intervals: int, rng, metered=False):
+    def __init__(self, verifier, n_intervals: int, rng, metered=False, draw_rows=None):
         self.grid = look_grid(verifier.max_samples)
         self.alpha = per_interval_alpha(verifier.confidence, n_intervals, len(self.grid))
         self.tolerance = verifier.tolerance
@@ -56,7 +94,8 @@ class _SamplingContext:
         if metered:
             self.cost = SamplingCost(n_intervals=n_intervals, tolerance=self.tolerance,
                                      alpha=self.alpha, grid=self.grid,
-                                     max_time=verifier.max_time, verbose=verifier.verbose)
+                                     max_time=verifier.max_time, verbose=verifier.verbose,
+                                     draw_rows=draw_rows)
 
     def timed(self, draw):
         """``draw``, timed by the cost meter when there is one."""
@@ -73,6 +112,15 @@ class _SamplingPathMixin:
         return min(SAMPLING_BINS, self.max_bins) if self.n_bins == "auto" else int(self.n_bins)
 
     def _sampling_rng(self):
+        """The Monte Carlo generator, a stream apart from the posterior draws' one.
+
+        The posterior draws use ``default_rng(seed)``, as on the exact paths.
+        """
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        return np.random.default_rng([seed, 1])
+
+    def _posterior_rng(self):
+        """The posterior draws' generator, that of the exact paths (same draws)."""
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         return np.random.default_rng(seed)
 
@@ -107,21 +155,44 @@ class _SamplingPathMixin:
 
     def _evaluate_sampling(self, frame, y_pos, encoding, weight) -> Evaluation:
         """Networks, sampled group rates with intervals, and metrics on ``frame``."""
-        sens_codes, group_codes, support, networks, _ = self._groups_and_networks(
+        sens_codes, group_codes, support, networks, codes = self._groups_and_networks(
             frame, y_pos, encoding, weight)
         n_rates = 1 + (2 if y_pos is not None else 0) + (1 if self._mediators else 0)
+        draw_rows = (self._draw_cost(sens_codes, group_codes, weight, y_pos)
+                     if self._draws_wanted() else None)
         ctx = _SamplingContext(self, n_rates * len(group_codes), self._sampling_rng(),
-                               metered=True)
+                               metered=True, draw_rows=draw_rows)
         self._batch = batch_rows(len(encoding.variables), len(self.feature_names_in_),
                                  self.max_table_size)
         try:
             return self._sampled_evaluation(ctx, frame, y_pos, encoding, weight, sens_codes,
-                                            group_codes, support, networks)
+                                            group_codes, support, networks, codes)
         finally:
             ctx.cost.close()
 
+    def _draw_cost(self, sens_codes, group_codes, weight, y_pos):
+        """``p -> rows`` of every rate's posterior draws (:func:`draw_rows_needed`).
+
+        The posterior spread of a rate is taken as that of a proportion of its
+        group's rows (those of the label for the true and false positive rates).
+        """
+        masks = [np.ones(len(sens_codes), dtype=bool)]
+        masks += [] if y_pos is None else [y_pos, ~y_pos]
+        masks += [masks[0]] if self._mediators else []
+        w = np.ones(len(sens_codes)) if weight is None else weight
+        supports = [float(w[mask & np.all(sens_codes == g, axis=1)].sum())
+                    for mask in masks for g in group_codes]
+        grid = draw_grid(self.n_draws, self.max_samples)
+
+        def rows(p):
+            return sum(draw_rows_needed(p, s, self.n_draws, self.tolerance,
+                                        self.credible_level, grid)
+                       for s in supports if s > 0)
+
+        return rows
+
     def _sampled_evaluation(self, ctx, frame, y_pos, encoding, weight, sens_codes,
-                            group_codes, support, networks) -> Evaluation:
+                            group_codes, support, networks, codes) -> Evaluation:
         """Sampled group rates with intervals, and metrics (see ``_evaluate_sampling``)."""
         groups = self._group_table(encoding, group_codes)
         everyone = np.ones(len(group_codes), dtype=bool)
@@ -159,8 +230,110 @@ class _SamplingPathMixin:
             n_samples += int(pcf["n"].sum())
             converged.append(pcf)
         self._warn_unconverged(converged, n_samples)
-        return Evaluation(None, None, None, networks[0], group_codes, groups, metrics,
-                          i_max, i_min, bounds=bounds, n_samples=n_samples)
+        draws = None
+        if self._draws_wanted():
+            draws, rows = self._sampled_draws(ctx, frame, y_pos, encoding, weight,
+                                              sens_codes, group_codes, networks, codes,
+                                              group_codes[i_max])
+            n_samples += rows
+        combined = bounds if draws is None else {
+            c: hull_bounds(credible_bounds(d, self.credible_level), bounds[c])
+            for c, d in draws.items()}
+        groups["ci_low"], groups["ci_high"] = combined["positive_rate"]
+        return _SampledEvaluation(None, None, None, networks[0], group_codes, groups,
+                                  metrics, i_max, i_min, bounds=combined,
+                                  n_samples=n_samples, draws=draws,
+                                  level=self.credible_level, mc_bounds=bounds)
+
+    def _sampled_draws(self, ctx, frame, y_pos, encoding, weight, sens_codes, group_codes,
+                       networks, codes, favored):
+        """Every rate under ``n_draws`` posterior networks, sampled: (draws, rows).
+
+        The same draws as the exact paths (same generator, same order: all rows, then
+        ``Y = 1`` and ``Y = 0``); the path-specific rates under the mediated network of
+        each draw (the favored group fixed at the point estimate's). A rate a group
+        lacks (no row of the label) is a column of NaN.
+        """
+        rng = self._posterior_rng()
+        everyone = np.ones(len(codes), dtype=bool)
+        subsets = [("positive_rate", everyone, networks[0])]
+        if y_pos is not None:
+            subsets += [("true_positive_rate", y_pos, networks[1]),
+                        ("false_positive_rate", ~y_pos, networks[2])]
+        out, rows, capped = {}, 0, []
+        for column, mask, net in subsets:
+            present = np.zeros(len(group_codes), dtype=bool)
+            if net is not None:
+                present = groups_present(group_codes, sens_codes[mask])
+            out[column] = np.full((self.n_draws, len(group_codes)), np.nan)
+            if not present.any():
+                continue
+            nets = self._posterior_draws(net, codes[mask],
+                                         None if weight is None else weight[mask], rng)
+            builder = self._builder(encoding, frame, weight,
+                                    None if mask is everyone else mask)
+            todo = [(column, nets)]
+            if column == "positive_rate" and self._mediators:
+                todo.append(("path_specific_rate",
+                             [self._mediated_network(encoding, d, favored) for d in nets]))
+            for name, draws in todo:
+                out[name], n, ok = self._draw_rates(draws, builder, encoding, group_codes,
+                                                    present, ctx)
+                rows += n
+                capped += [] if ok else [name]
+        self._warn_draws_capped(capped)
+        return out, rows
+
+    def _draw_rates(self, networks, builder, encoding, group_codes, present, ctx):
+        """Sampled rates of the groups ``present`` under every network of ``networks``.
+
+        Returns the ``(n_draws, n_groups)`` rates (NaN for the other groups), the rows
+        sampled and whether every group reached the rows it asked for.
+        """
+        values = np.full((len(networks), len(group_codes)), np.nan)
+        grid = draw_grid(len(networks), self.max_samples)
+        seeds = ctx.seeds(len(group_codes))
+        rows, ok = 0, True
+        for g in np.flatnonzero(present):
+            rng = np.random.default_rng(seeds[g])
+            fixed = {i: int(s) for i, s in zip(self._sens_idx, group_codes[g])}
+
+            def draw(ids, n, fixed=fixed, rng=rng):
+                # A sampler per call (its cumulative tables: one network's size), so
+                # the draws' memory stays that of their networks.
+                codes = np.concatenate([NetworkSampler(networks[d]).sample(n, rng, fixed)
+                                        for d in ids])
+                decided = self._decide(builder, codes, encoding.names, rng)
+                return decided.reshape(len(ids), n).sum(axis=1)
+
+            est = posterior_draw_rates(ctx.timed(draw), len(networks),
+                                       tolerance=ctx.tolerance, level=self.credible_level,
+                                       grid=grid, batch=self._batch)
+            values[:, g] = est.rates
+            rows += est.samples * len(networks)
+            ok &= est.converged
+        return values, rows, ok
+
+    def _decide(self, builder, codes, names, rng) -> np.ndarray:
+        """The model's positive decisions on the sampled states ``codes``."""
+        X = builder.model_input(builder.frame(codes, names, rng))
+        sens = (builder.frame(codes, names, rng, only=self._sensitive)
+                if self._decision.takes_sensitive else None)
+        return self._decision.decisions(X, sens, rng)
+
+    def _warn_draws_capped(self, capped) -> None:
+        """SamplingToleranceWarning when the draws' rows stopped at ``max_samples``."""
+        if not capped:
+            return
+        warnings.warn(
+            f"Sampling under the {self.n_draws} posterior draws of the network stopped at "
+            f"max_samples={self.max_samples:,} rows per group and rate ({', '.join(capped)}) "
+            "before the Monte Carlo error was small next to the posterior spread: the "
+            "intervals hold both, but are wider than the posterior alone by more than "
+            "tolerance. Raise max_samples, raise tolerance, or lower n_draws.",
+            SamplingToleranceWarning,
+            stacklevel=4,
+        )
 
     def _label_rates(self, net, encoding, frame, weight, mask, group_codes, sens_codes, ctx):
         """Sampled rates on the network of the rows ``mask`` (NaN for absent groups)."""
@@ -185,10 +358,7 @@ class _SamplingPathMixin:
 
             def draw(n, fixed=fixed, rng=rng):
                 codes = sampler.sample(n, rng, fixed)
-                X = builder.model_input(builder.frame(codes, names, rng))
-                sens = (builder.frame(codes, names, rng, only=self._sensitive)
-                        if self._decision.takes_sensitive else None)
-                return self._decision.positives(X, sens, rng)
+                return int(self._decide(builder, codes, names, rng).sum())
 
             est = adaptive_rate(ctx.timed(draw), tolerance=ctx.tolerance, alpha=ctx.alpha,
                                 grid=ctx.grid, batch=self._batch)

@@ -19,6 +19,14 @@ Three pieces, each vectorised over the samples (no Python loop over rows):
   budget is spent; the sample sizes at which it looks form a fixed grid (doubling from
   :data:`INITIAL_SAMPLES` to ``max_samples``), so that a union bound over the grid keeps
   the interval valid whatever size it stops at.
+* :func:`posterior_draw_rates`: the same rate under each of ``n_draws`` networks drawn
+  from the posterior of the learned network's parameters, ``m`` rows sampled under
+  every draw, ``m`` chosen so that the Monte Carlo error adds little to the spread of
+  the draws (:func:`rows_per_draw`). The draws' estimates are independent samples of
+  the posterior predictive distribution of the Monte Carlo estimator, whose
+  equal-tailed quantiles are the verifier's interval on the sampling path: they
+  contain both the uncertainty of the network and the Monte Carlo error
+  (``docs/any-classifier.md``).
 """
 
 from __future__ import annotations
@@ -36,8 +44,11 @@ from ..s3p import TableTooLargeError
 from ._intervals import clopper_pearson
 
 __all__ = [
+    "DRAW_INITIAL_SAMPLES",
     "INITIAL_SAMPLES",
+    "MC_VARIANCE_FRACTION",
     "MIN_BATCH_ROWS",
+    "DrawRates",
     "ModelDecision",
     "NetworkSampler",
     "RateEstimate",
@@ -45,7 +56,11 @@ __all__ = [
     "SamplingCost",
     "adaptive_rate",
     "batch_rows",
+    "draw_grid",
+    "draw_rows_needed",
     "look_grid",
+    "posterior_draw_rates",
+    "rows_per_draw",
 ]
 
 #: First sample size at which the adaptive sampler looks at an interval.
@@ -54,6 +69,12 @@ INITIAL_SAMPLES = 1000
 MAX_BATCH_ROWS = 100_000
 #: Smallest batch the memory budget must allow.
 MIN_BATCH_ROWS = 1000
+#: Rows sampled under every posterior draw at the first look (sampling path, n_draws > 0).
+DRAW_INITIAL_SAMPLES = 500
+#: Largest Monte Carlo variance of a draw's rate, as a share of the posterior variance
+#: of the rate, that the draws aim at (the interval is then at most ~5% wider than the
+#: exact credible interval, ``sqrt(1.1) = 1.049``) unless ``tolerance`` allows more.
+MC_VARIANCE_FRACTION = 0.1
 
 
 class NetworkSampler:
@@ -271,6 +292,10 @@ class ModelDecision:
 
     def positives(self, X, sensitive: pd.DataFrame, rng) -> int:
         """Number of rows of ``X`` predicted as the positive class."""
+        return int(np.sum(self.decisions(X, sensitive, rng)))
+
+    def decisions(self, X, sensitive: pd.DataFrame, rng) -> np.ndarray:
+        """Whether each row of ``X`` is predicted as the positive class."""
         kwargs = {}
         if self.takes_sensitive:
             kwargs["sensitive_features"] = (sensitive.iloc[:, 0] if sensitive.shape[1] == 1
@@ -278,7 +303,7 @@ class ModelDecision:
         if self.takes_seed:
             kwargs["random_state"] = int(rng.integers(2**31 - 1))
         pred = np.asarray(self.estimator.predict(X, **kwargs))
-        return int(np.sum(pred == self.positive_class))
+        return pred == self.positive_class
 
 
 def look_grid(max_samples: int) -> list[int]:
@@ -394,47 +419,241 @@ def samples_needed(p: float, tolerance: float, alpha: float, grid) -> int:
     return int(grid[min(int(np.searchsorted(grid, need)), len(grid) - 1)])
 
 
+def rows_per_draw(variance, posterior_variance, tolerance, level) -> float:
+    """Rows to sample under each posterior draw so that Monte Carlo adds little width.
+
+    The rate of a draw estimated from ``m`` rows is the draw's rate plus a Monte Carlo
+    error of variance ``variance / m`` (``variance = p (1 - p)``), so the draws'
+    estimates spread with variance ``posterior_variance + variance / m``; in the normal
+    approximation their equal-tailed interval at ``level`` is ``2 z sqrt(V_post +
+    variance / m)`` wide (``z`` the ``(1 + level) / 2`` normal quantile) instead of
+    ``2 z sqrt(V_post)``. ``m`` is the fewest rows for which either the Monte Carlo
+    variance is at most :data:`MC_VARIANCE_FRACTION` of the posterior variance (the
+    interval at most ~5% wider) or the interval is at most ``tolerance`` wider, i.e.
+    ``variance / m <= max(0.1 V_post, 2 t sqrt(V_post) + t^2)`` with ``t = tolerance /
+    (2 z)``.
+
+    Parameters
+    ----------
+    variance : float
+        Per-row Bernoulli variance ``p (1 - p)`` of the rate.
+    posterior_variance : float
+        Variance of the rate over the posterior of the network (>= 0).
+    tolerance : float
+        Largest widening of the interval allowed by the Monte Carlo error.
+    level : float
+        Credible level of the interval.
+
+    Returns
+    -------
+    float
+        Rows per draw (not rounded).
+
+    Examples
+    --------
+    >>> from skfairverify.verification._sampling import rows_per_draw
+    >>> round(rows_per_draw(0.25, 1e-3, 0.005, 0.95))  # 0.25 / (0.1 * 1e-3)
+    2500
+    >>> round(rows_per_draw(0.25, 0.0, 0.01, 0.95))  # no posterior spread: (2 z / tol)^2 / 4
+    38415
+    """
+    t = tolerance / (2.0 * norm.ppf((1.0 + level) / 2.0))
+    vp = max(float(posterior_variance), 0.0)
+    allowed = max(MC_VARIANCE_FRACTION * vp, 2.0 * t * np.sqrt(vp) + t * t)
+    return float(variance) / allowed
+
+
+def draw_grid(n_draws: int, max_samples: int) -> list[int]:
+    """Rows per draw at which the draws' sampler may look, doubling.
+
+    ``n_draws`` times the last size is at most ``max_samples`` (at least 100 rows per
+    draw).
+
+    Examples
+    --------
+    >>> from skfairverify.verification._sampling import draw_grid
+    >>> draw_grid(50, 2_000_000)
+    [500, 1000, 2000, 4000, 8000, 16000, 32000, 40000]
+    >>> draw_grid(50, 2000)
+    [100]
+    """
+    cap = max(int(max_samples) // int(n_draws), 100)
+    grid, m = [], min(DRAW_INITIAL_SAMPLES, cap)
+    while m < cap:
+        grid.append(m)
+        m *= 2
+    return grid + [cap]
+
+
+def _draw_variances(k: np.ndarray, m: int) -> tuple[float, float]:
+    """Per-row variance and posterior variance (method of moments) of the draws' rates.
+
+    The estimates ``k / m`` of the draws spread with variance ``V_post + E[p (1 - p)] /
+    m``; the Monte Carlo part is estimated by the mean of ``r (1 - r) / (m - 1)``
+    (unbiased) and subtracted. The per-row variance is that of the pooled rate (an
+    upper bound of the mean of the draws' ``p (1 - p)``), smoothed away from 0.
+    """
+    r = k / m
+    pooled = (k.sum() + 0.5) / (k.size * m + 1.0)
+    mc = float(np.mean(r * (1.0 - r))) / max(m - 1, 1)
+    spread = float(np.var(r, ddof=1)) if k.size > 1 else 0.0
+    return pooled * (1.0 - pooled), max(spread - mc, 0.0)
+
+
+def draw_rows_needed(p: float, support: float, n_draws: int, tolerance: float,
+                     level: float, grid) -> int:
+    """Rows all draws of one rate need, estimated before sampling them.
+
+    The posterior variance of a rate is taken as that of a proportion of the
+    ``support`` rows of its group, ``p (1 - p) / (support + 1)`` (:func:`rows_per_draw`
+    for the rows of one draw, rounded up to ``grid``).
+
+    Examples
+    --------
+    >>> from skfairverify.verification._sampling import draw_grid, draw_rows_needed
+    >>> draw_rows_needed(0.5, 99, 50, 0.005, 0.95, draw_grid(50, 2_000_000))
+    50000
+    """
+    variance = p * (1.0 - p)
+    m = rows_per_draw(variance, variance / (support + 1.0), tolerance, level)
+    return int(n_draws) * int(grid[min(int(np.searchsorted(grid, m)), len(grid) - 1)])
+
+
+@dataclass
+class DrawRates:
+    """Monte Carlo estimates of one rate under every posterior draw."""
+
+    positives: np.ndarray  # (n_draws,)
+    samples: int  # rows per draw
+    converged: bool  # the rows reached what rows_per_draw asked
+
+    @property
+    def rates(self) -> np.ndarray:
+        return self.positives / self.samples
+
+
+def _draw_calls(n_draws: int, rows: int, batch: int):
+    """``(draw indices, rows)`` of the calls that add ``rows`` to every draw in batches."""
+    per_call = max(1, batch // max(rows, 1))
+    for start in range(0, n_draws, per_call):
+        ids = np.arange(start, min(start + per_call, n_draws))
+        done = 0
+        while done < rows:
+            size = min(batch, rows - done)
+            yield ids, size
+            done += size
+
+
+def posterior_draw_rates(draw, n_draws: int, *, tolerance, level, grid,
+                         batch) -> DrawRates:
+    """One rate under each of ``n_draws`` posterior networks, ``m`` rows each.
+
+    ``m`` grows along ``grid`` until it reaches :func:`rows_per_draw` at the posterior
+    variance estimated from the draws so far (between-draw variance minus the Monte
+    Carlo variance), or the last size. The rows of several draws are sampled and
+    predicted in one call (at most ``batch`` rows). Whatever ``m``, the draws'
+    estimates are independent samples of the posterior predictive distribution of
+    the Monte Carlo estimator (the draw's rate plus its Monte Carlo error), so their
+    quantiles hold both sources; ``m`` only sets how much the Monte Carlo error widens
+    them.
+
+    Parameters
+    ----------
+    draw : callable
+        ``draw(ids, n)`` samples ``n`` rows under each posterior draw of the indices
+        ``ids`` and returns the positives of each (an array of ``len(ids)``).
+    n_draws : int
+        Number of posterior draws.
+    tolerance, level : float
+        See :func:`rows_per_draw`.
+    grid : list of int
+        Rows per draw at which to look (:func:`draw_grid`).
+    batch : int
+        Largest number of rows per call of ``draw``.
+
+    Returns
+    -------
+    DrawRates
+
+    Examples
+    --------
+    Draws whose rates are known (a Beta posterior), each estimated from binomial rows:
+
+    >>> import numpy as np
+    >>> from skfairverify.verification._sampling import draw_grid, posterior_draw_rates
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.beta(10, 40, 200)  # posterior sd 0.056
+    >>> def draw(ids, n):
+    ...     return rng.binomial(n, truth[ids])
+    >>> out = posterior_draw_rates(draw, 200, tolerance=0.005, level=0.95,
+    ...                            grid=draw_grid(200, 10**7), batch=100_000)
+    >>> out.samples, out.converged  # 0.16 / (0.1 * 0.056^2) ~ 520: the look of 1,000
+    (1000, True)
+    >>> bool(np.std(out.rates) < 1.1 * np.std(truth))
+    True
+    """
+    k = np.zeros(int(n_draws), dtype=np.int64)
+    m = look = 0
+    while True:
+        for ids, size in _draw_calls(len(k), grid[look] - m, batch):
+            k[ids] += np.asarray(draw(ids, size), dtype=np.int64)
+        m = grid[look]
+        need = rows_per_draw(*_draw_variances(k, m), tolerance, level)
+        if m >= need or look == len(grid) - 1:
+            return DrawRates(k, m, bool(m >= need))
+        look = min(max(look + 1, int(np.searchsorted(grid, need))), len(grid) - 1)
+
+
 class SamplingCost:
     """The sampler's cost, estimated after its first batch and refused beyond a budget.
 
-    :meth:`wrap` times every call of a ``draw(n) -> positives`` function. After the
-    first call the rows the whole fit needs are estimated, ``n_intervals`` times
+    :meth:`wrap` times every call of a ``draw(n) -> positives`` function (or of a
+    ``draw(ids, n)`` of the posterior draws, ``len(ids) * n`` rows). After the first
+    call the rows the whole fit needs are estimated, ``n_intervals`` times
     :func:`samples_needed` at the first batch's rate (its ``p (1 - p)``, at least that
     of a rate of 0.05 so that a first batch without positives does not promise a quick
-    fit), and the time as those rows times the batch's seconds per row (the model's
-    ``predict`` and the sampler). A small first batch also carries ``predict``'s
-    per-call overhead, so its estimate is high: it refuses (TableTooLargeError naming
-    the estimate and the parameters that set it) only beyond ten times ``max_time``;
-    the second, larger batch refines the time per row and refuses beyond ``max_time``.
-    With ``verbose`` a progress bar counts the rows against the estimate.
+    fit), plus ``draw_rows(p)``, the rows of the posterior draws
+    (:func:`draw_rows_needed` summed over the rates), and the time as those rows times
+    the batch's seconds per row (the model's ``predict`` and the sampler). A small
+    first batch also carries ``predict``'s per-call overhead, so its estimate is high:
+    it refuses (TableTooLargeError naming the estimate and the parameters that set it)
+    only beyond ten times ``max_time``; the second, larger batch refines the time per
+    row and refuses beyond ``max_time``. With ``verbose`` a progress bar counts the
+    rows against the estimate.
     """
 
     #: The first (small) batch refuses only beyond this multiple of the budget.
     FIRST_BATCH_SLACK = 10.0
 
-    def __init__(self, *, n_intervals, tolerance, alpha, grid, max_time, verbose):
+    def __init__(self, *, n_intervals, tolerance, alpha, grid, max_time, verbose,
+                 draw_rows=None):
         self.n_intervals = n_intervals
         self.tolerance, self.alpha, self.grid = tolerance, alpha, grid
         self.max_time = max_time
         self.verbose = verbose
+        self.draw_rows = draw_rows
         self.rows, self.seconds, self.calls = 0, 0.0, 0
         self.estimate = None  # (rows, seconds)
+        self._draw_estimate = 0
         self._bar = None
 
     def wrap(self, draw):
-        """``draw`` timed and counted."""
-        def timed(n):
+        """``draw`` timed and counted (its last argument is the rows per draw)."""
+        def timed(*args):
+            n = args[-1] * (len(args[0]) if len(args) > 1 else 1)
             t0 = time.perf_counter()
-            k = draw(n)
+            k = draw(*args)
             seconds = time.perf_counter() - t0
             self.rows += n
             self.seconds += seconds
             self.calls += 1
             if self.calls == 1:
-                p = min(max((k + 0.5) / (n + 1.0), 0.05), 0.95)
+                p = min(max((float(np.sum(k)) + 0.5) / (n + 1.0), 0.05), 0.95)
                 rows = self.n_intervals * samples_needed(p, self.tolerance, self.alpha,
                                                          self.grid)
-                self._check(rows, seconds / n, self.FIRST_BATCH_SLACK * self.max_time)
+                self._draw_estimate = 0 if self.draw_rows is None else self.draw_rows(p)
+                self._check(rows + self._draw_estimate, seconds / n,
+                            self.FIRST_BATCH_SLACK * self.max_time)
             elif self.calls == 2:
                 self._check(self.estimate[0], seconds / n, self.max_time)
             if self._bar is not None:
@@ -446,10 +665,14 @@ class SamplingCost:
         total = rows * per_row
         self.estimate = (rows, total)
         if total > budget:
+            draws = ""
+            if self._draw_estimate:
+                draws = (f", of which {self._draw_estimate:,} under the posterior draws of "
+                         "the network (n_draws; n_draws=0 for Monte Carlo intervals only)")
             raise TableTooLargeError(
                 f"Sampling refused: reaching tolerance={self.tolerance} needs about "
                 f"{rows:,} sampled rows ({self.n_intervals} intervals; at most "
-                f"max_samples={self.grid[-1]:,} each), about {total:,.0f} s at the "
+                f"max_samples={self.grid[-1]:,} each{draws}), about {total:,.0f} s at the "
                 f"measured {per_row * 1e6:,.1f} us per row (the model's predict and the "
                 f"sampler), above max_time={self.max_time:,} s. Raise tolerance (the "
                 "rows needed fall with its square), lower max_samples, or raise max_time."
