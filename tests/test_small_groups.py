@@ -40,6 +40,14 @@ def test_smallest_group_size_counts_intersections_and_kish_weights():
     assert smallest_group_size(sens, w) == pytest.approx(kish, rel=1e-12)
 
 
+def test_smallest_group_size_with_sparse_codes_sorts_the_rows():
+    """Codes far apart (10^6 joint states for 60 rows) take the sorting path."""
+    rng = np.random.default_rng(3)
+    sens = rng.choice([-5, 0, 10**6], (60, 2))
+    assert smallest_group_size(sens) == pd.DataFrame(sens).value_counts().min()
+    assert smallest_group_size(sens[:, 0]) == pd.Series(sens[:, 0]).value_counts().min()
+
+
 def test_distribution_cap_on_string_groups():
     frame = pd.DataFrame({"a": ["x"] * 40 + ["y"] * 460, "b": ["u", "v"] * 250})
     smallest = int(frame.value_counts().min())  # 20 rows of ("x", "u")

@@ -610,12 +610,28 @@ def smallest_group_size(sens_codes, sample_weight=None) -> float:
     if sens.ndim != 2 or len(sens) == 0:
         raise ValueError("sens_codes must be a non-empty matrix (rows x sensitive features).")
     weight = check_weights(sample_weight, len(sens))
-    _, inverse = np.unique(sens, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
+    key = _group_key(sens)
+    present = np.bincount(key) > 0
     if weight is None:
-        return float(np.bincount(inverse).min())
-    w1 = np.bincount(inverse, weights=weight)
-    w2 = np.bincount(inverse, weights=weight**2)
+        return float(np.bincount(key)[present].min())
+    w1 = np.bincount(key, weights=weight)[present]
+    w2 = np.bincount(key, weights=weight**2)[present]
     with np.errstate(invalid="ignore", divide="ignore"):
         kish = np.where(w2 > 0, w1**2 / np.where(w2 > 0, w2, 1.0), 0.0)
     return float(kish.min())
+
+
+def _group_key(sens: np.ndarray) -> np.ndarray:
+    """Non-negative index of every row's compound group (equal rows, equal index).
+
+    Integer codes of few joint states (at most four per row) are combined in O(rows)
+    (:func:`numpy.ravel_multi_index`); otherwise the rows are sorted
+    (``np.unique(axis=0)``).
+    """
+    if np.issubdtype(sens.dtype, np.integer):
+        low = sens.min(axis=0)
+        dims = tuple(int(d) for d in sens.max(axis=0) - low + 1)
+        if math.prod(dims) <= 4 * len(sens):
+            return np.ravel_multi_index(tuple((sens - low).T), dims)
+    _, inverse = np.unique(sens, axis=0, return_inverse=True)
+    return inverse.ravel()
