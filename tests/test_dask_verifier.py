@@ -216,7 +216,7 @@ def test_sample_is_uniform():
     parts = [df.iloc[:5], df.iloc[5:30], df.iloc[30:]]
     hits = np.zeros(n)
     for seed in range(reps):
-        stats = [_partition_stats(p, None, None, i, ["x", "s"], 5, None, m, seed)
+        stats = [_partition_stats(p, ["x", "s"], i, ["x", "s"], 5, None, m, seed)
                  for i, p in enumerate(parts)]
         sample = _merge_many(stats, 5, m).sample["x"].to_numpy().astype(int)
         assert len(sample) == m and len(set(sample)) == m

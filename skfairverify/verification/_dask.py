@@ -71,15 +71,20 @@ def _is_numeric(col: pd.Series) -> bool:
 # ---------------------------------------------------------------- the inputs
 @dataclass
 class DaskRows:
-    """X, y and sample_weight as aligned lists of delayed partitions."""
+    """X, y and sample_weight as one dask DataFrame (labels and weights as columns).
 
-    X: object
-    y: object
-    weight: object
+    Joined before the partitions are taken, so that the partitions of the three line up
+    whatever dask's optimizer does with each collection.
+    """
+
+    frame: object
+    columns: list  # the columns of X
+    has_y: bool
+    has_weight: bool
 
     @classmethod
     def check(cls, X, y, sample_weight) -> DaskRows:
-        """Refuse what the dask path cannot read; the partitions must line up."""
+        """Refuse what the dask path cannot read; y and the weights must align with X."""
         dd = import_optional("dask.dataframe", "dask input")
         if not isinstance(X, dd.DataFrame):
             raise TypeError(
@@ -90,7 +95,8 @@ class DaskRows:
                 "The columns of a dask X must be named by strings; got "
                 f"{list(X.columns)[:10]}."
             )
-        for name, s in (("y", y), ("sample_weight", sample_weight)):
+        extra = {}
+        for name, key, s in (("y", _Y, y), ("sample_weight", _W, sample_weight)):
             if s is None:
                 continue
             if not isinstance(s, dd.Series):
@@ -103,14 +109,27 @@ class DaskRows:
                     f"{name} has {s.npartitions} partitions and X {X.npartitions}: take both "
                     "from the same dask DataFrame (X = ddf.drop(columns=...), y = ddf[...])."
                 )
-        return cls(X, y, sample_weight)
+            extra[key] = s
+        frame = X
+        if extra:
+            try:
+                frame = X.assign(**extra)
+            except (ValueError, NotImplementedError) as exc:
+                raise ValueError(
+                    "y and sample_weight must line up with the rows of X: take them from the "
+                    "same dask DataFrame (X = ddf.drop(columns=...), y = ddf[...])."
+                ) from exc
+        return cls(frame, list(X.columns), y is not None, sample_weight is not None)
 
-    def delayed(self) -> list[tuple]:
-        """``(X, y, weight)`` partitions as delayed objects (None where not given)."""
-        xs = self.X.to_delayed()
-        ys = self.y.to_delayed() if self.y is not None else [None] * len(xs)
-        ws = self.weight.to_delayed() if self.weight is not None else [None] * len(xs)
-        return list(zip(xs, ys, ws))
+    def delayed(self) -> list:
+        """The partitions (X's columns, then the labels and weights) as delayed objects."""
+        return self.frame.to_delayed()
+
+
+def _split(part: pd.DataFrame, columns):
+    """X, y (or None) and the weights (or None) of one joined partition."""
+    return (part[columns], part[_Y] if _Y in part else None,
+            part[_W] if _W in part else None)
 
 
 def _kept_rows(part, y, w):
@@ -165,8 +184,10 @@ def _column_stats(stats: dict, col: pd.Series, name: str, cap: int) -> None:
         stats["values"][name] = pd.unique(x.to_numpy(dtype=object))
 
 
-def _partition_stats(part, y, w, index, columns, cap, rule, sample_rows, seed) -> _Stats:
+def _partition_stats(joined, x_columns, index, columns, cap, rule, sample_rows,
+                     seed) -> _Stats:
     """The statistics of one partition (module level: shipped to the workers)."""
+    part, y, w = _split(joined, x_columns)
     nan = part.isna().sum()
     bad = 0
     if w is not None:
@@ -244,9 +265,9 @@ def _merge_many(items, cap, sample_rows) -> _Stats:
 def partition_statistics(rows: DaskRows, columns, *, cap, rule, sample_rows, seed) -> _Stats:
     """The first pass: statistics of every partition, merged by a dask reduction tree."""
     dask = import_optional("dask", "dask input")
-    nodes = [dask.delayed(_partition_stats)(x, y, w, i, list(columns), cap, rule,
+    nodes = [dask.delayed(_partition_stats)(p, rows.columns, i, list(columns), cap, rule,
                                             sample_rows, seed)
-             for i, (x, y, w) in enumerate(rows.delayed())]
+             for i, p in enumerate(rows.delayed())]
     merge = functools.partial(_merge_many, cap=cap, sample_rows=sample_rows)
     while len(nodes) > 1:
         nodes = [dask.delayed(merge)(nodes[i:i + FAN_IN]) for i in range(0, len(nodes), FAN_IN)]
@@ -340,9 +361,9 @@ def _bin_sums(codes, part, encoding, weight) -> dict:
     return out
 
 
-def _partition_codes(part, y, w, encoding, rule, positive, dtype):
+def _partition_codes(joined, x_columns, encoding, rule, positive, dtype):
     """Codes, decisions, labels, weights and bin sums of one partition."""
-    part, y, weight = _kept_rows(part, y, w)
+    part, y, weight = _kept_rows(*_split(joined, x_columns))
     codes = np.asarray(encoding.codes(part))
     sums = _bin_sums(codes, part, encoding, weight)
     reference = (None if rule is None
@@ -377,8 +398,8 @@ def gather_codes(rows: DaskRows, n_rows: int, encoding, *, rule, positive, label
     y_pos = np.empty(n_rows, dtype=bool) if labels else None
     weight = np.empty(n_rows) if weights else None
     sums, at = {}, 0
-    tasks = [dask.delayed(_partition_codes)(x, y, w, encoding, rule, positive, dtype)
-             for x, y, w in rows.delayed()]
+    tasks = [dask.delayed(_partition_codes)(p, rows.columns, encoding, rule, positive, dtype)
+             for p in rows.delayed()]
     for start in range(0, len(tasks), FAN_IN):
         for c, ref, yp, wt, s in dask.compute(*tasks[start:start + FAN_IN]):
             stop = at + len(c)
@@ -554,10 +575,10 @@ class _DaskMixin:
         """The first pass, its checks, and the summary frame validated as in pandas."""
         from sklearn.utils import check_random_state
 
-        missing = [c for c in columns if c not in rows.X.columns]
+        missing = [c for c in columns if c not in rows.columns]
         if missing:
             raise ValueError(f"X lacks the column(s) {missing} used by the verifier; "
-                             f"columns: {list(rows.X.columns)[:20]}.")
+                             f"columns: {rows.columns[:20]}.")
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         stats = partition_statistics(rows, columns, cap=self._dask_cap(), rule=rule,
                                      sample_rows=sample_rows, seed=seed)
@@ -577,11 +598,11 @@ class _DaskMixin:
                 f"X has {stats.n_rows} row(s) of positive weight; FairnessVerifier needs at "
                 "least 2 (two groups)."
             )
-        self._check_dask_labels(stats, rows.y is not None)
-        summary, n_sample = summary_frame(stats, rows.X.columns, columns)
+        self._check_dask_labels(stats, rows.has_y)
+        summary, n_sample = summary_frame(stats, rows.columns, columns)
         frame = self._frame(summary, reset=reset)
         if reset:
-            self._input_labels = list(rows.X.columns)
+            self._input_labels = list(rows.columns)
         frame, sensitive = self._resolve_sensitive(frame, None, fitting=reset)
         return stats, frame, n_sample, sensitive
 
@@ -603,10 +624,10 @@ class _DaskMixin:
     def _gather(self, rows, stats, encoding, rule, labels: bool):
         check_client_size(stats.n_rows, len(encoding.variables),
                           code_dtype(encoding.cardinalities), labels=labels,
-                          weights=rows.weight is not None, max_table_size=self.max_table_size)
+                          weights=rows.has_weight, max_table_size=self.max_table_size)
         return gather_codes(rows, stats.n_rows, encoding, rule=rule,
                             positive=self.classes_[1], labels=labels,
-                            weights=rows.weight is not None)
+                            weights=rows.has_weight)
 
     def _select_dask_path(self, X) -> None:
         self._refuse_regressor()

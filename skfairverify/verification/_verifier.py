@@ -238,7 +238,17 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         ``8 * max_table_size`` bytes) and the engine's estimated running time
         (2.4 s per million entries: 120 s by default); raising it raises all three.
         On the sampling path the rows sampled at once must fit in
-        ``8 * max_table_size`` bytes (TableTooLargeError otherwise).
+        ``8 * max_table_size`` bytes (TableTooLargeError otherwise). With a dask
+        ``X``, the state codes gathered on the client (``n_rows x n_vars`` entries of
+        one or two bytes, plus the decisions, labels and weights) must fit in the same
+        ``8 * max_table_size`` bytes.
+    sample_rows : int, default=200_000
+        Dask ``X`` only: rows drawn uniformly at random (computed to pandas) on which
+        the quantile edges of the bins and the automatic choice of ``n_bins`` and
+        ``multiplier`` are made; the bin means, the network's counts, the group
+        supports and the agreement use all rows. With at most ``sample_rows`` rows the
+        sample is the data, and the result is that of the same data in pandas
+        (``docs/scale.md``).
     random_state : int, RandomState instance or None, default=None
         Seeds the held-out split, the binning subsample and the sampling path (an
         int makes ``fit``, ``verify`` and ``fairness_influence`` reproducible).
@@ -574,9 +584,16 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
+        X : DataFrame, array-like of shape (n_samples, n_features) or dask DataFrame
             Training data, given as is to the estimator; it includes the sensitive
             columns when the constructor names them (the estimator may drop them).
+            A ``dask.dataframe.DataFrame`` is read partition by partition (the counts
+            exact on all rows, the bins on ``sample_rows`` rows; ``docs/scale.md``): the
+            estimator must then be fitted already (a
+            :class:`~sklearn.frozen.FrozenEstimator` or a fitted model, not refitted),
+            the sensitive features named in the constructor, ``y`` and
+            ``sample_weight`` dask Series with the partitions of ``X``; the linear and
+            tree paths take it, the sampling path does not.
         y : array-like of shape (n_samples,), default=None
             Labels; needed to fit an unfitted estimator, and for equalized odds.
             May be None when ``estimator`` is a :class:`~sklearn.frozen.FrozenEstimator`.
@@ -616,7 +633,13 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             fitted), or is None for an estimator to fit.
         TypeError
             When ``X`` is sparse, or with ``method="exact"`` the estimator has no exact
-            path (neither a linear classifier nor a decision tree).
+            path (neither a linear classifier nor a decision tree), or ``X`` is a dask
+            DataFrame and it has none.
+        NotFittedError
+            When ``X`` is a dask DataFrame and the estimator is not fitted.
+        TableTooLargeError
+            When ``X`` is a dask DataFrame whose gathered codes would exceed
+            ``8 * max_table_size`` bytes (see ``max_table_size``).
 
         Examples
         --------
@@ -633,6 +656,20 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         ['sensitive_features']
         >>> ver.groups_["sensitive_features"].tolist()
         ['F', 'M']
+
+        A dask DataFrame, with a fitted model (the counts by partition; on a cluster,
+        create a ``distributed.Client`` first):
+
+        >>> import dask.dataframe as dd
+        >>> from sklearn.frozen import FrozenEstimator
+        >>> data = X.assign(group=group, label=y)
+        >>> model = LogisticRegression().fit(X, y)
+        >>> ddf = dd.from_pandas(data, npartitions=4)
+        >>> ver = FairnessVerifier(FrozenEstimator(model), "group", network="independent",
+        ...                        n_bins=10, n_draws=0)
+        >>> ver = ver.fit(ddf[["x", "group"]], ddf["label"])
+        >>> ver.groups_["support"].tolist() == data["group"].value_counts().sort_index().tolist()
+        True
         """
         self._check_draws()
         if is_dask_collection(X):
@@ -686,8 +723,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
-            Data with the columns seen in ``fit``.
+        X : DataFrame, array-like of shape (n_samples, n_features) or dask DataFrame
+            Data with the columns seen in ``fit``; a dask DataFrame as in :meth:`fit`
+            (the sensitive features then columns of ``X``).
         y : array-like of shape (n_samples,), default=None
             Labels, for equalized odds; validated as in :meth:`fit`.
         sensitive_features : array-like, Series or DataFrame, default=None
