@@ -118,6 +118,26 @@ def test_pandas_categorical_is_read_through_its_values():
         match_categories(num, ["1", "2"], name="c")
 
 
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.sampled_from(["a", "b", "c", None]), min_size=0, max_size=12),
+       unused=st.lists(st.sampled_from(["d", "1"]), max_size=2, unique=True),
+       cats=st.lists(st.sampled_from(["a", "b", "d", np.nan, 1]), min_size=1, max_size=4,
+                     unique=True))
+def test_categorical_column_matches_as_its_values(values, unused, cats):
+    """The categorical fast path (codes, never the rows as objects) is the rule itself:
+    the same positions and the same refusals as the values as objects, whatever the
+    unused categories of the dtype."""
+    dtype = sorted({v for v in values if v is not None} | set(unused))
+    col = pd.Series(pd.Categorical(values, categories=dtype))
+    try:
+        expected = match_categories(np.asarray(values, dtype=object), cats, name="c")
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=str(exc)[:20]):
+            match_categories(col, cats, name="c")
+        return
+    assert match_categories(col, cats, name="c").tolist() == expected.tolist()
+
+
 def test_equal_categories_are_refused():
     with pytest.raises(ValueError, match="categories 1 and 1.0 are equal"):
         match_categories([1], [1, 1.0], name="c")

@@ -59,6 +59,22 @@ def test_bin_means_match_groupby(frame, strategy):
         np.testing.assert_array_equal(disc.bin_index(frame)[:, j], bins)
 
 
+def test_bin_means_in_chunks_equal_one_pass(frame):
+    """The bin means summed chunk by chunk (odd chunk sizes, weighted) equal one pass."""
+    w = np.random.default_rng(1).uniform(0.2, 3.0, len(frame))
+    disc = BinningDiscretizer(n_bins=5, random_state=0).fit(frame, sample_weight=w)
+    X = frame.to_numpy(dtype=float)
+    idx = disc.bin_index(frame)
+    for j in range(X.shape[1]):
+        k = int(disc.n_bins_[j])
+        mass = np.bincount(idx[:, j], weights=w, minlength=k)
+        expected = np.bincount(idx[:, j], weights=w * X[:, j], minlength=k) / mass
+        np.testing.assert_allclose(disc.bin_means_[j], expected, rtol=1e-13)
+        for chunk in (1, 7, len(X) - 1):
+            got = disc._bin_means(X, w, chunk_rows=chunk)[j]
+            np.testing.assert_allclose(got, expected, rtol=1e-13)
+
+
 def test_empty_bin_gets_midpoint():
     X = np.array([[0.0], [0.0], [0.0], [1.0], [9.0], [10.0], [10.0]])
     disc = BinningDiscretizer(n_bins=3, strategy="uniform").fit(X)

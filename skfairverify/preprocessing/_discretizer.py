@@ -245,21 +245,35 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         self._kbins = kbins
         self.bin_edges_ = [np.asarray(e, dtype=float) for e in kbins.bin_edges_]
         self.n_bins_ = np.asarray(kbins.n_bins_, dtype=np.int64)
-        idx = self._index(X)
-        w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+        self.bin_means_ = self._bin_means(X, sample_weight)
+        return self
+
+    def _bin_means(self, X, sample_weight, chunk_rows: int = 2**18) -> list:
+        """Weighted mean of the values in every bin (the midpoint of an empty bin).
+
+        Rows are binned in chunks (the bin indices of all rows at once would take three
+        copies of ``X``); the per-bin sums add up over the chunks.
+        """
+        k = [int(n) for n in self.n_bins_]
+        mass = [np.zeros(kj) for kj in k]
+        sums = [np.zeros(kj) for kj in k]
+        for start in range(0, X.shape[0], chunk_rows):
+            rows = slice(start, start + chunk_rows)
+            idx = self._index(X[rows])
+            w = np.ones(idx.shape[0]) if sample_weight is None else sample_weight[rows]
+            for j in range(X.shape[1]):
+                mass[j] += np.bincount(idx[:, j], weights=w, minlength=k[j])
+                sums[j] += np.bincount(idx[:, j], weights=w * X[rows, j], minlength=k[j])
         means = []
         for j in range(X.shape[1]):
-            k = int(self.n_bins_[j])
-            mass = np.bincount(idx[:, j], weights=w, minlength=k)
-            sums = np.bincount(idx[:, j], weights=w * X[:, j], minlength=k)
             edges = self.bin_edges_[j]
             # A bin without weight: the midpoint of its edges (finite, since a bin with an
             # infinite edge is the single bin of a constant feature and holds every value).
             with np.errstate(invalid="ignore"):  # -inf + inf of that single bin
                 mid = 0.5 * (edges[:-1] + edges[1:])
-            means.append(np.where(mass > 0, sums / np.where(mass > 0, mass, 1.0), mid))
-        self.bin_means_ = means
-        return self
+            means.append(np.where(mass[j] > 0, sums[j] / np.where(mass[j] > 0, mass[j], 1.0),
+                                  mid))
+        return means
 
     def transform(self, X):
         """One-hot encode the bin of each value.

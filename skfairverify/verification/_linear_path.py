@@ -11,20 +11,14 @@ from sklearn.utils import check_random_state
 from ..s3p import BayesNet, TableTooLargeError
 from ._influence import edge_specific_network, fvgm_mediated_network, group_rates
 from ._intervals import credible_bounds, draw_metric_intervals, exact_interval, metric_intervals
-from ._learning import group_support
+from ._learning import group_support, groups_present
 from ._metrics import disparate_impact, favored_indices, rate_gap
 from ._posterior import shared_plan_rates
 from ._variables import Encoding
 
-# group_support lives in _learning; kept importable here for the tree path.
+# group_support and groups_present live in _learning; importable here for the other paths.
 __all__ = ["Evaluation", "gap_of_present", "group_support", "groups_present",
            "rates_in_subset"]
-
-
-def groups_present(group_codes: np.ndarray, sens_codes: np.ndarray) -> np.ndarray:
-    """Whether each group (row of ``group_codes``) has a row in ``sens_codes``."""
-    present = {tuple(g) for g in np.unique(sens_codes, axis=0)}
-    return np.array([tuple(g) in present for g in group_codes], dtype=bool)
 
 
 def rates_in_subset(rates_of, network, group_codes, subset_codes) -> np.ndarray:
