@@ -45,7 +45,9 @@ integer rule.
 
 Run: ``python benchmarks/bench_population.py`` (12 repetitions, n = 500 and 2,000);
 ``--design chain|wide|rare`` for the variants, ``--reps``, ``--sizes``, ``--draws``,
-``--boot``, ``--methods`` to change the size.
+``--boot``, ``--methods`` to change the size; ``--sweep-bins 5 10 20 30 60`` prints
+instead the rate MAE and agreement of plain BDeu fits without the cap for each
+``max_bins`` (same samples).
 """
 
 from __future__ import annotations
@@ -214,6 +216,29 @@ def oracle_asymptotic_error(pop: dict, lr, n: int) -> np.ndarray:
     return np.sqrt(2 / np.pi) * norm.pdf(eta) * np.sqrt(leverage / n + eta**2 / (2 * n))
 
 
+def sweep_bins(pop, lr, truth, n, args):
+    """Rate MAE and agreement of plain BDeu fits (no cap) for every max_bins."""
+    expected = expected_empirical_error(pop, truth, n).mean()
+    rows = {}
+    for r in range(args.reps):
+        X, S = sample(pop, n, np.random.default_rng(1000 * n + r))
+        for max_bins in args.sweep_bins:
+            with bins_cap(False), warnings.catch_warnings():
+                warnings.filterwarnings("ignore", category=LowAgreementWarning)
+                ver = FairnessVerifier(FrozenEstimator(lr), n_draws=0, max_bins=max_bins,
+                                       random_state=r).fit(X, sensitive_features=S)
+            table = ver.groups_.set_index(["a1", "a2"])["positive_rate"]
+            err = np.nanmean([abs(table.get(g, np.nan) - t) for g, t in zip(GROUPS, truth)])
+            rows.setdefault(max_bins, []).append((err, ver.n_bins_, ver.agreement_))
+    out = pd.DataFrame({k: {"rate MAE": np.mean([v[0] for v in vals]),
+                            "MAE / E[emp]": np.mean([v[0] for v in vals]) / expected,
+                            "bins": np.median([v[1] for v in vals]),
+                            "agreement": np.mean([v[2] for v in vals])}
+                        for k, vals in rows.items()}).T
+    out.index.name = "max_bins"
+    return out
+
+
 # ---------------------------------------------------------------- experiment
 METHODS = ("empirical", "oracle", "verifier", "verifier+prior", "verifier-nocap",
            "verifier+prior-nocap")
@@ -282,6 +307,8 @@ def main():
     parser.add_argument("--methods", nargs="+", default=list(SETTINGS),
                         choices=list(SETTINGS),
                         help="verifier variants (empirical and oracle always)")
+    parser.add_argument("--sweep-bins", type=int, nargs="+", default=None,
+                        help="instead: plain BDeu fits without the cap for these max_bins")
     args = parser.parse_args()
     pop = population(args.design)
     lr = fixed_classifier(pop)
@@ -299,6 +326,10 @@ def main():
               f"{emp.round(4).tolist()} (mean {emp.mean():.4f}); oracle Cramer-Rao "
               f"{orc.round(4).tolist()} (mean {orc.mean():.4f}); best MAE / empirical "
               f"{orc.mean() / emp.mean():.3f}")
+        if args.sweep_bins:
+            print(sweep_bins(pop, lr, truth, n, args).to_string(
+                float_format=lambda v: f"{v:.4f}"))
+            continue
         results = [one_run(pop, lr, truth, n, 1000 * n + r, args) for r in range(args.reps)]
         table = summarise(results, truth, ["empirical", "oracle", *args.methods], emp.mean())
         print(table.to_string(float_format=lambda v: f"{v:.4f}"))
