@@ -223,9 +223,9 @@ def part3(tolerance: float, n_draws: int = 50):
         rows.append({
             "intervals": label, "rows, point estimates": point,
             "rows, posterior draws": ver.n_samples_ - point,
-            "fit (s, wall | cpu)": f"{w:.1f} | {c:.1f}",
-            "fit / Monte Carlo only (cpu)": round(c / mc_cpu, 2),
-            "group interval width, median | max": f"{np.median(widths):.4f} | "
+            "fit (s, wall / cpu)": f"{w:.1f} / {c:.1f}",
+            "fit / Monte Carlo only (cpu)": f"{c / mc_cpu:.2f}",
+            "group interval width, median / max": f"{np.median(widths):.4f} / "
                                                   f"{widths.max():.4f}",
             "SP interval": f"[{sp[0]:.4f}, {sp[1]:.4f}]",
         })

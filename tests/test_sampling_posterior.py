@@ -348,6 +348,13 @@ def test_cost_estimate_counts_the_draws_and_names_n_draws():
     timed = cost.wrap(lambda ids, n: np.full(len(ids), n // 2))
     timed(np.arange(10), 500)
     assert cost.rows == 1000 + 10 * 500
+    # the progress bar counts the draws' rows against the estimate that includes them
+    shown = SamplingCost(n_intervals=2, tolerance=0.01, alpha=1e-3, grid=grid,
+                         max_time=1e9, verbose=1, draw_rows=lambda p: 10**6)
+    shown.wrap(lambda n: n // 2)(1000)
+    shown.wrap(lambda ids, n: np.full(len(ids), n // 2))(np.arange(4), 500)
+    assert shown._bar.total == point + 10**6 and shown._bar.n == 3000
+    shown.close()
     X = _sample(300, np.random.default_rng(12))
     ver = FairnessVerifier(_table_rule(), "a", method="sampling", tolerance=0.001,
                            max_samples=10**9, max_time=1e-3, random_state=0)
