@@ -255,3 +255,35 @@ def test_fit_metrics_identical_with_small_chunks(monkeypatch):
     assert chunked.agreement_ == whole.agreement_
     assert chunked.metrics_ == whole.metrics_
     pd.testing.assert_frame_equal(chunked.groups_, whole.groups_)
+
+
+def test_fit_shares_the_data_of_X_and_leaves_it_unchanged():
+    """The verifier's frame is a shallow copy: no second copy of the rows."""
+    X, y = _data(n=500, seed=4)
+    before = X.copy()
+    ver = FairnessVerifier(_model(X, y), ["sex", "race"], n_bins=5, multiplier=1000,
+                           n_draws=0)
+    frame = ver._frame(X, reset=True)
+    assert np.shares_memory(frame["age"].to_numpy(), X["age"].to_numpy())
+    model = _model(X.drop(columns="sex"), y)
+    FairnessVerifier(model, n_bins=5, multiplier=1000, n_draws=0).fit(
+        X.drop(columns="sex"), y, sensitive_features=X["sex"].rename("gender"))
+    ver.fit(X, y)
+    pd.testing.assert_frame_equal(X, before)
+
+
+def test_sensitive_checks_read_the_distinct_values():
+    from skfairverify.verification._sensitive import check_sensitive_column, distinct_values
+
+    col = pd.Series(pd.Categorical(["b", "a", "b"], categories=["a", "b", "c"]))
+    assert distinct_values(col).tolist() == ["a", "b"]  # present categories only
+    obj = pd.Series(["x", "y", "x", "y"], dtype=object)
+    assert sorted(distinct_values(obj)) == ["x", "y"]
+    with pytest.raises(ValueError, match="print alike"):
+        check_sensitive_column(pd.Series([1, "1", 1, 0], dtype=object), "s")
+    with pytest.raises(ValueError, match="print alike"):
+        check_sensitive_column(pd.Series(pd.Categorical([1, "1", 0])), "s")
+    with pytest.raises(ValueError, match="single group"):
+        check_sensitive_column(pd.Series(pd.Categorical(["a", "a"], categories=["a", "b"])),
+                               "s")
+    check_sensitive_column(col, "s")  # two groups, unambiguous

@@ -12,6 +12,7 @@ from sklearn.utils.validation import column_or_1d
 
 from ..s3p import BayesNet
 from ..utils._validation import check_unambiguous, check_unique_columns
+from ._sensitive import distinct_values
 
 __all__ = [
     "check_binary", "check_y_shape", "estimator_has", "positive_rows", "same_label",
@@ -112,7 +113,9 @@ class _InputChecksMixin:
         self._positional_labels = None
         if isinstance(X, pd.DataFrame):
             check_unique_columns(X)
-            frame = X.copy()
+            # A shallow copy: the verifier adds and renames columns of its own frame and
+            # never writes into the rows, so X's data is shared, not duplicated.
+            frame = X.copy(deep=False)
             # Not-string column names are not feature names for scikit-learn: the
             # estimator then reads the columns by position, as x0, x1, ...; an integer
             # sensitive_features is then one of these labels (see _sensitive_names).
@@ -201,8 +204,9 @@ class _InputChecksMixin:
         if missing:
             raise ValueError(f"X lacks the column(s) {missing} used by the verifier.")
         for s in self._sensitive:
-            check_unambiguous(frame[s], s)
-            if frame[s].nunique() < 2:
+            distinct = distinct_values(frame[s])
+            check_unambiguous(distinct, s)
+            if distinct.nunique() < 2:
                 raise ValueError(
                     f"Sensitive feature {s!r} has a single group in X; fairness needs two."
                 )

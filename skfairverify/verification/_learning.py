@@ -164,15 +164,20 @@ class _NetworkMixin:
                                 coarsenable=[v.kind == "binned" for v in encoding.variables],
                                 structure_bins=STRUCTURE_BINS, max_indegree=self.max_indegree,
                                 max_table_size=self.max_table_size)
-        subsets = [np.ones(len(codes), dtype=bool)]
+        subsets = [None]  # all rows: the codes themselves, no copy
         if y_pos is not None:
             subsets += [y_pos, ~y_pos]
-        tasks = [delayed(self._network_for)(encoding, codes[m],
-                                            None if weight is None else weight[m])
-                 for m in subsets if m.any()]
-        parallel = Parallel(n_jobs=self.n_jobs if len(tasks) > 1 else None,
+        present = [m is None or bool(m.any()) for m in subsets]
+        # A generator: the rows of a subset are copied when its network is learned, not
+        # all subsets at once.
+        tasks = (delayed(self._network_for)(encoding, codes if m is None else codes[m],
+                                            weight if m is None or weight is None
+                                            else weight[m])
+                 for m, ok in zip(subsets, present) if ok)
+        n_tasks = sum(present)
+        parallel = Parallel(n_jobs=self.n_jobs if n_tasks > 1 else None,
                             return_as="generator")
         learned = iter(
-            tqdm(parallel(tasks), total=len(tasks), desc="networks", disable=not self.verbose)
+            tqdm(parallel(tasks), total=n_tasks, desc="networks", disable=not self.verbose)
         )
-        return [next(learned) if m.any() else None for m in subsets]
+        return [next(learned) if ok else None for ok in present]

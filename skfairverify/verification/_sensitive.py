@@ -11,8 +11,8 @@ from ..utils._validation import check_sensitive, check_unambiguous
 from ._variables import MAX_SENSITIVE_VALUES, Encoding
 
 __all__ = [
-    "check_sensitive_column", "check_value_columns", "is_column_reference", "names_columns",
-    "sensitive_column_name", "short_description"
+    "check_sensitive_column", "check_value_columns", "distinct_values", "is_column_reference",
+    "names_columns", "sensitive_column_name", "short_description"
 ]
 
 
@@ -91,9 +91,24 @@ def sensitive_column_name(item, frame: pd.DataFrame) -> str:
     return item
 
 
+def distinct_values(col: pd.Series) -> pd.Series:
+    """The distinct values of ``col`` (of a categorical column: its categories present).
+
+    What :func:`check_unambiguous` reads: whether two values print alike depends on the
+    distinct values only, so the rows are not converted one by one.
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy()
+        present = np.bincount(codes[codes >= 0], minlength=len(col.cat.categories)) > 0
+        return pd.Series(np.asarray(col.cat.categories, dtype=object)[present], dtype=object)
+    if col.dtype == object:
+        return pd.Series(pd.unique(col.to_numpy()), dtype=object)
+    return col
+
+
 def check_sensitive_column(col: pd.Series, name: str) -> None:
     """Refuse a sensitive column with one group, ambiguous or too many numeric values."""
-    check_unambiguous(col, name)
+    check_unambiguous(distinct_values(col), name)
     n_values = col.nunique()
     if n_values < 2:
         raise ValueError(

@@ -103,11 +103,16 @@ class StructureData:
         self.offsets = np.concatenate([[0], np.cumsum(self.r)]).astype(np.intp)
         self._codes, self._lookups = codes, lookups
         self.s, self.q = np.zeros(len(codes), dtype=np.intp), 1
-        for j in self.sensitive:
-            self.s = self.s * cards[j] + lookups[j][codes[:, j]]
-        if self.sensitive:
+        if self.sensitive:  # in chunks: one array of the rows, no temporaries of their size
+            for rows in self.row_chunks(CHUNK_ROWS):
+                part = self.s[rows]
+                for j in self.sensitive:
+                    part *= cards[j]
+                    part += lookups[j][codes[rows, j]]
             present = np.bincount(self.s, minlength=1) > 0
-            self.s = (np.cumsum(present) - 1)[self.s].astype(np.intp)
+            renumber = (np.cumsum(present) - 1).astype(np.intp)
+            for rows in self.row_chunks(CHUNK_ROWS):
+                self.s[rows] = renumber[self.s[rows]]
             self.q = int(present.sum())
         self.w = w
 
