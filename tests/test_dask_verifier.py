@@ -28,6 +28,7 @@ from skfairverify.verification._dask import (
     DaskRows,
     _merge_many,
     _partition_stats,
+    key_bound,
     partition_statistics,
 )
 
@@ -233,6 +234,23 @@ def test_sample_is_uniform():
     assert stats.n_rows == n and stats.lo["x"] == 0 and stats.hi["x"] == n - 1
     assert "x" in stats.many and len(stats.values["x"]) == 6
     assert sorted(stats.values["s"]) == ["a", "b"]
+
+
+def test_key_bound_keeps_the_same_sample():
+    """The partitions send only keys below the bound; the sample is the same rows."""
+    n, m = 3000, 20
+    df = pd.DataFrame({"x": np.arange(n, dtype=float), "s": ["a", "b"] * (n // 2)})
+    parts = [df.iloc[:700], df.iloc[700:2500], df.iloc[2500:]]
+    ddf = dd.from_delayed([dask.delayed(p) for p in parts], meta=df.iloc[:0],
+                          verify_meta=False)
+    assert key_bound(n, m) < 0.05
+    for seed in range(5):
+        with dask.config.set(scheduler="sync"):
+            bounded = partition_statistics(DaskRows.check(ddf, None, None), ["x", "s"], cap=5,
+                                           rule=None, sample_rows=m, seed=seed)
+        full = _merge_many([_partition_stats(p, ["x", "s"], i, ["x", "s"], 5, None, m, seed)
+                            for i, p in enumerate(parts)], 5, m)
+        np.testing.assert_array_equal(bounded.sample["x"], np.sort(full.sample["x"]))
 
 
 # ------------------------------------------------------------------ refusals

@@ -184,8 +184,8 @@ def _column_stats(stats: dict, col: pd.Series, name: str, cap: int) -> None:
         stats["values"][name] = pd.unique(x.to_numpy(dtype=object))
 
 
-def _partition_stats(joined, x_columns, index, columns, cap, rule, sample_rows,
-                     seed) -> _Stats:
+def _partition_stats(joined, x_columns, index, columns, cap, rule, sample_rows, seed,
+                     below=1.0) -> _Stats:
     """The statistics of one partition (module level: shipped to the workers)."""
     part, y, w = _split(joined, x_columns)
     nan = part.isna().sum()
@@ -211,9 +211,9 @@ def _partition_stats(joined, x_columns, index, columns, cap, rule, sample_rows,
             scaled_sq = float(np.sum((d / top) ** 2 * (1.0 if weight is None else weight)))
     rng = np.random.default_rng([seed, index])
     keys = rng.random(len(part))
-    pick = np.arange(len(part))
-    if len(part) > sample_rows:
-        pick = np.sort(np.argpartition(keys, sample_rows - 1)[:sample_rows])
+    pick = np.flatnonzero(keys < below)
+    if len(pick) > sample_rows:
+        pick = np.sort(pick[np.argpartition(keys[pick], sample_rows - 1)[:sample_rows]])
     sample = part.iloc[pick].reset_index(drop=True)
     extra = {_Y: None if y is None else y.iloc[pick].to_numpy(),
              _W: None if weight is None else weight[pick],
@@ -262,16 +262,42 @@ def _merge_many(items, cap, sample_rows) -> _Stats:
                             items)
 
 
+def key_bound(n_rows: int, sample_rows: int) -> float:
+    """Random keys below this bound enter the partitions' samples.
+
+    The ``sample_rows`` smallest of ``n_rows`` uniform keys lie below it unless fewer than
+    ``sample_rows`` of the (binomially many, about ``sample_rows + 6 sqrt(sample_rows)``)
+    keys below it exist, a six-standard-deviation event; the caller then starts again
+    with every key. Each partition sends ``n_rows_of_partition * bound`` rows, not its
+    ``sample_rows`` smallest, so the merges hold about the final sample, not ``FAN_IN``
+    times it.
+    """
+    if n_rows <= sample_rows:
+        return 1.0
+    return min(1.0, (sample_rows + 6.0 * np.sqrt(sample_rows) + 10.0) / n_rows)
+
+
 def partition_statistics(rows: DaskRows, columns, *, cap, rule, sample_rows, seed) -> _Stats:
-    """The first pass: statistics of every partition, merged by a dask reduction tree."""
+    """The first pass: statistics of every partition, merged by a dask reduction tree.
+
+    The sample is the rows of the ``sample_rows`` smallest random keys (a uniform sample
+    without replacement), restricted at the partitions to the keys below
+    :func:`key_bound` of the rows (``len`` of the frame: parquet metadata, or a pass).
+    """
     dask = import_optional("dask", "dask input")
-    nodes = [dask.delayed(_partition_stats)(p, rows.columns, i, list(columns), cap, rule,
-                                            sample_rows, seed)
-             for i, p in enumerate(rows.delayed())]
-    merge = functools.partial(_merge_many, cap=cap, sample_rows=sample_rows)
-    while len(nodes) > 1:
-        nodes = [dask.delayed(merge)(nodes[i:i + FAN_IN]) for i in range(0, len(nodes), FAN_IN)]
-    (stats,) = dask.compute(nodes[0])
+    below = key_bound(len(rows.frame), sample_rows)
+    while True:
+        nodes = [dask.delayed(_partition_stats)(p, rows.columns, i, list(columns), cap, rule,
+                                                sample_rows, seed, below)
+                 for i, p in enumerate(rows.delayed())]
+        merge = functools.partial(_merge_many, cap=cap, sample_rows=sample_rows)
+        while len(nodes) > 1:
+            nodes = [dask.delayed(merge)(nodes[i:i + FAN_IN])
+                     for i in range(0, len(nodes), FAN_IN)]
+        (stats,) = dask.compute(nodes[0])
+        if below == 1.0 or len(stats.sample) >= min(sample_rows, stats.n_rows):
+            break
+        below = 1.0  # too few keys below the bound (or rows of weight 0): every key
     stats.sample = stats.sample.sort_values([_PART, _POS], kind="stable").reset_index(drop=True)
     return stats
 
