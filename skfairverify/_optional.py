@@ -10,6 +10,7 @@ _EXTRAS = {
     "matplotlib": "plot",
     "matplotlib.pyplot": "plot",
     "dask": "dask",
+    "dask.dataframe": "dask",
     "distributed": "dask",
 }
 

@@ -183,6 +183,19 @@ def test_verify_same_as_pandas(data, client):
     pd.testing.assert_frame_equal(r_d.groups, r_p.groups, check_exact=False, rtol=1e-12)
 
 
+def test_tree_verify_and_joblib_networks(data, client):
+    """verify on the tree path, and the networks learned in joblib workers (n_jobs=2)."""
+    X, y, w, DX, Dy, Dw = data
+    model = _tree(X, y)
+    kw = {"n_bins": 10, "n_draws": 0, "random_state": 0, "n_jobs": 2}
+    p = FairnessVerifier(FrozenEstimator(model), "sex", **kw).fit(X, y)
+    d = FairnessVerifier(FrozenEstimator(model), "sex", **kw).fit(DX, Dy)
+    _assert_same(p, d)
+    r_p, r_d = p.verify(X, y, sample_weight=w), d.verify(DX, Dy, sample_weight=Dw)
+    assert r_d.metrics == r_p.metrics and r_d.agreement == 1.0
+    assert set(d.verify(DX).metrics) == {"disparate_impact", "statistical_parity"}
+
+
 # ------------------------------------------------------------------ against the data itself
 def test_counts_and_bins_from_the_data(data, client):
     """Supports, bin means and the decision scale against direct pandas computations."""

@@ -500,6 +500,8 @@ class FixedCodes:
         return self._codes if only is None else self._codes[:, list(only)]
 
     def __getattr__(self, name):
+        if name.startswith("__") or name in ("_encoding", "_codes"):  # pickling, copies
+            raise AttributeError(name)
         return getattr(self._encoding, name)
 
 
