@@ -174,6 +174,28 @@ def run_elimination_batched(problem, order, cpts) -> tuple[np.ndarray, np.ndarra
     return np.asarray(pos, dtype=np.float64), np.asarray(total, dtype=np.float64)
 
 
+def _survival_windows(table, start, length):
+    """``Pr_table[y >= start - x]`` for ``x = 0 .. length - 1``, for every row.
+
+    ``table`` has shape ``(..., n)`` (a distribution per row over ``y = 0 .. n - 1``)
+    and ``start`` (integers) broadcasts against ``table.shape[:-1]``. The survival
+    function is padded with its total on the left and zeros on the right, so that
+    every row's values are one reversed window of it (copied once, no index array).
+    """
+    n = table.shape[-1]
+    survival = np.cumsum(table[..., ::-1], axis=-1)[..., ::-1]
+    start = np.clip(start, -length, n + length - 1)  # beyond: all mass, or none
+    lead = np.broadcast_shapes(table.shape[:-1], np.shape(start))
+    survival = np.broadcast_to(survival, lead + (n,))
+    left = np.broadcast_to(survival[..., :1], lead + (2 * length,))
+    padded = np.concatenate([left, survival, np.zeros(lead + (length,))], axis=-1)
+    # padded[j] = Pr[y >= j - 2 * length]; row r needs padded[start_r + 2 length - x]
+    reverse = padded[..., ::-1]
+    first = padded.shape[-1] - 1 - (np.broadcast_to(start, lead) + 2 * length)
+    windows = np.lib.stride_tricks.sliding_window_view(reverse, length, axis=-1)
+    return np.take_along_axis(windows, first[..., None, None], axis=-2)[..., 0, :]
+
+
 def _cpt_factor(problem, table, v, single):
     """The factor of ``v``'s table: evidence applied, the axes of ``single`` removed."""
     scope = list(problem.network.parents[v]) + [v]
@@ -210,13 +232,8 @@ def _last_step(factors, v, problem):
     shift = sum(np.asarray(problem.weights[u]).reshape(
         [-1 if j == k else 1 for j in range(len(variables))])
         for k, u in enumerate(variables))
-    survival = np.concatenate([np.cumsum(rest[..., ::-1], axis=-1)[..., ::-1],
-                               np.zeros(rest.shape[:-1] + (1,))], axis=-1)
-    index = problem.threshold - lo - shift[..., None] - np.arange(big.shape[-1])
-    index = np.clip(index, 0, rest.shape[-1])[None]
-    lead = np.broadcast_shapes(big.shape[:-1], survival.shape[:-1], index.shape[:-1])
-    tail = np.take_along_axis(np.broadcast_to(survival, lead + survival.shape[-1:]),
-                              np.broadcast_to(index, lead + index.shape[-1:]), axis=-1)
+    start = problem.threshold - lo - shift  # score of G needed by x = 0, per row
+    tail = _survival_windows(rest, start, big.shape[-1])
     pos = (coef * np.einsum("...x,...x->...", big, tail)).sum(axis=-1)
     total = (coef * big.sum(axis=-1) * rest.sum(axis=-1)).sum(axis=-1)
     n_draws = max(len(big), len(coef))
@@ -240,9 +257,14 @@ def _fold(factor, tol):
     if length < _TRIM_MIN or tol <= 0.0:
         return factor
     mass = table.reshape(-1, length)
+    # Every row's mass is a probability (at most 1): an end entry above tol in some row
+    # leaves that end as it is, without the row sums (a pass over the whole table).
+    ends = [not np.any(mass[:, 0] > tol), not np.any(mass[:, -1] > tol)]
+    if not any(ends):
+        return factor
     budget = tol * mass.sum(axis=1, keepdims=True)
-    n_lo = min(_negligible(mass, budget), length - 1)
-    n_hi = min(_negligible(mass[:, ::-1], budget), length - 1 - n_lo)
+    n_lo = min(_negligible(mass, budget), length - 1) if ends[0] else 0
+    n_hi = min(_negligible(mass[:, ::-1], budget), length - 1 - n_lo) if ends[1] else 0
     if not n_lo and not n_hi:
         return factor
     kept = table[..., n_lo : length - n_hi].copy()
