@@ -483,7 +483,7 @@ class Encoding:
         variables = []
         for v in self.variables:
             if v.kind == "values" and not v.sensitive and v.coef is not None:
-                x = np.unique(X[v.name].to_numpy(dtype=float))
+                x = np.unique(pd.unique(X[v.name].to_numpy(dtype=float)))  # hash, then sort
                 seen = np.isclose(x[:, None], v.values[None, :], rtol=1e-9, atol=1e-12)
                 new = x[~seen.any(axis=1)]
                 if new.size:
