@@ -183,20 +183,58 @@ def test_integer_weights_give_the_tables_of_repeated_rows(prior):
 
 
 def test_additive_strength_maximises_the_brute_force_leave_one_out_likelihood():
+    """Target (per state of Z, or shared over Z) and strength: the best LOO, row by row."""
     codes = _data(120, 12)
     grid = [0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0]
     cpts, strengths = estimate_cpts(codes, CARDS, PARENTS, [0, 1], strengths=grid,
                                     return_strengths=True)
     full = family_counts(codes, CARDS, 3, (0, 1, 2))  # sensitive axes first, then Z
-    scores = np.zeros(len(grid))
+    scores = np.zeros((2, len(grid)))
     for row in codes:
         counts = full.copy()
         counts[tuple(row)] -= 1
-        target = additive_target(counts, 2, 1.0)[tuple(row)]
         total = counts[tuple(row[:3])].sum()
-        scores += np.log((counts[tuple(row)] + np.array(grid) * target) / (total + grid))
-    assert strengths[3][1] == grid[int(np.argmax(scores))]
+        for i, shared in enumerate((False, True)):
+            target = additive_target(counts, 2, 1.0, shared=shared)[tuple(row)]
+            scores[i] += np.log((counts[tuple(row)] + np.array(grid) * target)
+                                / (total + grid))
+    best, k = np.unravel_index(np.argmax(scores), scores.shape)
+    assert strengths[3][1] == grid[k]
+    u, target = grid[k], additive_target(full, 2, 1.0, shared=bool(best))
+    expected = (full + u * target) / (full.sum(-1, keepdims=True) + u)
+    np.testing.assert_allclose(cpts[3], np.transpose(expected, (2, 0, 1, 3)), atol=1e-6)
     assert strengths[2] is not None  # Z has both sensitive parents too
+
+
+def test_shared_target_is_the_loglinear_fit_with_effects_shared_over_the_other_parent():
+    """IPF against a Poisson GLM: [A1 A2 Z] + [A1 X] + [A2 X] + [Z X] (statsmodels)."""
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(11)
+    counts = rng.integers(1, 30, size=(2, 2, 3, 4)).astype(float)
+    target = additive_target(counts, 2, ess=1e-9, shared=True)
+    a1, a2, z, k = (g.ravel() for g in np.indices(counts.shape))
+
+    def main(c):
+        return (c[:, None] == np.arange(1, c.max() + 1)[None, :]).astype(float)
+
+    def pair(u, v):
+        return np.einsum("ni,nj->nij", main(u), main(v)).reshape(len(u), -1)
+
+    def triple(u, v, w):
+        return np.einsum("ni,nj->nij", pair(u, v), main(w)).reshape(len(u), -1)
+
+    design = np.column_stack([np.ones(len(a1)), main(a1), main(a2), main(z), main(k),
+                              pair(a1, a2), pair(a1, z), pair(a2, z), triple(a1, a2, z),
+                              pair(a1, k), pair(a2, k), pair(z, k)])
+    glm = sm.GLM(counts.ravel(), design, family=sm.families.Poisson()).fit()
+    fitted = glm.fittedvalues.reshape(counts.shape)
+    np.testing.assert_allclose(target, fitted / fitted.sum(-1, keepdims=True), atol=1e-7)
+    # Stacked problems (n_batch) are fitted each on its own.
+    stack = np.stack([counts, counts[::-1]], axis=2)
+    both = additive_target(stack, 2, ess=2e-9, shared=True, n_batch=1)
+    np.testing.assert_allclose(both[:, :, 0], target, atol=1e-9)
+    np.testing.assert_allclose(both[:, :, 1], additive_target(counts[::-1], 2, 1e-9,
+                                                              shared=True), atol=1e-9)
 
 
 def test_default_grid_and_errors():

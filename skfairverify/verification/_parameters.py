@@ -12,7 +12,10 @@ from (weighted) state codes:
   :func:`additive_target`, the log-linear fit without a joint effect of the sensitive
   variables (each attribute's effect estimated from all the rows that have it), of
   strength ``u`` chosen by exact leave-one-out likelihood; a large intersection that
-  departs from the additive model keeps its own counts, a small one borrows;
+  departs from the additive model keeps its own counts, a small one borrows. With
+  other parents, the target's sensitive effects are either fitted in every state of
+  the other parents or shared across them (``additive_target(shared=True)``),
+  whichever has the better leave-one-out likelihood;
 * ``prior="pooled"``: the distribution of a feature given its sensitive parents
   ``S`` and other parents ``O`` has a Dirichlet prior centred on the pooled
   distribution given ``O`` only, which itself has a Dirichlet prior centred on the
@@ -216,7 +219,8 @@ def _pooled_prior(counts: np.ndarray, n_sens: int, ess: float, rows, grid):
 
 
 def additive_target(counts: np.ndarray, n_sens: int, ess: float, max_iter: int = 500,
-                    tol: float = 1e-10, init=None) -> np.ndarray:
+                    tol: float = 1e-10, init=None, *, shared: bool = False,
+                    n_batch: int = 0) -> np.ndarray:
     """Distribution given (sensitive, other parents) without a joint effect of the sensitives.
 
     Iterative proportional fitting of the log-linear model whose highest interaction
@@ -226,7 +230,12 @@ def additive_target(counts: np.ndarray, n_sens: int, ess: float, max_iter: int =
     parent state. The effect of ``(a1, a2)`` on the child is then the product of the
     effects of ``a1`` and of ``a2``: a small intersection borrows the effect of
     ``a2`` from all the rows with ``a2`` and that of ``a1`` from all the rows with
-    ``a1``.
+    ``a1``. With ``shared=True`` each sensitive variable's effect on the child is
+    moreover the same in every state of the other parents (the fit matches the
+    counts of each sensitive variable with the child summed over everything else,
+    those of the other parents with the child, and the number of rows of every
+    parent state): with a many-state other parent (the previous feature's 60 bins)
+    each effect is then estimated from all the rows, not from the few of one state.
 
     Parameters
     ----------
@@ -241,6 +250,11 @@ def additive_target(counts: np.ndarray, n_sens: int, ess: float, max_iter: int =
     init : ndarray, default=None
         Starting table (broadcast to ``counts.shape``), e.g. the fit of nearby counts
         (warm start); uniform when None.
+    shared : bool, default=False
+        Sensitive effects shared across the states of the other parents (see above).
+    n_batch : int, default=0
+        Axes right after the sensitive ones that index independent problems (stacked
+        refits or draws): never summed over.
 
     Returns
     -------
@@ -263,6 +277,9 @@ def additive_target(counts: np.ndarray, n_sens: int, ess: float, max_iter: int =
     else:
         fit = np.array(np.broadcast_to(init, x.shape), dtype=float)
     margins = [tuple(a for a in range(n_sens) if a != j) for j in range(n_sens)]
+    if shared:
+        other = tuple(range(n_sens + n_batch, x.ndim - 1))
+        margins = [axes + other for axes in margins] + [tuple(range(n_sens))]
     for _ in range(max_iter):
         before = fit.copy()
         for axes in margins:
@@ -274,34 +291,44 @@ def additive_target(counts: np.ndarray, n_sens: int, ess: float, max_iter: int =
 
 
 def _additive_prior(counts, n_sens, ess, grid):
-    """``u * additive_target`` with ``u`` by exact leave-one-out likelihood.
+    """``u * additive_target`` with the target and ``u`` by exact leave-one-out likelihood.
 
     One unit of weight (``min(1, count)``) is removed from a cell and the target refitted
     without it; every cell's units share that prediction, so the score is
     ``sum_c n_c log((n_c - r_c + u T_c) / (N_c - r_c + u))`` with ``T_c`` the target
-    fitted without one unit of cell ``c``. The refits are stacked as an extra context
-    axis of one IPF (in chunks of ``_LOO_ENTRIES`` entries). Integer weights give the
-    counts, hence the result, of repeated rows. Returns ``(alpha, (inf, u))``.
+    fitted without one unit of cell ``c``. The refits are stacked as an extra batch
+    axis of one IPF (in chunks of ``_LOO_ENTRIES`` entries). With other parents, both
+    targets (sensitive effects per state of the other parents, or ``shared``) are
+    scored and the better kept. Integer weights give the counts, hence the result, of
+    repeated rows. Returns ``(alpha, (inf, u), shared)``.
     """
     cells = np.flatnonzero(counts)
     removed = np.minimum(1.0, counts.flat[cells])
     n_c = counts.flat[cells]
     N_c = counts.sum(axis=-1).flat[cells // counts.shape[-1]]
-    target = additive_target(counts, n_sens, ess)
+    best = None
+    for shared in (False, True) if counts.ndim > n_sens + 1 else (False,):
+        target = additive_target(counts, n_sens, ess, shared=shared)
+        t_loo = _loo_targets(counts, n_sens, ess, cells, removed, target, shared)
+
+        def score(s, t_loo=t_loo):
+            return _loo_score(n_c, n_c - removed + s * t_loo, N_c - removed + s)
+
+        u = _argmax_loo(score, grid)
+        if best is None or score(u) > best[0]:
+            best = (score(u), u * target, u, shared)
+    return best[1], (np.inf, best[2]), best[3]
+
+
+def _loo_targets(counts, n_sens, ess, cells, removed, target, shared):
+    """The additive target of each cell refitted without one unit of it (warm-started).
+
+    Beyond ``_LOO_MAX_ENTRIES`` entries of refits, the fit on all rows predicts each
+    cell (slightly favours the target).
+    """
     if len(cells) * counts.size > _LOO_MAX_ENTRIES:
-        # Too many refits: the fit on all rows predicts each cell (slightly favours the
-        # target); the refits would cost len(cells) * counts.size entries per iteration.
-        t_loo = target.flat[cells]
-    else:
-        rows_per_state = (counts + ess / counts.size).sum(axis=-1, keepdims=True)
-        t_loo = _loo_targets(counts, n_sens, ess, cells, removed, target * rows_per_state)
-    u = _argmax_loo(lambda s: _loo_score(n_c, n_c - removed + s * t_loo,
-                                         N_c - removed + s), grid)
-    return u * target, (np.inf, u)
-
-
-def _loo_targets(counts, n_sens, ess, cells, removed, fitted):
-    """The additive target of each cell refitted without one unit of it (warm-started)."""
+        return target.flat[cells]
+    fitted = target * (counts + ess / counts.size).sum(axis=-1, keepdims=True)
     t_loo = np.empty(len(cells))
     step = max(1, _LOO_ENTRIES // counts.size)
     for start in range(0, len(cells), step):
@@ -311,24 +338,24 @@ def _loo_targets(counts, n_sens, ess, cells, removed, fitted):
         stack.reshape(len(rows), -1)[rows, cells[chunk]] -= removed[chunk]
         init = np.moveaxis(np.broadcast_to(fitted, stack.shape), 0, n_sens)
         refit = additive_target(np.moveaxis(stack, 0, n_sens), n_sens, ess * len(rows),
-                                max_iter=_REFIT_ITER, init=init)
+                                max_iter=_REFIT_ITER, init=init, shared=shared, n_batch=1)
         t_loo[chunk] = np.moveaxis(refit, n_sens, 0).reshape(len(rows), -1)[rows,
                                                                            cells[chunk]]
     return t_loo
 
 
-def _additive_draws(counts, n_sens, ess, u, n_draws, rng):
+def _additive_draws(counts, n_sens, ess, u, n_draws, rng, shared=False):
     """``u * additive_target`` of Bayesian-bootstrap counts, one per draw.
 
     The target is estimated from the same rows, so a posterior with the target fixed
     is overconfident when ``u`` is large; the counts of every cell are redrawn as
     ``Gamma(count)`` (the Bayesian bootstrap of the rows, cell by cell) and the target
-    fitted again, with the draws as an extra context axis of the IPF.
+    fitted again, with the draws as an extra batch axis of the IPF.
     """
     boot = rng.standard_gamma(counts, size=(n_draws,) + counts.shape)
     boot = np.moveaxis(boot, 0, n_sens)
     target = additive_target(boot, n_sens, ess * n_draws,  # same pseudo-count per cell
-                             max_iter=_REFIT_ITER * 4)
+                             max_iter=_REFIT_ITER * 4, shared=shared, n_batch=1)
     return u * np.moveaxis(target, n_sens, 0)
 
 
@@ -354,9 +381,9 @@ def _prior_one(codes, cards, v, parents, sensitive, ess, sample_weight, prior, g
     order = sens + [p for p in parents if p not in sensitive]
     counts = family_counts(codes, cards, v, tuple(order), sample_weight)
     if additive:
-        alpha, chosen = _additive_prior(counts, len(sens), ess, grid)
+        alpha, chosen, shared = _additive_prior(counts, len(sens), ess, grid)
         if n_draws is not None:
-            alpha = _additive_draws(counts, len(sens), ess, chosen[1], n_draws, rng)
+            alpha = _additive_draws(counts, len(sens), ess, chosen[1], n_draws, rng, shared)
     else:
         rows = _unit_rows(counts)
         alpha, chosen = _pooled_prior(counts, len(sens), ess, rows, grid)
@@ -486,7 +513,11 @@ def estimate_cpts(codes, cardinalities, parents, sensitive_idx, *, sample_weight
         towards :func:`additive_target` (no joint effect of the sensitive variables)
         with a strength ``u`` chosen by exact leave-one-out likelihood: a small
         intersection borrows the effect of each attribute from all the rows that have
-        it; other tables are BDeu. ``"pooled"``: every table with sensitive parents is
+        it; with other parents (a previous feature's bins) the target's effects are
+        fitted per state of them or shared across them, whichever has the better
+        leave-one-out likelihood (shared: the ``chain`` design of
+        ``benchmarks/bench_population.py``); other tables are BDeu.
+        ``"pooled"``: every table with sensitive parents is
         shrunk towards the pooled distribution given its other parents, itself shrunk
         towards the marginal, strengths by exact leave-one-out likelihood (see the
         module docstring). On binned features whose distribution shifts with the
