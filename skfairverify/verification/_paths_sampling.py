@@ -268,10 +268,11 @@ class _SamplingPathMixin:
             out[column] = np.full((self.n_draws, len(group_codes)), np.nan)
             if not present.any():
                 continue
-            nets = self._posterior_draws(net, codes[mask],
-                                         None if weight is None else weight[mask], rng)
-            builder = self._builder(encoding, frame, weight,
-                                    None if mask is everyone else mask)
+            whole = mask is everyone  # all rows: the codes themselves, no copy
+            nets = self._posterior_draws(net, codes if whole else codes[mask],
+                                         weight if whole or weight is None else weight[mask],
+                                         rng)
+            builder = self._builder(encoding, frame, weight, None if whole else mask)
             todo = [(column, nets)]
             if column == "positive_rate" and self._mediators:
                 todo.append(("path_specific_rate",
