@@ -26,10 +26,10 @@ from skfairverify.s3p import BayesNet, TableTooLargeError
 from skfairverify.verification import LowAgreementWarning
 from skfairverify.verification._dask import (
     DaskRows,
-    _merge_many,
     _partition_stats,
     key_bound,
     partition_statistics,
+    smallest_keys,
 )
 
 dask = pytest.importorskip("dask")
@@ -222,17 +222,17 @@ def test_counts_and_bins_from_the_data(data, client):
 def test_sample_is_uniform():
     """Every row enters the sample with probability sample_rows / n_rows (Monte Carlo).
 
-    The partitions' statistics merged as the reduction tree merges them (three
-    partitions of unequal sizes, the sample's keys kept across the merges).
+    The partitions' samples (three partitions of unequal sizes) cut to the smallest keys
+    as the client cuts them.
     """
     n, m, reps = 40, 10, 250
     df = pd.DataFrame({"x": np.arange(n, dtype=float), "s": ["a", "b"] * (n // 2)})
     parts = [df.iloc[:5], df.iloc[5:30], df.iloc[30:]]
     hits = np.zeros(n)
     for seed in range(reps):
-        stats = [_partition_stats(p, ["x", "s"], i, ["x", "s"], 5, None, m, seed)
-                 for i, p in enumerate(parts)]
-        sample = _merge_many(stats, 5, m).sample["x"].to_numpy().astype(int)
+        samples = [_partition_stats(p, ["x", "s"], i, ["x", "s"], 5, None, m, seed)[1]
+                   for i, p in enumerate(parts)]
+        sample = smallest_keys(samples, m)["x"].to_numpy().astype(int)
         assert len(sample) == m and len(set(sample)) == m
         hits[sample] += 1
     p = m / n
@@ -261,9 +261,9 @@ def test_key_bound_keeps_the_same_sample():
         with dask.config.set(scheduler="sync"):
             bounded = partition_statistics(DaskRows.check(ddf, None, None), ["x", "s"], cap=5,
                                            rule=None, sample_rows=m, seed=seed)
-        full = _merge_many([_partition_stats(p, ["x", "s"], i, ["x", "s"], 5, None, m, seed)
-                            for i, p in enumerate(parts)], 5, m)
-        np.testing.assert_array_equal(bounded.sample["x"], np.sort(full.sample["x"]))
+        full = smallest_keys([_partition_stats(p, ["x", "s"], i, ["x", "s"], 5, None, m,
+                                               seed)[1] for i, p in enumerate(parts)], m)
+        np.testing.assert_array_equal(bounded.sample["x"], full["x"])
 
 
 # ------------------------------------------------------------------ refusals

@@ -39,7 +39,8 @@ from ..s3p import TableTooLargeError
 
 __all__ = [
     "SAMPLE_ROWS", "DaskRows", "FixedCodes", "client_bytes", "gather_codes",
-    "is_dask_collection", "partition_statistics", "summary_frame",
+    "is_dask_collection", "key_bound", "partition_statistics", "smallest_keys",
+    "summary_frame",
 ]
 
 #: Default size of the random sample (``FairnessVerifier(sample_rows=...)``).
@@ -185,8 +186,12 @@ def _column_stats(stats: dict, col: pd.Series, name: str, cap: int) -> None:
 
 
 def _partition_stats(joined, x_columns, index, columns, cap, rule, sample_rows, seed,
-                     below=1.0) -> _Stats:
-    """The statistics of one partition (module level: shipped to the workers)."""
+                     below=1.0) -> tuple[_Stats, pd.DataFrame]:
+    """The statistics of one partition and its sampled rows (those of keys below ``below``).
+
+    Module level: shipped to the workers. The statistics are merged by the reduction
+    tree; the sampled rows go to the client (:func:`smallest_keys`).
+    """
     part, y, w = _split(joined, x_columns)
     nan = part.isna().sum()
     bad = 0
@@ -221,7 +226,7 @@ def _partition_stats(joined, x_columns, index, columns, cap, rule, sample_rows, 
     sample = sample.assign(**{k: v for k, v in extra.items() if v is not None})
     return _Stats(len(part), bad, float(len(part) if weight is None else weight.sum()),
                   nan, stats["values"], stats["many"], stats["lo"],
-                  stats["hi"], labels, label_nan, top, scaled_sq, sample)
+                  stats["hi"], labels, label_nan, top, scaled_sq, None), sample
 
 
 def _merge_values(a, b, numeric: bool, cap: int):
@@ -232,7 +237,7 @@ def _merge_values(a, b, numeric: bool, cap: int):
                                      np.asarray(b, dtype=object)])), False
 
 
-def _merge_two(a: _Stats, b: _Stats, cap: int, sample_rows: int) -> _Stats:
+def _merge_two(a: _Stats, b: _Stats, cap: int) -> _Stats:
     values, many = {}, a.many | b.many
     for c in a.values:
         numeric = c in a.lo or c in b.lo or (a.values[c].dtype.kind in "iuf")
@@ -247,19 +252,23 @@ def _merge_two(a: _Stats, b: _Stats, cap: int, sample_rows: int) -> _Stats:
           for c in set(a.hi) | set(b.hi)}
     top = max(a.top, b.top)
     scaled_sq = sum(s.scaled_sq * (s.top / top) ** 2 for s in (a, b) if s.top > 0)
-    sample = pd.concat([a.sample, b.sample], ignore_index=True)
-    if len(sample) > sample_rows:
-        sample = sample.iloc[np.argpartition(sample[_KEY].to_numpy(), sample_rows - 1)
-                             [:sample_rows]]
     labels = pd.unique(np.concatenate([a.labels, b.labels]).astype(object))[:11]
     return _Stats(a.n_rows + b.n_rows, a.bad_weights + b.bad_weights,
                   a.weight_sum + b.weight_sum, a.nan + b.nan, values, many, lo, hi, labels,
-                  a.label_nan + b.label_nan, top, scaled_sq, sample)
+                  a.label_nan + b.label_nan, top, scaled_sq, None)
 
 
-def _merge_many(items, cap, sample_rows) -> _Stats:
-    return functools.reduce(functools.partial(_merge_two, cap=cap, sample_rows=sample_rows),
-                            items)
+def _merge_many(items, cap) -> _Stats:
+    return functools.reduce(functools.partial(_merge_two, cap=cap), items)
+
+
+def smallest_keys(samples, sample_rows: int) -> pd.DataFrame:
+    """The rows of the ``sample_rows`` smallest keys of the partitions' samples, in order."""
+    sample = pd.concat(list(samples), ignore_index=True)
+    if len(sample) > sample_rows:
+        sample = sample.iloc[np.argpartition(sample[_KEY].to_numpy(), sample_rows - 1)
+                             [:sample_rows]]
+    return sample.sort_values([_PART, _POS], kind="stable").reset_index(drop=True)
 
 
 def key_bound(n_rows: int, sample_rows: int) -> float:
@@ -267,10 +276,9 @@ def key_bound(n_rows: int, sample_rows: int) -> float:
 
     The ``sample_rows`` smallest of ``n_rows`` uniform keys lie below it unless fewer than
     ``sample_rows`` of the (binomially many, about ``sample_rows + 6 sqrt(sample_rows)``)
-    keys below it exist, a six-standard-deviation event; the caller then starts again
-    with every key. Each partition sends ``n_rows_of_partition * bound`` rows, not its
-    ``sample_rows`` smallest, so the merges hold about the final sample, not ``FAN_IN``
-    times it.
+    keys below it exist, a six-standard-deviation event (or rows of weight 0 are
+    dropped); the caller then doubles the bound and starts again. The partitions send
+    about ``sample_rows`` rows to the client in all, never the data.
     """
     if n_rows <= sample_rows:
         return 1.0
@@ -281,25 +289,26 @@ def partition_statistics(rows: DaskRows, columns, *, cap, rule, sample_rows, see
     """The first pass: statistics of every partition, merged by a dask reduction tree.
 
     The sample is the rows of the ``sample_rows`` smallest random keys (a uniform sample
-    without replacement), restricted at the partitions to the keys below
-    :func:`key_bound` of the rows (``len`` of the frame: parquet metadata, or a pass).
+    without replacement); each partition sends the rows of its keys below
+    :func:`key_bound` of the rows (``len`` of the frame: parquet metadata, or a pass)
+    straight to the client, so no worker holds more than its partition.
     """
     dask = import_optional("dask", "dask input")
     below = key_bound(len(rows.frame), sample_rows)
+    merge = functools.partial(_merge_many, cap=cap)
     while True:
-        nodes = [dask.delayed(_partition_stats)(p, rows.columns, i, list(columns), cap, rule,
-                                                sample_rows, seed, below)
+        pairs = [dask.delayed(_partition_stats, nout=2)(p, rows.columns, i, list(columns),
+                                                        cap, rule, sample_rows, seed, below)
                  for i, p in enumerate(rows.delayed())]
-        merge = functools.partial(_merge_many, cap=cap, sample_rows=sample_rows)
+        nodes = [stats for stats, _ in pairs]
         while len(nodes) > 1:
             nodes = [dask.delayed(merge)(nodes[i:i + FAN_IN])
                      for i in range(0, len(nodes), FAN_IN)]
-        (stats,) = dask.compute(nodes[0])
-        if below == 1.0 or len(stats.sample) >= min(sample_rows, stats.n_rows):
-            break
-        below = 1.0  # too few keys below the bound (or rows of weight 0): every key
-    stats.sample = stats.sample.sort_values([_PART, _POS], kind="stable").reset_index(drop=True)
-    return stats
+        stats, *samples = dask.compute(nodes[0], *[sample for _, sample in pairs])
+        stats.sample = smallest_keys(samples, sample_rows)
+        if below >= 1.0 or len(stats.sample) >= min(sample_rows, stats.n_rows):
+            return stats
+        below = min(1.0, 2.0 * below)  # too few keys below the bound: a larger one
 
 
 def summary_frame(stats: _Stats, X_columns, columns) -> tuple[pd.DataFrame, int]:
