@@ -358,7 +358,11 @@ def test_cost_estimate_counts_the_draws_and_names_n_draws():
     X = _sample(300, np.random.default_rng(12))
     ver = FairnessVerifier(_table_rule(), "a", method="sampling", tolerance=0.001,
                            max_samples=10**9, max_time=1e-3, random_state=0)
-    with pytest.raises(TableTooLargeError, match="posterior draws.*n_draws=0"):
+    # the draws' rows: every group's rows as a proportion's posterior, at the rate 0.5
+    expected = sum(draw_rows_needed(0.5, n, 50, 0.001, 0.95, draw_grid(50, 10**9))
+                   for n in X["a"].value_counts())
+    with pytest.raises(TableTooLargeError,
+                       match=f"of which {expected:,} under the posterior draws.*n_draws=0"):
         ver.fit(X)
 
 
