@@ -66,12 +66,15 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
       mapped to a value of the data within the bin and a category to itself, and the
       model's own ``predict`` decides them, in batches, until every group's
       Clopper-Pearson interval is narrower than ``tolerance`` (or ``max_samples``).
-      The intervals hold jointly with probability at least ``confidence``: a union
-      bound over the groups, the rates (positive rate; true and false positive rates
-      with ``y``; path-specific rates with mediators) and the sample sizes at which the
-      sampler may stop. The sampling path evaluates the model itself, so its
-      agreement is 1; its network covers every input column of the model (numeric
-      columns in quantile bins, other columns by category).
+      These Monte Carlo intervals of the point estimates hold jointly with
+      probability at least ``confidence``: a union bound over the groups, the rates
+      (positive rate; true and false positive rates with ``y``; path-specific rates
+      with mediators) and the sample sizes at which the sampler may stop. With
+      ``n_draws > 0`` every rate is also sampled under each posterior draw of the
+      network and the reported intervals hold both the network's uncertainty and the
+      Monte Carlo error (see ``n_draws``). The sampling path evaluates the model
+      itself, so its agreement is 1; its network covers every input column of the
+      model (numeric columns in quantile bins, other columns by category).
 
     Linear path: ``fit`` fits a
     clone of ``estimator``, reads it as a linear rule on the raw columns
@@ -156,10 +159,14 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         no exact path; ``"sampling"``: certified sampling for any model (also a linear
         one).
     tolerance : float in (0, 1), default=0.005
-        Sampling path: the sampler stops when every confidence interval
-        ``ci_high - ci_low`` is narrower than this.
+        Sampling path: the sampler stops when the Monte Carlo interval of every point
+        estimate is narrower than this (these are ``ci_low`` / ``ci_high`` with
+        ``n_draws=0``); with ``n_draws > 0`` the Monte Carlo error under the posterior
+        draws widens each interval by at most this or by 5%, whichever needs fewer
+        rows.
     confidence : float in (0, 1), default=0.99
-        Sampling path: joint confidence of every interval of the fit.
+        Sampling path: joint confidence of the Monte Carlo intervals of the point
+        estimates.
     max_samples : int, default=2_000_000
         Sampling path: most rows sampled per group and rate; reached before
         ``tolerance``, a :class:`~skfairverify.verification.SamplingToleranceWarning`
@@ -174,8 +181,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         overhead of ``predict``, so the first estimate refuses only beyond ten times
         ``max_time``; the second, larger batch refines the time per row and refuses
         beyond ``max_time``: a :class:`~skfairverify.s3p.TableTooLargeError` names the
-        estimate, ``tolerance`` and ``max_samples``. With ``verbose`` a progress bar
-        counts the sampled rows against the estimate.
+        estimate, ``tolerance`` and ``max_samples``. The rows of the posterior draws
+        (``n_draws > 0``) are in the estimate (from every group's rows), and the
+        message then names ``n_draws``. With ``verbose`` a progress bar counts the
+        sampled rows against the estimate.
     n_draws : int, default=50
         Exact paths: networks drawn from the posterior of the learned network's
         parameters (a product of Dirichlet distributions given the structure, under the
@@ -187,8 +196,14 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         sample the network was learned from (not that of the structure or of the
         bins). At least ``2 / (1 - credible_level)`` draws (40 at 95%); 0 gives
         point intervals (``ci_low = ci_high = rate``). Not used with a user
-        BayesNet (it has no data to be uncertain about) or on the sampling path
-        (whose intervals are Monte Carlo only; ``docs/uncertainty.md``). A fit with
+        BayesNet (it has no data to be uncertain about). Sampling path: every rate is
+        sampled under every draw (the same draws as the exact paths for the same
+        ``random_state``; the rows of several draws predicted together) and the
+        intervals are the equal-tailed quantiles of those estimates, samples of the
+        posterior predictive distribution of the Monte Carlo estimator, so they hold
+        the network's uncertainty and the Monte Carlo error (hulled with the Monte
+        Carlo interval of the point estimate; ``docs/any-classifier.md``); 0 gives the
+        Monte Carlo intervals only. A fit with
         the default 50 draws costs 3.4-4.3x a plain fit (``n_draws=0``) on the
         population benchmark of ``docs/uncertainty.md`` and 7x on Adult (sex x race,
         with ``y``: 10.5 s instead of 1.5 s).
@@ -302,9 +317,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         One row per compound group observed in ``X``: a column per sensitive feature,
         ``positive_rate`` (``Pr[Yhat = 1 | A = a]``, exact or sampled), ``support``
         (rows of ``X``, or the sum of their weights with ``sample_weight``),
-        ``ci_low`` / ``ci_high`` (on an exact path the credible interval of the rate
-        at ``credible_level`` over ``n_draws`` posterior networks, the rate itself with
-        ``n_draws=0``; on the sampling path its confidence interval),
+        ``ci_low`` / ``ci_high`` (the interval of the rate at ``credible_level`` over
+        ``n_draws`` posterior networks, solved exactly on an exact path, sampled with
+        the Monte Carlo error included on the sampling path; with ``n_draws=0`` the
+        rate itself on an exact path, its Monte Carlo interval on the sampling path),
         and with ``y``: ``true_positive_rate`` and ``false_positive_rate`` (NaN for a
         group without rows of that label); with mediators: ``path_specific_rate``.
     metrics_ : dict
@@ -313,11 +329,12 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         network: the larger of the gaps over ``Y = 1`` and ``Y = 0``, each on a network
         learned from those rows), ``path_specific_causal`` (with ``mediators``).
     metric_intervals_ : dict
-        Metric -> ``(low, high)``: on the sampling path bounds of every metric of
-        ``metrics_`` derived from the groups' intervals (conservative, valid on the
-        same event, so jointly at ``confidence``); on an exact path the credible
-        interval at ``credible_level`` of the metric computed on every posterior draw,
-        ``(value, value)`` with ``n_draws=0``.
+        Metric -> ``(low, high)``: the interval at ``credible_level`` of the metric
+        computed on every posterior draw (on the sampling path from the draws' sampled
+        rates, hulled with the Monte Carlo bounds below); with ``n_draws=0``
+        ``(value, value)`` on an exact path and on the sampling path bounds derived
+        from the groups' Monte Carlo intervals (conservative, valid on the same event,
+        so jointly at ``confidence``).
     n_samples_ : int
         Rows sampled by ``fit`` (0 on an exact path).
     structure_search_ : {"tan", "hill_climb"} or None
@@ -387,19 +404,26 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     >>> list(ver.estimator_.feature_names_in_)
     ['x']
 
-    Any classifier, by certified sampling (here to a tolerance of 0.05):
+    Any classifier, by certified sampling (here to a tolerance of 0.05). The
+    intervals hold the uncertainty of the network learned from the 2,000 rows and the
+    Monte Carlo error; ``n_draws=0`` keeps the Monte Carlo intervals alone, narrower
+    than ``tolerance`` and within the former:
 
     >>> from sklearn.ensemble import HistGradientBoostingClassifier
-    >>> ver = FairnessVerifier(HistGradientBoostingClassifier(max_iter=20), "a",
-    ...                        network="independent", tolerance=0.05,
+    >>> hgb = HistGradientBoostingClassifier(max_iter=20)
+    >>> ver = FairnessVerifier(hgb, "a", network="independent", tolerance=0.05,
     ...                        random_state=0).fit(X, y)
     >>> ver.method_
     'sampling'
-    >>> g = ver.groups_
-    >>> bool(((g["ci_high"] - g["ci_low"]) < 0.05).all())
-    True
     >>> low, high = ver.metric_intervals_["statistical_parity"]
     >>> bool(low <= ver.metrics_["statistical_parity"] <= high)
+    True
+    >>> mc = FairnessVerifier(hgb, "a", network="independent", tolerance=0.05,
+    ...                       n_draws=0, random_state=0).fit(X, y)
+    >>> g, g0 = ver.groups_, mc.groups_
+    >>> bool(((g0["ci_high"] - g0["ci_low"]) < 0.05).all())
+    True
+    >>> bool(((g["ci_low"] <= g0["ci_low"]) & (g0["ci_high"] <= g["ci_high"])).all())
     True
     """
 
