@@ -186,9 +186,9 @@ def _survival_windows(table, start, length):
     survival = np.cumsum(table[..., ::-1], axis=-1)[..., ::-1]
     start = np.clip(start, -length, n + length - 1)  # beyond: all mass, or none
     lead = np.broadcast_shapes(table.shape[:-1], np.shape(start))
-    survival = np.broadcast_to(survival, lead + (n,))
-    left = np.broadcast_to(survival[..., :1], lead + (2 * length,))
-    padded = np.concatenate([left, survival, np.zeros(lead + (length,))], axis=-1)
+    own = table.shape[:-1]  # padded at the table's own shape, broadcast by the gather
+    left = np.broadcast_to(survival[..., :1], own + (2 * length,))
+    padded = np.concatenate([left, survival, np.zeros(own + (length,))], axis=-1)
     # padded[j] = Pr[y >= j - 2 * length]; row r needs padded[start_r + 2 length - x]
     reverse = padded[..., ::-1]
     first = padded.shape[-1] - 1 - (np.broadcast_to(start, lead) + 2 * length)
@@ -233,8 +233,11 @@ def _last_step(factors, v, problem):
         [-1 if j == k else 1 for j in range(len(variables))])
         for k, u in enumerate(variables))
     start = problem.threshold - lo - shift  # score of G needed by x = 0, per row
-    tail = _survival_windows(rest, start, big.shape[-1])
-    pos = (coef * np.einsum("...x,...x->...", big, tail)).sum(axis=-1)
+    # sum over x + y >= start of big[x] * rest[y]: symmetric, so the longer axis gives
+    # the survival function and the shorter the window (one pass over the longer)
+    short_axis, long_axis = sorted((big, rest), key=lambda a: a.shape[-1])
+    tail = _survival_windows(long_axis, start, short_axis.shape[-1])
+    pos = (coef * np.einsum("...x,...x->...", short_axis, tail)).sum(axis=-1)
     total = (coef * big.sum(axis=-1) * rest.sum(axis=-1)).sum(axis=-1)
     n_draws = max(len(big), len(coef))
     shape = (n_draws,) + tuple(problem.sizes[k] for k in keep)
