@@ -205,11 +205,15 @@ def test_verification_result_shows_rates_and_metrics_with_intervals(verifier):
     page = res._repr_html_()
     _no_raw_markup(page)
     tables = parse_tables(page)
-    # the result does not carry the level: the label says what kind they are
+    # verify records what the intervals are: their level and draws are named
+    assert res.intervals["n_draws"] == ver.n_draws
     groups = table_with(tables, "Verified rates of every group")
-    assert "positive_rate: credible interval (posterior of the network)" in groups.caption
+    label = (f"positive_rate: {ver.credible_level:.0%} credible interval (posterior of the "
+             f"network, {ver.n_draws} draws)")
+    assert label in groups.caption
     assert "true_positive_rate, false_positive_rate: point estimates" in groups.caption
-    _check_groups_with_intervals(groups, res.groups, "credible interval")
+    _check_groups_with_intervals(groups, res.groups, f"{ver.credible_level:.0%} credible "
+                                 "interval")
     verdict = table_with(tables, "verdict")
     _check_verdict_with_intervals(verdict, res.metrics, res.metric_intervals)
     text = visible_text(page)

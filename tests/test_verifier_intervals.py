@@ -289,6 +289,11 @@ def test_audit_records_what_the_intervals_are(model):
     assert _interval_note(point)["level"] is None
     sampled = FairnessVerifier(FrozenEstimator(model), method="sampling", tolerance=0.05,
                                random_state=0).fit(X[["x", "z"]], sensitive_features=X["a"])
-    note = _interval_note(sampled)
-    assert note["kind"].startswith("confidence") and note["tolerance"] == 0.05
+    note = _interval_note(sampled)  # the default draws, each sampled: both sources
+    assert note["kind"].startswith("credible + Monte Carlo") and note["tolerance"] == 0.05
+    assert note["level"] == sampled.credible_level and note["confidence"] == 0.99
+    mc_only = FairnessVerifier(FrozenEstimator(model), method="sampling", tolerance=0.05,
+                               n_draws=0, random_state=0)
+    note = _interval_note(mc_only.fit(X[["x", "z"]], sensitive_features=X["a"]))
+    assert note["kind"].startswith("confidence") and note["level"] == 0.99
     assert AUDIT_TOLERANCE == 0.02

@@ -358,15 +358,18 @@ def interval_note(verifier) -> dict:
     >>> interval_note(ver)["label"]
     'point estimate only (n_draws=0)'
     """
-    if verifier.method_ == "sampling":
+    if verifier.method_ == "sampling" and verifier.n_draws > 0 and isinstance(
+            verifier.network, str):
+        # posterior draws of a learned network, each sampled: the credible level is the
+        # interval's; the Monte Carlo interval of the point estimate is hulled with it
+        note = {"kind": "credible + Monte Carlo (posterior draws of the network, each "
+                        "sampled, hulled with the Monte Carlo interval of the estimate)",
+                "level": float(verifier.credible_level), "n_draws": int(verifier.n_draws),
+                "confidence": float(verifier.confidence),
+                "tolerance": float(verifier.tolerance)}
+    elif verifier.method_ == "sampling":
         note = {"kind": "confidence (Monte Carlo, Clopper-Pearson, joint over all intervals)",
                 "level": float(verifier.confidence), "tolerance": float(verifier.tolerance)}
-        if verifier.n_draws > 0 and isinstance(verifier.network, str):
-            # posterior draws of a learned network, each sampled, joined with the above
-            note.update(kind=note["kind"] + " joined with the credible interval of the "
-                        f"network's posterior ({verifier.n_draws} draws, each sampled)",
-                        credible_level=float(verifier.credible_level),
-                        n_draws=int(verifier.n_draws))
     elif verifier.n_draws == 0 or _point_intervals(verifier):
         note = {"kind": _POINT_KIND, "level": None,
                 "n_draws": 0 if verifier.n_draws == 0 else None}
@@ -405,8 +408,8 @@ def interval_label(note: Mapping | None, short: bool = False) -> str:
     '95% credible interval (posterior of the network, 50 draws)'
     >>> interval_label({"kind": "confidence (...)", "level": 0.99, "tolerance": 0.02}, True)
     '99% Monte Carlo interval'
-    >>> interval_label({"kind": "confidence (...)", "level": 0.99, "credible_level": 0.95,
-    ...                 "n_draws": 50}, short=True)
+    >>> interval_label({"kind": "credible + Monte Carlo (...)", "level": 0.95,
+    ...                 "confidence": 0.99, "n_draws": 50}, short=True)
     '95% credible + Monte Carlo interval'
     >>> interval_label(None)
     'point estimate only (no interval)'
@@ -416,17 +419,19 @@ def interval_label(note: Mapping | None, short: bool = False) -> str:
             return "point estimate only" + ("" if short else " (n_draws=0)")
         return "point estimate only" + ("" if short else " (no interval)")
     level = f"{float(note['level']):.0%} " if note.get("level") is not None else ""
+    if str(note["kind"]).startswith("credible + Monte Carlo"):
+        mc = (f" {float(note['confidence']):.0%}" if note.get("confidence") is not None
+              else "")
+        return f"{level}credible + Monte Carlo interval" + (
+            "" if short else f" (posterior of the network, {note.get('n_draws')} draws, "
+                             f"each sampled, joined with the{mc} Monte Carlo interval of "
+                             "the estimate)")
     if str(note["kind"]).startswith("credible"):
         draws = f", {note['n_draws']} draws" if note.get("n_draws") else ""
         return f"{level}credible interval" + (
             "" if short else f" (posterior of the network{draws})")
     width = (f"; each at most {float(note['tolerance']):g} wide"
              if note.get("tolerance") is not None else "")
-    if note.get("n_draws") and note.get("credible_level") is not None:
-        credible = f"{float(note['credible_level']):.0%}"
-        return f"{credible} credible + Monte Carlo interval" + (
-            "" if short else f" (posterior of the network, {note['n_draws']} draws, each "
-                             f"sampled, joined with the {level}Monte Carlo interval)")
     return f"{level}Monte Carlo interval" + (
         "" if short else f" (Clopper-Pearson on the sampled rows, joint over all "
                          f"intervals{width})")

@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
+from ..utils._html import interval_note
 from ..utils._validation import check_sample_weight
 from ._checks import (
     _InputChecksMixin,
@@ -840,6 +841,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             agreement=agreement,
             metric_intervals=ev.metric_intervals,
             method=self.method_,
+            intervals=interval_note(self),
         )
 
     def _feature_subsets(self, features) -> list[list[str]]:
