@@ -27,6 +27,7 @@ means and every count from all rows.
 
 from __future__ import annotations
 
+import copy
 import functools
 from dataclasses import dataclass, replace
 
@@ -487,8 +488,6 @@ def exact_bin_means(encoding, sums: dict, rule, *, tree: bool):
 
 
 def _with_means(disc, new_means: dict):
-    import copy
-
     disc = copy.deepcopy(disc)
     disc.bin_means_ = [new_means.get(j, m) for j, m in enumerate(disc.bin_means_)]
     return disc
