@@ -147,7 +147,7 @@ def test_codes_size_is_checked_before_allocation(fitted):
     assert check_codes_size(len(X), enc.cardinalities) == len(X) * n_vars
     with pytest.raises(TableTooLargeError, match=rf"{len(X):,} rows x {n_vars} variables"):
         enc.codes(X, max_bytes=len(X) * n_vars - 1)
-    with pytest.raises(TableTooLargeError, match="Verify a sample of the rows"):
+    with pytest.raises(TableTooLargeError, match="Verify a random sample of the rows"):
         check_codes_size(10**12, [2, 3])
 
 

@@ -103,8 +103,8 @@ def check_codes_size(n_rows: int, cardinalities, max_bytes: int = MAX_CODES_BYTE
             f"The state codes of {int(n_rows):,} rows x {len(cards)} variables ({dtype}, "
             f"{dtype.itemsize} byte(s) each, for up to {max(cards)} states) would take "
             f"{n_bytes / 2**30:.2f} GiB, above the limit of {max_bytes / 2**30:.2f} GiB "
-            "(max_bytes). Verify a sample of the rows, use fewer bins (fewer states), or "
-            "pass a dask DataFrame, whose partitions are encoded one at a time."
+            "(MAX_CODES_BYTES). Verify a random sample of the rows, or use fewer states "
+            "(lower max_bins / n_bins)."
         )
     return n_bytes
 
