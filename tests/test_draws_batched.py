@@ -181,13 +181,14 @@ def test_batch_size_follows_the_memory_estimate():
     assert batched.batch_size(p, 7, 10**9) == 7
 
 
-def test_survival_windows_equal_the_sums_they_stand_for():
-    """Every row's ``Pr[y >= start - x]``, including starts beyond both ends."""
+def test_threshold_dots_equal_the_sums_they_stand_for():
+    """Every row's ``sum_x short[x] Pr[y >= start - x]``, starts beyond both ends."""
     rng = np.random.default_rng(0)
     start = np.array([-15, -1, 5, 30])
-    length = 6
+    short = rng.random((3, 4, 6))
     for table in (rng.random((3, 4, 7)), rng.random((3, 1, 7))):  # one row for all starts
-        got = batched._survival_windows(table, start, length)
-        want = np.array([[[table[a, min(b, table.shape[1] - 1), max(start[b] - x, 0):].sum()
-                           for x in range(length)] for b in range(4)] for a in range(3)])
+        got = batched._threshold_dots(short, table, start)
+        want = np.array([[sum(short[a, b, x] * table[a, min(b, table.shape[1] - 1),
+                                                      max(start[b] - x, 0):].sum()
+                              for x in range(6)) for b in range(4)] for a in range(3)])
         np.testing.assert_allclose(got, want, atol=1e-12)

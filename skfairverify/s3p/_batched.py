@@ -174,26 +174,33 @@ def run_elimination_batched(problem, order, cpts) -> tuple[np.ndarray, np.ndarra
     return np.asarray(pos, dtype=np.float64), np.asarray(total, dtype=np.float64)
 
 
-def _survival_windows(table, start, length):
-    """``Pr_table[y >= start - x]`` for ``x = 0 .. length - 1``, for every row.
+def _threshold_dots(short, table, start):
+    """``sum_x short[..., x] * Pr_table[y >= start - x]`` for every row.
 
-    ``table`` has shape ``(..., n)`` (a distribution per row over ``y = 0 .. n - 1``)
-    and ``start`` (integers) broadcasts against ``table.shape[:-1]``. The survival
-    function is padded with its total on the left and zeros on the right, so that
-    every row's values are one reversed window of it (copied once, no index array).
+    ``table`` has shape ``(..., n)`` (a distribution per row over ``y = 0 .. n - 1``);
+    ``short`` and ``start`` (integers) broadcast against ``table.shape[:-1]``. The
+    survival function is padded with its total on the left and zeros on the right, so
+    that every row needs ``len(short)`` consecutive entries of it, reversed: one dot
+    product per row on a slice (no index array, no copy of the windows).
     """
-    n = table.shape[-1]
+    n, length = table.shape[-1], short.shape[-1]
     survival = np.cumsum(table[..., ::-1], axis=-1)[..., ::-1]
     start = np.clip(start, -length, n + length - 1)  # beyond: all mass, or none
-    lead = np.broadcast_shapes(table.shape[:-1], np.shape(start))
-    own = table.shape[:-1]  # padded at the table's own shape, broadcast by the gather
+    lead = np.broadcast_shapes(table.shape[:-1], short.shape[:-1], np.shape(start))
+    own = table.shape[:-1]  # padded at the table's own shape
     left = np.broadcast_to(survival[..., :1], own + (2 * length,))
     padded = np.concatenate([left, survival, np.zeros(own + (length,))], axis=-1)
-    # padded[j] = Pr[y >= j - 2 * length]; row r needs padded[start_r + 2 length - x]
-    reverse = padded[..., ::-1]
-    first = padded.shape[-1] - 1 - (np.broadcast_to(start, lead) + 2 * length)
-    windows = np.lib.stride_tricks.sliding_window_view(reverse, length, axis=-1)
-    return np.take_along_axis(windows, first[..., None, None], axis=-2)[..., 0, :]
+    # padded[j] = Pr[y >= j - 2 * length]; row r needs padded[start_r + 2 length - x],
+    # i.e. `length` consecutive entries of the reversed row from first_r
+    reverse = np.ascontiguousarray(padded[..., ::-1]).ravel()
+    width = padded.shape[-1]
+    first = width - 1 - (np.broadcast_to(start, lead) + 2 * length)
+    row = np.broadcast_to(np.arange(math.prod(own)).reshape(own), lead)
+    begin = (row * width + first).ravel()
+    rows = np.broadcast_to(short, lead + (length,)).reshape(-1, length)
+    out = np.fromiter((rows[r] @ reverse[b : b + length] for r, b in enumerate(begin)),
+                      dtype=np.float64, count=len(begin))
+    return out.reshape(lead)
 
 
 def _cpt_factor(problem, table, v, single):
@@ -236,8 +243,7 @@ def _last_step(factors, v, problem):
     # sum over x + y >= start of big[x] * rest[y]: symmetric, so the longer axis gives
     # the survival function and the shorter the window (one pass over the longer)
     short_axis, long_axis = sorted((big, rest), key=lambda a: a.shape[-1])
-    tail = _survival_windows(long_axis, start, short_axis.shape[-1])
-    pos = (coef * np.einsum("...x,...x->...", short_axis, tail)).sum(axis=-1)
+    pos = (coef * _threshold_dots(short_axis, long_axis, start)).sum(axis=-1)
     total = (coef * big.sum(axis=-1) * rest.sum(axis=-1)).sum(axis=-1)
     n_draws = max(len(big), len(coef))
     shape = (n_draws,) + tuple(problem.sizes[k] for k in keep)
