@@ -2,9 +2,15 @@
 
 from ._results import FairnessInfluenceResult, VerificationResult
 from ._verifier import FairnessVerifier
-from ._warnings import MIN_AGREEMENT, LowAgreementWarning, SamplingToleranceWarning
+from ._warnings import (
+    MIN_AGREEMENT,
+    EstimateOutsideIntervalWarning,
+    LowAgreementWarning,
+    SamplingToleranceWarning,
+)
 
 __all__ = [
+    "EstimateOutsideIntervalWarning",
     "FairnessInfluenceResult",
     "FairnessVerifier",
     "LowAgreementWarning",

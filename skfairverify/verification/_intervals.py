@@ -44,6 +44,7 @@ __all__ = [
     "draw_metric_intervals",
     "exact_interval",
     "gap_interval",
+    "hold_estimates",
     "hull_bounds",
     "metric_intervals",
     "per_interval_alpha",
@@ -325,6 +326,46 @@ def hull_bounds(first, second):
     low = np.minimum(np.asarray(first[0], dtype=float), np.asarray(second[0], dtype=float))
     high = np.maximum(np.asarray(first[1], dtype=float), np.asarray(second[1], dtype=float))
     return low, high
+
+
+def hold_estimates(intervals: dict, estimates: dict) -> tuple[dict, list]:
+    """Every interval widened to hold its estimate, and the ones that did not hold it.
+
+    Parameters
+    ----------
+    intervals : dict
+        Name -> ``(low, high)`` (floats, or arrays of one value per group; NaN for a
+        quantity without an interval).
+    estimates : dict
+        Name -> the value(s) of the same quantity (at least the keys of ``intervals``).
+
+    Returns
+    -------
+    held : dict
+        Name -> ``(min(low, value), max(high, value))``, floats for floats; NaN stays
+        NaN.
+    outside : list of (name, (low, high))
+        The original interval of every scalar quantity whose value is outside it
+        (the arrays of rates are reported element by element by the caller).
+
+    Examples
+    --------
+    >>> from skfairverify.verification._intervals import hold_estimates
+    >>> held, outside = hold_estimates({"sp": (0.23, 0.81), "di": (0.5, 0.7)},
+    ...                                {"sp": 0.21, "di": 0.6})
+    >>> held["sp"], outside
+    ((0.21, 0.81), [('sp', (0.23, 0.81))])
+    """
+    held, outside = {}, []
+    for name, (low, high) in intervals.items():
+        value = estimates[name]
+        lo, hi = hull_bounds((low, high), (value, value))
+        if np.ndim(lo) == 0:
+            lo, hi = float(lo), float(hi)
+            if (value < low or value > high) and not np.isnan(value):
+                outside.append((name, (float(low), float(high))))
+        held[name] = (lo, hi)
+    return held, outside
 
 
 def combined_metric_intervals(draws: dict | None, bounds: dict, metrics,

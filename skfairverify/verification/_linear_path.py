@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -10,11 +11,18 @@ from sklearn.utils import check_random_state
 
 from ..s3p import BayesNet, TableTooLargeError
 from ._influence import edge_specific_network, fvgm_mediated_network, group_rates
-from ._intervals import credible_bounds, draw_metric_intervals, exact_interval, metric_intervals
+from ._intervals import (
+    credible_bounds,
+    draw_metric_intervals,
+    exact_interval,
+    hold_estimates,
+    metric_intervals,
+)
 from ._learning import group_support, groups_present
 from ._metrics import disparate_impact, favored_indices, rate_gap
 from ._posterior import shared_plan_rates
 from ._variables import Encoding
+from ._warnings import EstimateOutsideIntervalWarning
 
 # group_support and groups_present live in _learning; importable here for the other paths.
 __all__ = ["Evaluation", "gap_of_present", "group_support", "groups_present",
@@ -57,8 +65,9 @@ class Evaluation:
     @property
     def metric_intervals(self) -> dict:
         """Interval of every metric, from the posterior draws or the rates' bounds."""
-        if self.draws:
-            return draw_metric_intervals(self.draws, self.metrics, self.level)
+        if self.draws:  # widened to hold the value (EstimateOutsideIntervalWarning)
+            return hold_estimates(draw_metric_intervals(self.draws, self.metrics,
+                                                        self.level), self.metrics)[0]
         return metric_intervals(self.bounds, self.metrics)
 
 
@@ -144,12 +153,46 @@ class _LinearPathMixin:
             if c in groups:
                 bounds[c] = (credible_bounds(draws[c], self.credible_level) if draws
                              else exact_interval(groups[c]))
+        if draws:
+            bounds = self._held_bounds(bounds, groups, metrics, draws)
         at = groups.columns.get_loc("support") + 1
         groups.insert(at, "ci_low", bounds["positive_rate"][0])
         groups.insert(at + 1, "ci_high", bounds["positive_rate"][1])
         return Evaluation(None, None, None, networks[0], group_codes, groups, metrics,
                           i_max, i_min, bounds=bounds, draws=draws,
                           level=self.credible_level)
+
+    def _held_bounds(self, bounds, groups, metrics, draws) -> dict:
+        """The draws' bounds of every rate widened to hold the point estimates.
+
+        An :class:`EstimateOutsideIntervalWarning` names every rate and metric whose
+        value is outside the credible interval of its draws.
+        """
+        rates = {(c, i): v for c in bounds for i, v in enumerate(groups[c])}
+        rate_bounds = {(c, i): (bounds[c][0][i], bounds[c][1][i]) for c, i in rates}
+        _, outside = hold_estimates(rate_bounds, rates)
+        metric_bounds = draw_metric_intervals(draws, metrics, self.credible_level)
+        _, outside_metrics = hold_estimates(metric_bounds, metrics)
+        named = [f"{c} of group {self._group_name(groups, i)} {rates[c, i]:.4f} "
+                 f"[{lo:.4f}, {hi:.4f}]" for (c, i), (lo, hi) in outside]
+        named += [f"{k} {metrics[k]:.4f} [{lo:.4f}, {hi:.4f}]" for k, (lo, hi)
+                  in outside_metrics]
+        if named:
+            warnings.warn(
+                f"{len(named)} verified value(s) lie outside the {self.credible_level:.0%} "
+                f"credible interval of their {self.n_draws} posterior draws: "
+                f"{'; '.join(named[:5])}{' ...' if len(named) > 5 else ''}. With groups "
+                f"this small (the smallest has {groups['support'].min():.4g} rows) every "
+                "draw adds noise to each group, and the largest gap of noisy rates exceeds "
+                "the gap of the estimates: these quantities are poorly determined by the "
+                "data. The reported intervals are widened to hold the values; merge small "
+                "groups or gather more rows of them.",
+                EstimateOutsideIntervalWarning, stacklevel=4)
+        return {c: hold_estimates({c: (lo, hi)}, {c: groups[c].to_numpy()})[0][c]
+                for c, (lo, hi) in bounds.items()}
+
+    def _group_name(self, groups, i: int) -> str:
+        return "/".join(str(groups[s].iloc[i]) for s in self._sensitive)
 
     def _draws_wanted(self) -> bool:
         """Posterior draws: ``n_draws > 0`` and a network learned from the data."""

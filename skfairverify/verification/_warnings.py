@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["LowAgreementWarning", "MIN_AGREEMENT", "SamplingToleranceWarning"]
+__all__ = ["EstimateOutsideIntervalWarning", "LowAgreementWarning", "MIN_AGREEMENT",
+           "SamplingToleranceWarning"]
 
 #: ``FairnessVerifier.fit`` warns when ``agreement_`` (share of the rows of ``X`` on
 #: which the integer rule decides as the estimator) is below this value.
@@ -38,5 +39,26 @@ class SamplingToleranceWarning(UserWarning):
     --------
     >>> from skfairverify.verification import SamplingToleranceWarning
     >>> issubclass(SamplingToleranceWarning, UserWarning)
+    True
+    """
+
+
+class EstimateOutsideIntervalWarning(UserWarning):
+    """A verified value lies outside the credible interval of its posterior draws.
+
+    Raised by :class:`FairnessVerifier` (exact paths, ``n_draws > 0``) when the value
+    of a group rate or a metric, computed on the point-estimate network, is outside
+    the equal-tailed credible interval of the same quantity over the posterior draws.
+    It happens with a max-of-gaps metric (statistical parity, equalized odds) over
+    groups with few rows: every draw adds its noise to each group, and the largest gap
+    of noisy rates is larger than the gap of the smoothed estimates. The reported
+    interval (``ci_low`` / ``ci_high``, ``metric_intervals_``) is then widened to hold
+    the value, and the message names the quantity, both numbers and the smallest
+    group: read that quantity as poorly determined by the data.
+
+    Examples
+    --------
+    >>> from skfairverify.verification import EstimateOutsideIntervalWarning
+    >>> issubclass(EstimateOutsideIntervalWarning, UserWarning)
     True
     """
