@@ -7,9 +7,12 @@ group under a Bayesian network of the inputs learned from the data. Linear model
 decision trees are verified exactly; every other classifier by *certified sampling*:
 rows are drawn from the network with the sensitive variables set to each group, the
 model's own ``predict`` decides them, and the sampler stops when every group's
-Clopper-Pearson interval is narrower than ``tolerance``. The intervals hold jointly
-with probability ``confidence`` (``method_``, ``groups_[["ci_low", "ci_high"]]`` and
-``metric_intervals_`` report the path and the bounds).
+Clopper-Pearson interval is narrower than ``tolerance``; these Monte Carlo intervals
+hold jointly with probability ``confidence``. With the default ``n_draws=50`` every
+rate is also sampled under 50 posterior draws of the network, so ``ci_low`` /
+``ci_high`` and ``metric_intervals_`` are ``credible_level`` (95%) intervals of the
+*population* rates: the uncertainty of the network learned from a finite sample plus
+the Monte Carlo error (``n_draws=0`` keeps the Monte Carlo intervals only).
 
 This example verifies on Adult (sensitive feature ``sex``; the favorable outcome is an
 income above 50k):
@@ -81,11 +84,11 @@ groups = X["sex"].astype(str) + "|" + X["race"].astype(str)
 report("hgb", ver, demographic_parity_difference(y, hgb.predict(X), sensitive_features=groups))
 
 # %%
-# The sampled rates with their certified intervals (error bars), and the four-fifths
+# The sampled rates with their intervals (error bars), and the four-fifths
 # line at 0.8 times the largest rate.
 ax = plot_group_rates(ver)
-ax.set_title(f"HistGradientBoosting on Adult: sampled rates,\n99% joint intervals "
-             f"(tolerance {TOLERANCE})", fontsize="medium")
+ax.set_title(f"HistGradientBoosting on Adult: sampled rates, 95% intervals\n"
+             f"(posterior draws + Monte Carlo, tolerance {TOLERANCE})", fontsize="medium")
 
 # %%
 # fairlearn mitigators, groups sex
