@@ -290,15 +290,10 @@ def test_sensitive_checks_read_the_distinct_values():
 
 
 def test_bins_and_multiplier_search_runs_on_a_sample(monkeypatch):
-    """Above SEARCH_ROWS rows the candidates are scored on a sample; the bins of the
+    """Above sample_rows rows the candidates are scored on a sample; the bins of the
     chosen number are then fitted on all rows, and the agreement is of all rows."""
-    from skfairverify.verification import _quantization
-
-    if not hasattr(_quantization, "SEARCH_ROWS"):
-        pytest.skip("the search on a sample (R_requests.md 1c) is not applied yet")
     X, y = _data(n=1500, seed=5)
     model = _model(X, y)
-    monkeypatch.setattr(_quantization, "SEARCH_ROWS", 400)
     seen = []
     original = Encoding.from_data.__func__
 
@@ -308,7 +303,7 @@ def test_bins_and_multiplier_search_runs_on_a_sample(monkeypatch):
 
     monkeypatch.setattr(Encoding, "from_data", classmethod(spy))
     ver = FairnessVerifier(model, ["sex", "race"], n_bins="auto", max_bins=20,
-                           n_draws=0, random_state=0).fit(X, y)
+                           n_draws=0, sample_rows=400, random_state=0).fit(X, y)
     assert seen[:-1] and set(seen[:-1]) == {400} and seen[-1] == len(X)
     reference = ver._unit_rule.decision_function(X) > 0
     weights = [np.rint(ver.multiplier_ * v.contribution).astype(np.int64)

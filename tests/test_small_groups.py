@@ -86,3 +86,24 @@ def test_large_groups_keep_max_bins_and_fixed_bins_are_kept():
     small_X, small_S, small_model = _data(500, 0.06)
     fixed = _fit(small_X, small_S, small_model, n_bins=60)
     assert fixed.n_bins_ == 60 and "n_bins=60 (fixed)" in fixed.n_bins_reason_
+
+
+def test_bins_reason_names_the_path_and_is_reset_by_a_refit():
+    """Every path sets n_bins_reason_: a refit on another path never keeps the old one."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.integers(0, 2, 600), "x": rng.normal(size=600)})
+    y = (X["x"] + X["a"] > 0.5).astype(int)
+    ver = FairnessVerifier(LogisticRegression(), "a", n_draws=0, tolerance=0.05,
+                           random_state=0)
+    expected = {LogisticRegression(): "held-out agreement",
+                DecisionTreeClassifier(max_depth=3): "tree path (10, at most max_bins)",
+                HistGradientBoostingClassifier(max_iter=5): "sampling path (20, at most "}
+    for est, says in expected.items():
+        ver.set_params(estimator=est).fit(X, y)
+        assert ver.n_bins_reason_.startswith(f"{ver.n_bins_} ")
+        assert says in ver.n_bins_reason_
+    ver.set_params(estimator=DecisionTreeClassifier(max_depth=3), n_bins=7).fit(X, y)
+    assert "tree path (fixed n_bins)" in ver.n_bins_reason_

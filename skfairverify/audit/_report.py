@@ -88,7 +88,7 @@ class AuditReport:
       the ``label`` the reports show), ``metrics_network_relearned_on_test_rows`` and
       ``metric_intervals_network_relearned_on_test_rows`` (or null with
       ``network_relearned_on_test_rows_error``), ``most_favored_group``,
-      ``least_favored_group``, ``agreement``, ``n_bins``, ``multiplier``,
+      ``least_favored_group``, ``agreement``, ``n_bins`` (and ``n_bins_reason``), ``multiplier``,
       ``network_edges`` (``[parent, child]`` pairs), ``fairness_influence`` (records)
       and ``fairness_influence_units``;
     - ``comparison`` (step ``verify``): one record per metric: ``metric``,

@@ -139,6 +139,7 @@ def _verification_section(verifier, fif, X_test, y_test) -> dict:
         "least_favored_group": jsonable(verifier.least_favored_group_),
         "agreement": float(verifier.agreement_),
         "n_bins": verifier.n_bins_,
+        "n_bins_reason": verifier.n_bins_reason_,
         "multiplier": None if verifier.multiplier_ is None else int(verifier.multiplier_),
         "method": verifier.method_,
         "metric_intervals": jsonable(verifier.metric_intervals_),

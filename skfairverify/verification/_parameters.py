@@ -71,7 +71,7 @@ STRENGTH_GRID = tuple(float(s) for s in np.geomspace(0.05, 5000.0, 26))
 
 
 def check_codes(codes, cardinalities) -> np.ndarray:
-    """Return ``codes`` as an int64 matrix after checking its shape and state range."""
+    """Return ``codes`` as an integer matrix (int64 unless already integer) after checks."""
     codes = np.asarray(codes)
     cards = [int(c) for c in cardinalities]
     if codes.ndim != 2 or codes.shape[1] != len(cards):
@@ -82,7 +82,8 @@ def check_codes(codes, cardinalities) -> np.ndarray:
     if codes.size and not np.issubdtype(codes.dtype, np.integer):
         if not np.all(np.isfinite(codes)) or np.any(codes != np.round(codes)):
             raise ValueError("codes must hold integer state indices.")
-    codes = codes.astype(np.int64)
+    if codes.dtype.kind not in "iu":  # compact unsigned codes are used as they are
+        codes = codes.astype(np.int64)
     for j, card in enumerate(cards):
         col = codes[:, j]
         if col.size and (col.min() < 0 or col.max() >= card):

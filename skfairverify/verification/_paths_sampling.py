@@ -140,6 +140,8 @@ class _SamplingPathMixin:
         encoding = Encoding.from_columns(frame, sensitive, n_bins, self.random_state,
                                          sample_weight=weight)
         self.n_bins_ = n_bins
+        self.n_bins_reason_ = f"{n_bins} quantile bins: sampling path (" + (
+            "fixed n_bins)" if self.n_bins != "auto" else f"{SAMPLING_BINS}, at most max_bins)")
         self._set_variables(encoding, sensitive)
         self._decision = ModelDecision(self.estimator_, self.classes_[1])
         ev = self._evaluate_sampling(frame, y_pos, encoding, weight)

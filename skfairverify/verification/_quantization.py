@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from .._linear import linear_rule
@@ -120,17 +121,18 @@ class _QuantizationMixin:
         """Share of the rows (weighted) where the integer rule decides as ``reference``.
 
         One agreement per multiplier; the rule is the verified one: the sum of the
-        integer weights of the rows' states reaches the integer threshold. The rows'
-        real contributions are gathered once; for every multiplier they are rounded as
-        :func:`~skfairverify.preprocessing.quantize` rounds the states' weights
-        (``rint(l * c)``, elementwise, so the same integers) and summed.
+        integer weights of the rows' states (:meth:`_integer_rule`) reaches the integer
+        threshold. The rows' codes are computed once; for every multiplier the states'
+        integer weights are summed over them (:meth:`Encoding.scores`).
         """
-        contributions = encoding.contributions(encoding.codes(frame))
+        codes = encoding.codes(frame)
         out = np.empty(len(multipliers))
         for i, l in enumerate(multipliers):
-            score = np.rint(float(l) * contributions).astype(np.int64).sum(axis=1)
-            out[i] = np.average((score >= self._integer_threshold(l)) == reference,
-                                weights=weight)
+            # the verified integer weights of the states, summed over the rows' states
+            # exactly in int64, chunk by chunk (no (rows, variables) matrix)
+            weights, threshold = self._integer_rule(encoding, l)
+            score = encoding.scores(codes, weights)
+            out[i] = np.average((score >= threshold) == reference, weights=weight)
         return out
 
     def _held_out_split(self, n_rows: int):
@@ -158,6 +160,14 @@ class _QuantizationMixin:
                                 f"group, {n_min:.0f} rows, supports {cap})")
         return candidates(BIN_GRID, min(self.max_bins, cap))
 
+    def _search_sample(self, frame, weight):
+        """The rows of the search: all of them, or ``sample_rows`` drawn uniformly."""
+        if len(frame) <= self.sample_rows:
+            return frame, weight
+        rng = check_random_state(self.random_state)
+        rows = np.sort(rng.choice(len(frame), self.sample_rows, replace=False))
+        return frame.iloc[rows], None if weight is None else weight[rows]
+
     def _choose_quantization(self, frame, sensitive, weight):
         """Choose the number of bins and the multiplier by agreement on held-out rows.
 
@@ -172,6 +182,9 @@ class _QuantizationMixin:
         if len(bins) == 1 and len(multipliers) == 1:
             self._bins_choice = "the only candidate"
             return bins[0], multipliers[0]
+        # the search's time no longer grows with the rows; the chosen bins are then
+        # fitted on all rows (_encode)
+        frame, weight = self._search_sample(frame, weight)
         fit_idx, hold_idx = self._held_out_split(len(frame))
         hold = frame.iloc[hold_idx]
         hold_weight = None if weight is None else weight[hold_idx]
@@ -209,8 +222,7 @@ class _QuantizationMixin:
 
     def _warn_low_agreement(self, encoding, frame, reference, weight):
         """LowAgreementWarning naming the agreement, its likely cause and the fix."""
-        contrib = encoding.contributions(encoding.codes(frame))
-        real = contrib.sum(axis=1) + self._unit_rule.intercept
+        real = encoding.scores(encoding.codes(frame)) + self._unit_rule.intercept
         unrounded = float(np.average((real > 0) == reference, weights=weight))
         if unrounded < MIN_AGREEMENT:
             cause = (f"the discretization: with the states' real values the rule already "

@@ -48,8 +48,13 @@ class _TreePathMixin:
     def _tree_encoding(self, frame, sensitive, weight):
         if isinstance(self.network, BayesNet):
             self.n_bins_ = None
+            self.n_bins_reason_ = "a user network: its own states, no bins"
             return tree_encoding_from_network(self.network, self._leaves, sensitive)
         self.n_bins_ = self._tree_bins()
+        self.n_bins_reason_ = (f"{self.n_bins_} quantile bins: tree path ("
+                               + ("fixed n_bins" if self.n_bins != "auto" else
+                                  f"{TREE_BINS}, at most max_bins") +
+                               "), merged with the tree's split thresholds")
         return tree_encoding(frame, self._leaves, sensitive, n_bins=self.n_bins_,
                              max_states=max(MAX_STATES, self.max_bins), sample_weight=weight)
 

@@ -139,9 +139,12 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         sensitive values side by side.
     n_bins : "auto" or int, default="auto"
         Quantile bins per numeric column; ``"auto"`` picks among 5, 10, 20, 30, 40, 60,
-        ... up to ``max_bins`` by agreement on the linear path, uses 10 quantile bins
-        merged with the split thresholds on the tree path and 20 (at most
-        ``max_bins``) on the sampling path.
+        ... up to ``min(max_bins, cap)`` by held-out agreement on the linear path,
+        ``cap`` being the rows of the smallest sensitive group (Kish's effective size
+        with ``sample_weight``), at least 20, so that a small group's distribution is
+        estimated over bins it can fill (``n_bins_reason_``, ``docs/uncertainty.md``);
+        uses 10 quantile bins merged with the split thresholds on the tree path and 20
+        (at most ``max_bins``) on the sampling path.
     max_bins : int, default=60
         Largest number of bins tried by ``n_bins="auto"``.
     multiplier : "auto" or int, default="auto"
@@ -218,8 +221,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         strength chosen by leave-one-out likelihood, so that a small intersection
         borrows the effect of each attribute from all the rows that have it
         (:func:`~skfairverify.verification._parameters.estimate_cpts`); the posterior
-        draws use the same prior. It lowers the group-rate error on the population
-        benchmark (0.85x BDeu's at 500 and 2,000 rows) and equals BDeu with one
+        draws use the same prior. With another parent, the target's sensitive
+        effects are fitted per state of it or shared across its states, whichever
+        has the better leave-one-out likelihood. It lowers the group-rate error on the
+        population benchmark (0.85x BDeu's at 500 and 2,000 rows) and equals BDeu with one
         sensitive feature, but its leave-one-out search is slow on large tables
         (Adult, sex x race, 60 bins: a fit takes 110 s instead of 1.5 s), hence
         opt-in.
@@ -259,12 +264,14 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         one or two bytes, plus the decisions, labels and weights) must fit in the same
         ``8 * max_table_size`` bytes.
     sample_rows : int, default=200_000
-        Dask ``X`` only: rows drawn uniformly at random (computed to pandas) on which
-        the quantile edges of the bins and the automatic choice of ``n_bins`` and
-        ``multiplier`` are made; the bin means, the network's counts, the group
-        supports and the agreement use all rows. With at most ``sample_rows`` rows the
-        sample is the data, and the result is that of the same data in pandas
-        (``docs/scale.md``).
+        Rows drawn uniformly at random on which the automatic choice of ``n_bins`` and
+        ``multiplier`` is made when ``X`` has more rows (its time then no longer grows
+        with the rows); the chosen bins are fitted, and the bin means, the network's
+        counts, the group supports and the agreement computed, on all rows. With a
+        dask ``X`` the sample (computed to pandas) also gives the quantile edges of the
+        bins (pandas: the binning's own subsample of 200,000 rows). With at most
+        ``sample_rows`` rows the sample is the data, and a dask ``X`` gives the result
+        of the same data in pandas (``docs/scale.md``).
     random_state : int, RandomState instance or None, default=None
         Seeds the held-out split, the binning subsample and the sampling path (an
         int makes ``fit``, ``verify`` and ``fairness_influence`` reproducible).
@@ -289,6 +296,11 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         Bins of the binned numeric columns (None when there is none).
     n_bins_ : int or None
         Number of bins used (None with a user network).
+    n_bins_reason_ : str
+        Why ``n_bins_`` bins: the candidates tried, the held-out agreement that chose
+        among them and what capped them (``max_bins`` or the smallest sensitive
+        group's rows); a fixed ``n_bins``, the tree or sampling path's rule, or a user
+        network says so.
     decision_scale_ : float or None
         Linear path (None elsewhere): root mean square of the rule's decision
         function on ``X`` (weighted with ``sample_weight``)
