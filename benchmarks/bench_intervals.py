@@ -24,7 +24,9 @@ pipeline, with y) and ``bench_scale.synthetic(100)`` (100 numeric features, 20k 
 process, the old code from an export of ``--old-commit`` (default 9bb8f89, before the
 batched draws) on ``PYTHONPATH``; CPU seconds (``time.process_time``) of a plain fit
 (``n_draws=0``) and of a fit with ``n_draws=50``, their ratio, and the speed-up of the
-draws' part (fit with draws minus plain fit).
+draws' part (fit with draws minus plain fit). A third row runs the new code with the
+draws solved one at a time (``_posterior._BATCHED = False``: the same tree, only the
+batched engine off), which separates this change from others since the old commit.
 
 Run: ``python benchmarks/bench_intervals.py`` (``--reps``, ``--sizes``, ``--draws``);
 ``python benchmarks/bench_intervals.py --adult``;
@@ -167,10 +169,14 @@ def _cost_data(workload):
     return FrozenEstimator(LogisticRegression(max_iter=2000).fit(X, y)), X, y, "a"
 
 
-def cost_child(workload):
+def cost_child(workload, unbatched=False):
     """Print (JSON) the CPU seconds of a plain fit and of a fit with 50 draws."""
     import skfairverify
 
+    if unbatched:  # the new code with every draw solved on its own (private switch)
+        from skfairverify.verification import _posterior
+
+        _posterior._BATCHED = False
     model, X, y, sensitive = _cost_data(workload)
     out = {"package": os.path.dirname(skfairverify.__file__)}
     for draws in (0, 50):
@@ -195,13 +201,15 @@ def cost(workloads, old_commit):
     old_tree = _export(old_commit)
     rows = []
     for workload in workloads:
-        for label, path in ((f"old ({old_commit})", old_tree), ("new", None)):
+        for label, path, extra in ((f"old ({old_commit})", old_tree, []),
+                                   ("new, unbatched", None, ["--unbatched"]),
+                                   ("new", None, [])):
             env = dict(os.environ)
             if path is not None:
                 env["PYTHONPATH"] = path + os.pathsep + env.get("PYTHONPATH", "")
             done = subprocess.run([sys.executable, os.path.abspath(__file__), "--cost-child",
-                                   workload], env=env, check=True, capture_output=True,
-                                  text=True)
+                                   workload, *extra], env=env, check=True,
+                                  capture_output=True, text=True)
             out = json.loads(done.stdout.strip().splitlines()[-1])
             if (path is None) == out["package"].startswith(old_tree):
                 raise RuntimeError(f"{label} ran the package at {out['package']}")
@@ -230,9 +238,10 @@ def main():
     parser.add_argument("--workloads", nargs="+", default=["adult", "synthetic100"])
     parser.add_argument("--old-commit", default="9bb8f89")
     parser.add_argument("--cost-child")
+    parser.add_argument("--unbatched", action="store_true")
     args = parser.parse_args()
     if args.cost_child:
-        cost_child(args.cost_child)
+        cost_child(args.cost_child, args.unbatched)
         return
     if args.cost:
         cost(args.workloads, args.old_commit)
