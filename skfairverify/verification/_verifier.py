@@ -207,10 +207,13 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         posterior predictive distribution of the Monte Carlo estimator, so they hold
         the network's uncertainty and the Monte Carlo error (hulled with the Monte
         Carlo interval of the point estimate; ``docs/any-classifier.md``); 0 gives the
-        Monte Carlo intervals only. A fit with
-        the default 50 draws costs 3.4-4.3x a plain fit (``n_draws=0``) on the
-        population benchmark of ``docs/uncertainty.md`` and 7x on Adult (sex x race,
-        with ``y``: 10.5 s instead of 1.5 s).
+        Monte Carlo intervals only. Every draw is solved exactly, so the draws
+        cost engine runs: a fit with the default 50 draws costs about 2.5-3x a
+        plain fit (``n_draws=0``) on the population benchmark of
+        ``docs/uncertainty.md``, 10-12x on Adult (sex x race, with ``y``: three
+        networks, 150 engine runs) and 11-14x at 100 features
+        (``benchmarks/bench_intervals.py --cost``); ``n_draws=0`` for model selection
+        loops that need no intervals.
     credible_level : float in (0, 1), default=0.95
         Posterior probability of every credible interval of ``n_draws``.
     prior : {"bdeu", "hierarchical"}, default="bdeu"
