@@ -28,7 +28,7 @@ import math
 import numpy as np
 import scipy.fft
 
-from ._convolve import tail_tolerance
+from ._convolve import negligible_columns, tail_tolerance
 from ._elimination import _DIRECT_MAX, _apply_weight
 from ._plan import single_threaded_blas
 
@@ -272,8 +272,9 @@ def _fold(factor, tol):
     if not any(ends):
         return factor
     budget = tol * mass.sum(axis=1, keepdims=True)
-    n_lo = min(_negligible(mass, budget), length - 1) if ends[0] else 0
-    n_hi = min(_negligible(mass[:, ::-1], budget), length - 1 - n_lo) if ends[1] else 0
+    n_lo = min(negligible_columns(mass, budget, 64), length - 1) if ends[0] else 0
+    n_hi = (min(negligible_columns(mass[:, ::-1], budget, 64), length - 1 - n_lo)
+            if ends[1] else 0)
     if 8 * (n_lo + n_hi) < length:  # a small fold saves little, and would make the
         return factor  # FFT lengths differ from draw to draw (pocketfft replans each)
     kept = table[..., n_lo : length - n_hi].copy()
@@ -282,22 +283,6 @@ def _fold(factor, tol):
     if n_hi:
         kept[..., -1] += table[..., length - n_hi :].sum(axis=-1)
     return _Factor(factor.vars, kept, factor.lo + n_lo)
-
-
-def _negligible(mass, budget) -> int:
-    """Leading columns of ``mass`` whose cumulated sum stays within every row's ``budget``.
-
-    The cumulated sums are computed on a window growing from 64 columns (the ends
-    to fold are short where the mass is spread over the whole axis).
-    """
-    length = mass.shape[1]
-    window = min(length, 64)
-    while True:
-        cum = np.cumsum(mass[:, :window], axis=1)
-        n = int(np.min(np.sum(cum <= budget, axis=1)))
-        if n < window or window == length:
-            return n
-        window = min(length, 4 * window)
 
 
 def _align(factor, variables):

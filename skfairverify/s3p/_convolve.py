@@ -218,3 +218,28 @@ def block_cost(problem, block) -> tuple[int, float]:
             peak = max(peak, n_fft + 2)
         heapq.heappush(lengths, length)
     return peak, work
+
+
+def negligible_columns(mass, budget, first_window: int) -> int:
+    """Number of leading columns of ``mass`` whose cumulated sum stays within ``budget``.
+
+    Every row (kept assignment) must stay within its budget. The cumulated sums are
+    computed on a window growing fourfold from ``first_window`` columns, not the whole
+    axis (the ends to fold are short where the mass is spread over the whole axis).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p._convolve import negligible_columns
+    >>> mass = np.array([[1e-13, 1e-13, 0.5, 0.5], [0.0, 1e-12, 0.9, 0.1]])
+    >>> negligible_columns(mass, np.array([[1e-12], [1e-12]]), 2)
+    2
+    """
+    length = mass.shape[1]
+    window = min(length, first_window)
+    while True:
+        cum = np.cumsum(mass[:, :window], axis=1)
+        n = int(np.min(np.sum(cum <= budget, axis=1)))
+        if n < window or window == length:
+            return n
+        window = min(length, 4 * window)

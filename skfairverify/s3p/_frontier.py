@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._convolve import block_distribution, survival, tail_tolerance
+from ._convolve import block_distribution, negligible_columns, survival, tail_tolerance
 from ._problem import Problem
 from ._steps import prunes_at_start, steps, undecided
 
@@ -133,22 +133,6 @@ def _add_variable(table, axes, step, problem: Problem, blas=False):
     return new, list(axes)
 
 
-def _negligible(mass, budget) -> int:
-    """Number of leading columns of ``mass`` whose cumulated sum stays within ``budget``.
-
-    Every row (kept assignment) must stay within its budget. The cumulated sums
-    are computed on a window growing from 4096 columns, not the whole axis.
-    """
-    length = mass.shape[1]
-    window = min(length, 4096)
-    while True:
-        cum = np.cumsum(mass[:, :window], axis=1)
-        n = int(np.min(np.sum(cum <= budget, axis=1)))
-        if n < window or window == length:
-            return n
-        window = min(length, 4 * window)
-
-
 class _Accumulators:
     """Decided mass: ``pos`` / ``neg`` per kept assignment, ``free`` before any linked step."""
 
@@ -195,7 +179,8 @@ class _Accumulators:
         drop = tuple(k for k in range(len(axes)) if k not in grouped)
         mass = (table.sum(axis=drop) if drop else table).reshape(-1, length)
         budget = tol * mass.sum(axis=1, keepdims=True)
-        n_ends = [_negligible(mass, budget), _negligible(mass[:, ::-1], budget)]
+        n_ends = [negligible_columns(mass, budget, 4096),
+                  negligible_columns(mass[:, ::-1], budget, 4096)]
         n_lo = min(n_ends[0], length - 1)
         n_hi = min(n_ends[1], length - 1 - n_lo)
         if n_lo:

@@ -230,24 +230,6 @@ class BayesNet:
             )
         return order
 
-    def _with_tables(self, cpts) -> BayesNet:
-        """Return a network of this structure, names and states with other tables, unchecked.
-
-        For tables made valid by construction (the posterior draws of
-        :mod:`skfairverify.verification._posterior`: float64, non-negative, rows
-        normalised, shapes of this network's tables); they are used as given (views
-        are kept, made read-only).
-        """
-        net = object.__new__(type(self))
-        net.__dict__.update(self.__dict__)
-        tables = []
-        for table in cpts:
-            table = table.view()
-            table.setflags(write=False)
-            tables.append(table)
-        net.cpts = tables
-        return net
-
     # ------------------------------------------------------------------ public
     def children(self, i: int) -> tuple[int, ...]:
         """Return the indices of the children of variable ``i``.
@@ -569,3 +551,32 @@ class BayesNet:
                 )
             model.add_cpds(*cpds)
         return model
+
+
+def with_tables(network: BayesNet, cpts) -> BayesNet:
+    """A network of ``network``'s structure, names and states with other tables, unchecked.
+
+    For tables made valid by construction (the posterior draws of
+    :mod:`skfairverify.verification._posterior`: float64, non-negative, rows
+    normalised, shapes of the network's tables); they are used as given (views are
+    kept, made read-only), without the validation of :class:`BayesNet`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.s3p._network import with_tables
+    >>> net = BayesNet([2, 2], [(), (0,)], [np.full(2, .5), np.eye(2)])
+    >>> other = with_tables(net, [np.array([.2, .8]), np.eye(2)])
+    >>> other.cpts[0].tolist(), other.parents == net.parents
+    ([0.2, 0.8], True)
+    """
+    net = object.__new__(type(network))
+    net.__dict__.update(network.__dict__)
+    tables = []
+    for table in cpts:
+        table = table.view()
+        table.setflags(write=False)
+        tables.append(table)
+    net.cpts = tables
+    return net

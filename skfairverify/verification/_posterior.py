@@ -29,6 +29,7 @@ import numpy as np
 
 from ..s3p import BayesNet, TableTooLargeError, plan, positive_probability_table
 from ..s3p._batched import batch_size, run_batched
+from ..s3p._network import with_tables
 from ._parameters import check_codes, check_ess, check_weights, family_counts
 
 __all__ = [
@@ -308,7 +309,7 @@ def _chunk_networks(network, stacked) -> list:
     chunk = _DrawChunk(stacked)
     nets = []
     for d in range(len(stacked[0])):
-        net = network._with_tables([c[d] for c in stacked])
+        net = with_tables(network, [c[d] for c in stacked])
         _CHUNK_OF[net] = (chunk, d)
         nets.append(net)
     return nets
