@@ -26,9 +26,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.fft
 
-from ._convolve import negligible_columns, tail_tolerance
+from ._convolve import fft_product, negligible_columns, tail_tolerance
 from ._elimination import _DIRECT_MAX, _apply_weight
 from ._plan import single_threaded_blas
 
@@ -330,13 +329,13 @@ def _convolve_all(tables):
         if a.shape[-1] <= _DIRECT_MAX and (same or len(tables) == 2):
             merged = _direct(a, b)
         elif len(tables) > 2 and same and 3 * pair < full:
-            merged = _fft_product([a, b], pair)
+            merged = fft_product([a, b], pair)
         else:
             break
         tables = sorted([merged] + tables[2:], key=lambda t: t.shape[-1])
     if len(tables) == 1:
         return tables[0]
-    return _fft_product(tables, full)
+    return fft_product(tables, full)
 
 
 def _direct(a, b):
@@ -345,17 +344,6 @@ def _direct(a, b):
     out = np.zeros(np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + (la + lb - 1,))
     for j in range(la):
         out[..., j : j + lb] += a[..., j : j + 1] * b
-    return out
-
-
-def _fft_product(tables, length):
-    """Convolution of ``tables`` (total length ``length``) by one FFT product."""
-    n = scipy.fft.next_fast_len(length, real=True)
-    spectrum = scipy.fft.rfft(tables[0], n, axis=-1)
-    for a in tables[1:]:
-        spectrum = spectrum * scipy.fft.rfft(a, n, axis=-1)
-    out = scipy.fft.irfft(spectrum, n, axis=-1)[..., :length]
-    np.maximum(out, 0.0, out=out)  # FFT round-off can leave tiny negatives
     return out
 
 

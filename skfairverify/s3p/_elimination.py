@@ -19,7 +19,8 @@ import heapq
 import math
 
 import numpy as np
-import scipy.fft
+
+from ._convolve import fft_product
 
 _DIRECT_MAX = 48  # convolve directly when the shorter score axis is at most this long
 
@@ -65,14 +66,7 @@ def _multiply_all(factors):
             out[..., j : j + lb] += a[..., j : j + 1] * b
         long = [out]
     elif len(long) > 1:
-        length = sum(a.shape[-1] - 1 for a in long) + 1
-        n = scipy.fft.next_fast_len(length, real=True)
-        spectrum = scipy.fft.rfft(long[0], n, axis=-1)
-        for a in long[1:]:
-            spectrum = spectrum * scipy.fft.rfft(a, n, axis=-1)
-        out = scipy.fft.irfft(spectrum, n, axis=-1)[..., :length]
-        np.maximum(out, 0.0, out=out)  # FFT round-off can leave tiny negatives
-        long = [out]
+        long = [fft_product(long, sum(a.shape[-1] - 1 for a in long) + 1)]
     result = long[0] if long else np.ones((1,) * len(variables) + (1,))
     for a in short:
         result = result * a
