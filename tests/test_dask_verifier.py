@@ -320,3 +320,39 @@ def test_low_agreement_warns_as_pandas(data):
                            n_draws=0)
     with pytest.raises(LowAgreementWarning, match="agrees on only"):
         ver.fit(DX, Dy)
+
+
+def test_the_client_receives_the_distinct_rows_and_their_counts(client, monkeypatch):
+    """The data repeated 5 times: the workers reduce it to the distinct (codes, decision,
+    label) rows of one copy, their counts multiples of 5, and the metrics are pandas's on
+    the repeated rows (counts summed by dask, not rows gathered)."""
+    from skfairverify.verification import _dask
+
+    X, y, _ = _data(n=600, seed=3)
+    model = _linear(X, y)
+    Xr = pd.concat([X] * 5, ignore_index=True)
+    yr = np.tile(y, 5)
+    df = Xr.assign(label=yr)
+    ddf = dd.from_pandas(df, npartitions=4)
+    received = []
+    original = _dask.gather_codes
+
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
+        received.append(out)
+        return out
+
+    monkeypatch.setattr(_dask, "gather_codes", spy)
+    params = {"sensitive_features": "sex", "n_bins": 10, "multiplier": 100, "n_draws": 0}
+    d = FairnessVerifier(FrozenEstimator(model), **params).fit(ddf.drop(columns="label"),
+                                                              ddf["label"])
+    p = FairnessVerifier(FrozenEstimator(model), **params).fit(Xr, yr)
+    got = received[-1]
+    table = np.column_stack([got.codes, got.reference, got.y_pos])
+    assert len(np.unique(table, axis=0)) == len(table)  # distinct rows only
+    assert len(table) <= len(X)  # at most one copy's rows
+    assert np.all(got.weight % 5 == 0)  # every distinct row of a copy, counted 5 times
+    assert got.weight.sum() == len(Xr)
+    assert d.metrics_ == pytest.approx(p.metrics_, abs=1e-12)
+    pd.testing.assert_frame_equal(d.groups_, p.groups_, check_exact=False, rtol=1e-12)
+    assert d.agreement_ == pytest.approx(p.agreement_, abs=1e-12)

@@ -13,12 +13,17 @@ What runs where (``docs/scale.md``):
   states of every variable come from the sample plus one row per distinct value (and
   the minimum and maximum) of every column read, so a value outside the sample still has
   its state;
-* **a second pass** (workers): the state codes of every row, in the smallest unsigned
-  integer type, the rule's decision on every row, the labels and the weights, and the
-  sums that give the exact mean of every bin over all rows; the codes (``n_rows x
-  n_vars`` entries of one or two bytes) are gathered on the client, which learns the
-  networks from them as the pandas path does. Their size is checked before the pass
-  (``TableTooLargeError``).
+* **a second pass** (workers, reduced by a dask tree of merges): the state codes of
+  every row, in the smallest unsigned integer type, the rule's decision and the label,
+  reduced to the *distinct* (codes, decision, label) rows with their counts (the sums of
+  their weights), and the sums that give the exact mean of every bin over all rows.
+  Every count the verifier makes (the structure search, the networks' tables and their
+  posterior draws, the group supports, the agreement) is a sum over rows of a function
+  of these columns, hence the same sum over the distinct rows weighted by their counts:
+  the client receives only the distinct rows (at most the product of the
+  cardinalities, times 4), and learns the networks from them as the pandas path does
+  with weighted rows. Every merge checks the size of its table
+  (``TableTooLargeError`` beyond ``8 * max_table_size`` bytes).
 
 With every row in the sample (``n_rows <= sample_rows``) the bins are those of pandas,
 so the metrics are the same; beyond it the quantile edges come from the sample, the bin
@@ -39,7 +44,7 @@ from .._optional import import_optional
 from ..s3p import TableTooLargeError
 
 __all__ = [
-    "SAMPLE_ROWS", "DaskRows", "FixedCodes", "client_bytes", "gather_codes",
+    "SAMPLE_ROWS", "DaskRows", "FixedCodes", "check_client_size", "gather_codes",
     "is_dask_collection", "key_bound", "partition_statistics", "smallest_keys",
     "summary_frame",
 ]
@@ -362,22 +367,30 @@ def code_dtype(cardinalities) -> np.dtype:
     return np.min_scalar_type(max(max(cardinalities, default=1) - 1, 0))
 
 
-def client_bytes(n_rows: int, n_vars: int, dtype, *, labels: bool, weights: bool) -> int:
-    """Bytes the client holds for the rows: codes, decisions, labels and weights."""
-    return n_rows * (n_vars * np.dtype(dtype).itemsize + 1 + int(labels) + 8 * int(weights))
+def row_bytes(n_vars: int, dtype) -> int:
+    """Bytes of one distinct row on the client: codes, decision, label and count.
+
+    The decision and the label take one byte each beyond the codes, the count 8.
+    """
+    return n_vars * np.dtype(dtype).itemsize + 2 + 8
 
 
-def check_client_size(n_rows, n_vars, dtype, *, labels, weights, max_table_size) -> None:
-    """TableTooLargeError when the gathered codes would exceed ``8 * max_table_size``."""
-    size = client_bytes(n_rows, n_vars, dtype, labels=labels, weights=weights)
+def check_client_size(n_distinct: int, n_vars: int, dtype, max_table_size: int) -> None:
+    """TableTooLargeError when the distinct rows would exceed ``8 * max_table_size`` bytes.
+
+    Checked at every merge of the reduction (on the workers), so the client never
+    receives a larger table.
+    """
+    size = n_distinct * row_bytes(n_vars, dtype)
     budget = 8 * max_table_size
     if size > budget:
         raise TableTooLargeError(
-            f"The dask path gathers the state codes of every row on the client: {n_rows:,} "
-            f"rows x {n_vars} variables of {np.dtype(dtype).itemsize} byte(s), with the "
-            f"decisions, labels and weights, is {size / 2**20:,.0f} MiB, beyond "
-            f"8 * max_table_size = {budget / 2**20:,.0f} MiB. Raise max_table_size (the "
-            "client must hold that memory), or verify fewer rows or columns."
+            f"The dask path reduces the rows to their distinct (state codes, decision, "
+            f"label) rows with their counts: already {n_distinct:,} distinct rows x "
+            f"{n_vars} variables ({size / 2**20:,.0f} MiB with their counts), beyond "
+            f"8 * max_table_size = {budget / 2**20:,.0f} MiB. Use fewer states (lower "
+            "max_bins / n_bins: fewer distinct rows), raise max_table_size (the client "
+            "must hold that memory), or verify fewer columns."
         )
 
 
@@ -397,58 +410,88 @@ def _bin_sums(codes, part, encoding, weight) -> dict:
     return out
 
 
-def _partition_codes(joined, x_columns, encoding, rule, positive, dtype):
-    """Codes, decisions, labels, weights and bin sums of one partition."""
+def _distinct(table: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of ``table`` and the sum of ``weight`` over the rows of each."""
+    if not len(table):
+        return table, weight
+    rows, inverse = np.unique(table, axis=0, return_inverse=True)
+    return rows, np.bincount(inverse.ravel(), weights=weight, minlength=len(rows))
+
+
+def _partition_table(joined, x_columns, encoding, rule, positive, dtype):
+    """The distinct rows of one partition and their counts (workers).
+
+    A row of the table is the state codes of a row of data, then the rule's decision
+    and the label (0/1 columns, when used); its count is the number of rows (the sum of
+    their weights) that have it. Every count the verifier makes (the structure search,
+    the networks' tables and their posterior, the group supports, the agreement) is a
+    sum over rows of a function of these columns, so it is the same sum over the
+    distinct rows weighted by their counts.
+    """
     part, y, weight = _kept_rows(*_split(joined, x_columns))
     codes = np.asarray(encoding.codes(part))
     sums = _bin_sums(codes, part, encoding, weight)
-    reference = (None if rule is None
-                 else np.asarray(rule.decision_function(part), dtype=float) > 0)
-    y_pos = None if y is None else np.asarray(y.to_numpy(dtype=object) == positive,
-                                              dtype=bool)
-    return codes.astype(dtype, copy=False), reference, y_pos, weight, sums
+    columns = [codes.astype(dtype, copy=False)]
+    if rule is not None:
+        columns.append((np.asarray(rule.decision_function(part), dtype=float) > 0)
+                       .astype(dtype)[:, None])
+    if y is not None:
+        columns.append((y.to_numpy(dtype=object) == positive).astype(dtype)[:, None])
+    w = np.ones(len(part)) if weight is None else np.asarray(weight, dtype=float)
+    rows, counts = _distinct(np.hstack(columns), w)
+    return rows, counts, sums, len(part)
+
+
+def _merge_tables(budget_args, *parts):
+    """Merge partitions' distinct rows (summing their counts) and bin sums (workers)."""
+    rows, counts = _distinct(np.concatenate([p[0] for p in parts]),
+                             np.concatenate([p[1] for p in parts]))
+    check_client_size(len(rows), *budget_args)
+    sums: dict = {}
+    for p in parts:
+        for k, v in p[2].items():
+            sums[k] = sums[k] + v if k in sums else v
+    return rows, counts, sums, sum(p[3] for p in parts)
 
 
 @dataclass
 class Gathered:
-    """The rows gathered on the client by the second pass."""
+    """The distinct rows gathered on the client, with their counts (``weight``)."""
 
     codes: np.ndarray
     reference: np.ndarray | None
     y_pos: np.ndarray | None
-    weight: np.ndarray | None
+    weight: np.ndarray
     sums: dict
 
 
 def gather_codes(rows: DaskRows, n_rows: int, encoding, *, rule, positive, labels: bool,
-                 weights: bool) -> Gathered:
-    """The second pass: codes of every row into one preallocated array on the client.
+                 max_table_size: int) -> Gathered:
+    """The second pass: the distinct rows and their counts, reduced by the workers.
 
-    Partitions are computed ``FAN_IN`` at a time, so the client holds the codes plus one
-    batch of partitions.
+    Every partition reduces its rows to their distinct (codes, decision, label) rows with
+    their counts (the sum of their weights); a dask tree of merges (``FAN_IN`` at a time)
+    sums the counts of equal rows and the bin sums, checking the size of every merged
+    table (:func:`check_client_size`). The client receives the distinct rows only.
     """
     dask = import_optional("dask", "dask input")
+    n_vars = len(encoding.variables)
     dtype = code_dtype(encoding.cardinalities)
-    codes = np.empty((n_rows, len(encoding.variables)), dtype=dtype)
-    reference = None if rule is None else np.empty(n_rows, dtype=bool)
-    y_pos = np.empty(n_rows, dtype=bool) if labels else None
-    weight = np.empty(n_rows) if weights else None
-    sums, at = {}, 0
-    tasks = [dask.delayed(_partition_codes)(p, rows.columns, encoding, rule, positive, dtype)
+    budget = (n_vars, dtype, max_table_size)
+    nodes = [dask.delayed(_partition_table)(p, rows.columns, encoding, rule, positive, dtype)
              for p in rows.delayed()]
-    for start in range(0, len(tasks), FAN_IN):
-        for c, ref, yp, wt, s in dask.compute(*tasks[start:start + FAN_IN]):
-            stop = at + len(c)
-            codes[at:stop] = c
-            for dest, src in ((reference, ref), (y_pos, yp), (weight, wt)):
-                if dest is not None:
-                    dest[at:stop] = src
-            for k, v in s.items():
-                sums[k] = sums[k] + v if k in sums else v
-            at = stop
-    if at != n_rows:  # pragma: no cover - the data changed between the passes
-        raise RuntimeError(f"The second pass read {at} rows, the first {n_rows}.")
-    return Gathered(codes, reference, y_pos, weight, sums)
+    while len(nodes) > FAN_IN:
+        nodes = [dask.delayed(_merge_tables)(budget, *nodes[i:i + FAN_IN])
+                 for i in range(0, len(nodes), FAN_IN)]
+    table, counts, sums, read = dask.compute(dask.delayed(_merge_tables)(budget, *nodes))[0]
+    if read != n_rows:  # pragma: no cover - the data changed between the passes
+        raise RuntimeError(f"The second pass read {read} rows, the first {n_rows}.")
+    at = n_vars
+    reference = None
+    if rule is not None:
+        reference, at = table[:, at].astype(bool), at + 1
+    y_pos = table[:, at].astype(bool) if labels else None
+    return Gathered(np.ascontiguousarray(table[:, :n_vars]), reference, y_pos, counts, sums)
 
 
 def exact_bin_means(encoding, sums: dict, rule, *, tree: bool):
@@ -575,6 +618,16 @@ def _head(X) -> pd.DataFrame:
     return head
 
 
+def _as_row_counts(ev, rows: DaskRows):
+    """The supports as numbers of rows (integers, as pandas's) without sample weights.
+
+    They are summed from the counts of the distinct rows (floats).
+    """
+    if not rows.has_weight:
+        ev.groups["support"] = np.rint(ev.groups["support"]).astype(np.int64)
+    return ev
+
+
 class _DaskMixin:
     """``fit`` and ``verify`` of :class:`FairnessVerifier` on a dask DataFrame."""
 
@@ -658,12 +711,9 @@ class _DaskMixin:
         self._positive_labels(labels, len(labels))
 
     def _gather(self, rows, stats, encoding, rule, labels: bool):
-        check_client_size(stats.n_rows, len(encoding.variables),
-                          code_dtype(encoding.cardinalities), labels=labels,
-                          weights=rows.has_weight, max_table_size=self.max_table_size)
         return gather_codes(rows, stats.n_rows, encoding, rule=rule,
                             positive=self.classes_[1], labels=labels,
-                            weights=rows.has_weight)
+                            max_table_size=self.max_table_size)
 
     def _select_dask_path(self, X) -> None:
         self._refuse_regressor()
@@ -721,12 +771,14 @@ class _DaskMixin:
         self._set_variables(encoding, sensitive)
         proxy = FixedCodes(encoding, gathered.codes)
         if not linear:
-            ev = self._evaluate_tree(None, gathered.y_pos, proxy, gathered.weight)
+            ev = _as_row_counts(self._evaluate_tree(None, gathered.y_pos, proxy,
+                                                    gathered.weight), rows)
             self._tree_indicators = state_indicators(encoding, self._leaves)
             self.multiplier_, self.agreement_ = None, 1.0
             self._set_evaluation(ev, encoding)
             return self
-        ev = self._evaluate(None, gathered.y_pos, proxy, [l] + smaller, gathered.weight)
+        ev = _as_row_counts(self._evaluate(None, gathered.y_pos, proxy, [l] + smaller,
+                                           gathered.weight), rows)
         self.multiplier_ = int(ev.multiplier)
         self.agreement_ = float(chunked_agreements(self._agreements, encoding, gathered,
                                                    [ev.multiplier])[0])
@@ -754,8 +806,10 @@ class _DaskMixin:
         gathered = self._gather(rows, stats, encoding, unit, labels=y is not None)
         proxy = FixedCodes(encoding, gathered.codes)
         if not linear:
-            return self._evaluate_tree(None, gathered.y_pos, proxy, gathered.weight), 1.0
-        ev = self._evaluate(None, gathered.y_pos, proxy, [self.multiplier_], gathered.weight)
+            return _as_row_counts(self._evaluate_tree(None, gathered.y_pos, proxy,
+                                                      gathered.weight), rows), 1.0
+        ev = _as_row_counts(self._evaluate(None, gathered.y_pos, proxy, [self.multiplier_],
+                                           gathered.weight), rows)
         agreement = chunked_agreements(self._agreements, encoding, gathered,
                                        [self.multiplier_])[0]
         return ev, float(agreement)
