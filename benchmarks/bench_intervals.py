@@ -69,21 +69,7 @@ def one_fit(X, S, lr, seed, prior, n_draws):
 
 
 def adult(draws):
-    from sklearn.compose import make_column_selector, make_column_transformer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
-
-    from skfairverify.datasets import load_adult
-
-    data = load_adult(dropna=True)
-    X = data.data.drop(columns=["split"], errors="ignore")
-    y = data.target.to_numpy()
-    pipe = make_pipeline(make_column_transformer(
-        (StandardScaler(), make_column_selector(dtype_include="number")),
-        (OneHotEncoder(handle_unknown="ignore"),
-         make_column_selector(dtype_exclude="number"))), LogisticRegression(max_iter=500))
-    model = FrozenEstimator(pipe.fit(X, y))
+    model, X, y, _ = _cost_data("adult")
     rows = {}
     for d in [0] + draws:
         t0 = time.process_time()
