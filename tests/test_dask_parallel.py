@@ -26,14 +26,6 @@ joblib = pytest.importorskip("joblib")
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       memory_limit=0, dashboard_address=None)
-    with cluster, distributed.Client(cluster) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(1)
     n = 500

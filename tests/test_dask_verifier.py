@@ -37,19 +37,6 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
 
-def _cluster(processes: bool):
-    # a memory limit on workers that are threads would count this whole process
-    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
-                                    memory_limit="1GiB" if processes else 0,
-                                    dashboard_address=None)
-
-
-@pytest.fixture(scope="module")
-def client():
-    with _cluster(processes=False) as cluster, distributed.Client(cluster) as c:
-        yield c
-
-
 def _data(n=2400, seed=0):
     rng = np.random.default_rng(seed)
     sex = rng.choice(["F", "M"], n)
@@ -125,7 +112,9 @@ def _assert_same(p, d, *, exact_support=True):
 def test_worker_processes(data):
     """Two worker processes with a memory limit: the partition functions are pickled."""
     X, y = data[0], data[1]
-    with _cluster(processes=True) as cluster, distributed.Client(cluster) as c:
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       memory_limit="1GiB", dashboard_address=None)
+    with cluster, distributed.Client(cluster) as c:
         for make in (_linear, _tree):
             p, d = _pair(make(X, y), data, c, n_bins=10, multiplier=50, n_draws=0)
             _assert_same(p, d)
