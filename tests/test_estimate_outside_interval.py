@@ -19,7 +19,7 @@ from sklearn.pipeline import make_pipeline
 
 from skfairverify import FairnessVerifier
 from skfairverify.verification import EstimateOutsideIntervalWarning
-from skfairverify.verification._intervals import draw_metric_intervals
+from skfairverify.verification._intervals import hold_estimates
 
 
 def _data(n_groups, per, alike, seed=0):
@@ -89,11 +89,22 @@ def test_large_groups_do_not_warn():
     _assert_held(ver)
 
 
-def test_draw_intervals_are_the_draws_quantiles_when_they_hold_the_value():
-    """Holding changes nothing when the value is inside: the draws' quantiles."""
+def test_hold_estimates_widens_exactly_the_intervals_that_miss_their_value():
+    """Against the definition, element by element: the held interval is the smallest one
+    holding both the interval and the value; the reported ones are those that missed."""
     rng = np.random.default_rng(0)
-    rates = np.column_stack([rng.beta(20, 80, 400), rng.beta(50, 50, 400)])
-    raw = draw_metric_intervals({"positive_rate": rates}, ["statistical_parity"], 0.95)
-    low, high = raw["statistical_parity"]
-    sp = rates[:, 1] - rates[:, 0]
-    np.testing.assert_allclose([low, high], np.quantile(sp, [0.025, 0.975]), atol=0.02)
+    lows = rng.uniform(0, 1, 200)
+    highs = lows + rng.uniform(0, 0.3, 200)
+    values = rng.uniform(-0.2, 1.4, 200)
+    values[:5] = np.nan  # a quantity without a value keeps its interval, never reported
+    intervals = {i: (lows[i], highs[i]) for i in range(200)}
+    held, outside = hold_estimates(intervals, dict(enumerate(values)))
+    for i in range(200):
+        v = values[i]
+        expected = ((lows[i], highs[i]) if np.isnan(v)
+                    else (min(lows[i], v), max(highs[i], v)))
+        assert held[i] == pytest.approx(expected)
+    missed = [i for i in range(200) if not np.isnan(values[i])
+              and not lows[i] <= values[i] <= highs[i]]
+    assert [name for name, _ in outside] == missed
+    assert all(bounds == intervals[name] for name, bounds in outside)

@@ -342,8 +342,8 @@ def hold_estimates(intervals: dict, estimates: dict) -> tuple[dict, list]:
     Returns
     -------
     held : dict
-        Name -> ``(min(low, value), max(high, value))``, floats for floats; NaN stays
-        NaN.
+        Name -> ``(min(low, value), max(high, value))``, floats for floats; a NaN
+        value keeps its interval (a group without that rate: NaN and NaN stay NaN).
     outside : list of (name, (low, high))
         The original interval of every scalar quantity whose value is outside it
         (the arrays of rates are reported element by element by the caller).
@@ -359,7 +359,10 @@ def hold_estimates(intervals: dict, estimates: dict) -> tuple[dict, list]:
     held, outside = {}, []
     for name, (low, high) in intervals.items():
         value = estimates[name]
-        lo, hi = hull_bounds((low, high), (value, value))
+        # fmin / fmax: a missing value (NaN) keeps the interval, a missing interval
+        # with a missing value stays missing
+        lo = np.fmin(np.asarray(low, dtype=float), value)
+        hi = np.fmax(np.asarray(high, dtype=float), value)
         if np.ndim(lo) == 0:
             lo, hi = float(lo), float(hi)
             if (value < low or value > high) and not np.isnan(value):
