@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.utils import check_random_state
 
 from ..s3p import BayesNet, TableTooLargeError
+from ._draw_rule import DrawRule
 from ._influence import edge_specific_network, fvgm_mediated_network, group_rates
 from ._intervals import (
     credible_bounds,
@@ -38,6 +39,16 @@ def rates_in_subset(rates_of, network, group_codes, subset_codes) -> np.ndarray:
     return values
 
 
+def rows_group(sens_codes: np.ndarray, group_codes: np.ndarray) -> np.ndarray:
+    """Index in ``group_codes`` of every row's group (rows of ``sens_codes``; -1 if none)."""
+    sens_codes, group_codes = np.asarray(sens_codes), np.asarray(group_codes)
+    dims = tuple(int(max(sens_codes[:, k].max(initial=0), group_codes[:, k].max(initial=0)))
+                 + 1 for k in range(group_codes.shape[1]))
+    lookup = np.full(int(np.prod(dims)), -1, dtype=np.int64)
+    lookup[np.ravel_multi_index(tuple(group_codes.T), dims)] = np.arange(len(group_codes))
+    return lookup[np.ravel_multi_index(tuple(sens_codes.T.astype(np.int64)), dims)]
+
+
 def gap_of_present(values: np.ndarray) -> float | None:
     """Statistical parity gap of the groups with a rate (None for fewer than two)."""
     present = values[~np.isnan(values)]
@@ -60,6 +71,8 @@ class Evaluation:
     bounds: dict = field(default_factory=dict)  # rate name -> (low, high) over groups
     n_samples: int = 0  # rows sampled (sampling path)
     draws: dict | None = None  # rate name -> (n_draws, n_groups) posterior draws
+    draw_multipliers: list = field(default_factory=list)  # the draws' rule per network
+    draw_networks: list | None = None  # the posterior draws of the network of all rows
     level: float = 0.95  # credible level of the draws' intervals
 
     @property
@@ -97,22 +110,58 @@ class _LinearPathMixin:
     def _evaluate_at(self, multiplier, encoding, data, y_pos, weight) -> Evaluation:
         """Group rates and metrics of the integer rule with the multiplier ``l``.
 
-        ``data`` is what ``_groups_and_networks`` returns.
+        ``data`` is what ``_groups_and_networks`` returns. The posterior draws are solved
+        on the coarsest rule of the same model within tolerance (:mod:`._draw_rule`).
         """
         weights, threshold = self._integer_rule(encoding, multiplier)
-        group_codes = data[1]
+        sens_codes, group_codes, _, _, codes = data
+        solved = []  # (network, rates): every network's verified rates, solved once
 
         def rates_of(net):
-            return group_rates(net, weights, threshold, self._sens_idx, group_codes,
-                               self.max_table_size)
+            for known, rates in solved:
+                if known is net:
+                    return rates
+            rates = group_rates(net, weights, threshold, self._sens_idx, group_codes,
+                                self.max_table_size)
+            solved.append((net, rates))
+            return rates
 
-        def plan_of(net):  # the draws share the point network's structure: plan once
-            return shared_plan_rates(net, weights, threshold, self._sens_idx, group_codes,
-                                     max_table_size=self.max_table_size)
+        draw_rule = self._draw_rule(encoding, multiplier, group_codes,
+                                    decisions_at=lambda r: encoding.scores(codes, r[0]) >= r[1])
+        group_of_row = rows_group(sens_codes, group_codes)
+
+        def plan_of(net, mask):  # the draws share the network's structure: plan once
+            rows = (mask, group_of_row[mask], len(group_codes), weight)
+            return draw_rule.rates_function(net, rates_of(net), rows)
 
         ev = self._exact_evaluation(rates_of, plan_of, encoding, data, y_pos, weight)
         ev.multiplier, ev.weights, ev.threshold = multiplier, weights, threshold
+        ev.draw_multipliers = draw_rule.chosen
         return ev
+
+    def _draw_rule(self, encoding, multiplier, group_codes, decisions_at=None) -> DrawRule:
+        """The rule of the posterior draws (:class:`DrawRule`) of the integer rule ``l``."""
+        keep, budget = self._sens_idx, self.max_table_size
+        return DrawRule(
+            multiplier, lambda m: self._integer_rule(encoding, m),
+            solve=lambda net, rule: group_rates(net, *rule, keep, group_codes, budget),
+            plan=lambda net, rule: shared_plan_rates(net, *rule, keep, group_codes,
+                                                     max_table_size=budget),
+            decisions_at=decisions_at)
+
+    def _draw_rates_of(self, network):
+        """Rates function for posterior draws of ``network``'s structure (after ``fit``).
+
+        The exact paths only: the verified rule's rates of a drawn network (the tree's
+        on the tree path), the linear rule's solved on the coarsest rule within tolerance
+        at ``network`` (:class:`~._draw_rule.DrawRule`, without the row check).
+        """
+        if self._exact_kind == "tree":
+            return self._tree_draw_rates_of(network)
+        rule = self._draw_rule(self._encoding, self.multiplier_, self._group_codes)
+        exact = group_rates(network, self._weights, self.threshold_, self._sens_idx,
+                            self._group_codes, self.max_table_size)
+        return rule.rates_function(network, exact)
 
     def _exact_evaluation(self, rates_of, plan_of, encoding, data, y_pos,
                           weight) -> Evaluation:
@@ -146,8 +195,8 @@ class _LinearPathMixin:
             pcf_rates = rates_of(mediated)
             groups["path_specific_rate"] = pcf_rates
             metrics["path_specific_causal"] = rate_gap(pcf_rates)
-        draws = self._rate_draws(plan_of, encoding, data, y_pos, weight, groups,
-                                 group_codes[i_max], mediated)
+        draws, draw_networks = self._rate_draws(plan_of, encoding, data, y_pos, weight,
+                                                groups, group_codes[i_max], mediated)
         bounds = {}
         for c in RATE_COLUMNS:
             if c in groups:
@@ -160,7 +209,7 @@ class _LinearPathMixin:
         groups.insert(at + 1, "ci_high", bounds["positive_rate"][1])
         return Evaluation(None, None, None, networks[0], group_codes, groups, metrics,
                           i_max, i_min, bounds=bounds, draws=draws,
-                          level=self.credible_level)
+                          level=self.credible_level, draw_networks=draw_networks)
 
     def _held_bounds(self, bounds, groups, metrics, draws) -> dict:
         """The draws' bounds of every rate widened to hold the point estimates.
@@ -199,8 +248,10 @@ class _LinearPathMixin:
         return self.n_draws > 0 and not isinstance(self.network, BayesNet)
 
     def _rate_draws(self, plan_of, encoding, data, y_pos, weight, groups, favored,
-                    mediated) -> dict | None:
+                    mediated) -> tuple[dict | None, list | None]:
         """Every rate column of ``groups`` under ``n_draws`` posterior networks.
+
+        Returns the draws of every column and the drawn networks of all rows.
 
         The draws of all rows serve the positive and the path-specific rates (the
         mediated network of each draw, the favored group fixed at the point estimate's);
@@ -208,7 +259,7 @@ class _LinearPathMixin:
         (NaN columns for the groups without a rate).
         """
         if not self._draws_wanted():
-            return None
+            return None, None
         _, _, _, networks, codes = data
         rng = np.random.default_rng(
             check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
@@ -216,23 +267,24 @@ class _LinearPathMixin:
         if y_pos is not None:
             subsets += [("true_positive_rate", y_pos, networks[1]),
                         ("false_positive_rate", ~y_pos, networks[2])]
-        out = {}
+        out, drawn = {}, None
         for column, mask, net in subsets:
             absent = np.isnan(groups[column].to_numpy())
             values = np.full((self.n_draws, len(groups)), np.nan)
             if net is not None and not absent.all():
                 nets = self._posterior_draws(net, codes[mask],
                                              None if weight is None else weight[mask], rng)
-                rates_of = plan_of(net)
+                rates_of = plan_of(net, mask)
                 values = np.array([rates_of(d) for d in nets], dtype=float)
                 values[:, absent] = np.nan
+                drawn = nets if column == "positive_rate" else drawn
                 if column == "positive_rate" and mediated is not None:
-                    pcf_of = plan_of(mediated)
+                    pcf_of = plan_of(mediated, mask)
                     out["path_specific_rate"] = np.array([
                         pcf_of(self._mediated_network(encoding, d, favored)) for d in nets
                     ], dtype=float)
             out[column] = values
-        return out
+        return out, drawn
 
     def _group_table(self, encoding, group_codes) -> pd.DataFrame:
         """One column per sensitive feature: the value of each group."""
@@ -264,6 +316,7 @@ class _LinearPathMixin:
         self.metric_intervals_ = ev.metric_intervals
         self.n_samples_ = ev.n_samples
         self.network_ = ev.network
+        self._draw_networks = ev.draw_networks
         self.groups_ = ev.groups
         self.metrics_ = ev.metrics
         self._group_codes = ev.group_codes

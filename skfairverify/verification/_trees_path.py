@@ -79,8 +79,16 @@ class _TreePathMixin:
             return tree_group_rates(net, indicators, None, self._sens_idx, group_codes,
                                     self.max_table_size)
 
-        return self._exact_evaluation(rates_of, lambda net: rates_of, encoding, data, y_pos,
-                                      weight)
+        return self._exact_evaluation(rates_of, lambda net, mask: rates_of, encoding, data,
+                                      y_pos, weight)
+
+    def _tree_draw_rates_of(self, network):
+        """Rates function for posterior draws of ``network``'s structure: the tree's."""
+        def rates_of(net):
+            return tree_group_rates(net, self._tree_indicators, None, self._sens_idx,
+                                    self._group_codes, self.max_table_size)
+
+        return rates_of
 
     def _tree_rates_without(self, subset, reference) -> np.ndarray:
         """Exact group rates of the tree with the features ``subset`` replaced by references."""
