@@ -25,13 +25,18 @@ process, the old code from an export of ``--old-commit`` (default 9bb8f89, befor
 batched draws) on ``PYTHONPATH``; CPU seconds (``time.process_time``) of a plain fit
 (``n_draws=0``) and of a fit with ``n_draws=50``, their ratio, and the speed-up of the
 draws' part (fit with draws minus plain fit). A third row runs the new code with the
-draws solved one at a time (``_posterior._BATCHED = False``: the same tree, only the
-batched engine off), which separates this change from others since the old commit.
+draws solved on the verified integer rule itself (``_draw_rule.DRAW_RULE_TOLERANCE = 0``),
+which separates the coarser draw rule from the other changes since the old commit.
+
+``--draw-rule``: the accuracy of the coarser draw rule (``_draw_rule``) on the same
+workloads: the same 50 posterior draws solved on the verified rule and on the coarser
+rule, the fit times and how far every interval's endpoints move, relative to its width.
 
 Run: ``python benchmarks/bench_intervals.py`` (``--reps``, ``--sizes``, ``--draws``);
 ``python benchmarks/bench_intervals.py --adult``;
 ``python benchmarks/bench_intervals.py --coverage --reps 300``;
-``python benchmarks/bench_intervals.py --cost`` (``--workloads adult synthetic100``).
+``python benchmarks/bench_intervals.py --cost`` (``--workloads adult synthetic100``);
+``python benchmarks/bench_intervals.py --draw-rule``.
 """
 
 from __future__ import annotations
@@ -155,14 +160,14 @@ def _cost_data(workload):
     return FrozenEstimator(LogisticRegression(max_iter=2000).fit(X, y)), X, y, "a"
 
 
-def cost_child(workload, unbatched=False):
+def cost_child(workload, exact_rule=False):
     """Print (JSON) the CPU seconds of a plain fit and of a fit with 50 draws."""
     import skfairverify
 
-    if unbatched:  # the new code with every draw solved on its own (private switch)
-        from skfairverify.verification import _posterior
+    if exact_rule:  # the new code with the draws solved on the verified rule itself
+        from skfairverify.verification import _draw_rule
 
-        _posterior._BATCHED = False
+        _draw_rule.DRAW_RULE_TOLERANCE = 0.0
     model, X, y, sensitive = _cost_data(workload)
     out = {"package": os.path.dirname(skfairverify.__file__)}
     for draws in (0, 50):
@@ -188,7 +193,7 @@ def cost(workloads, old_commit):
     rows = []
     for workload in workloads:
         for label, path, extra in ((f"old ({old_commit})", old_tree, []),
-                                   ("new, unbatched", None, ["--unbatched"]),
+                                   ("new, draws on the verified rule", None, ["--exact-rule"]),
                                    ("new", None, [])):
             env = dict(os.environ)
             if path is not None:
@@ -213,6 +218,44 @@ def cost(workloads, old_commit):
     print(table.round(2).to_string())
 
 
+def _interval_columns(ver):
+    """Every interval of a fitted verifier: {(quantity, group): (low, high)}."""
+    out = {(k, "-"): v for k, v in ver.metric_intervals_.items()}
+    g = ver.groups_
+    out.update({("positive_rate", i): (lo, hi)
+                for i, (lo, hi) in enumerate(zip(g["ci_low"], g["ci_high"]))})
+    return out
+
+
+def draw_rule(workloads):
+    """The draws on the coarser rule (default) against the verified rule's, same draws."""
+    from skfairverify.verification import _draw_rule
+
+    rows = []
+    for workload in workloads:
+        model, X, y, sensitive = _cost_data(workload)
+        fits = {}
+        for label, tolerance in (("verified rule", 0.0),
+                                 ("coarser rule", _draw_rule.DRAW_RULE_TOLERANCE)):
+            default, _draw_rule.DRAW_RULE_TOLERANCE = _draw_rule.DRAW_RULE_TOLERANCE, tolerance
+            t0 = time.process_time()
+            ver = FairnessVerifier(model, sensitive, random_state=0).fit(X, y)
+            fits[label] = (ver, time.process_time() - t0)
+            _draw_rule.DRAW_RULE_TOLERANCE = default
+        exact, coarse = (_interval_columns(fits[k][0]) for k in ("verified rule", "coarser rule"))
+        moved = [max(abs(coarse[k][0] - lo), abs(coarse[k][1] - hi)) / (hi - lo)
+                 for k, (lo, hi) in exact.items() if hi > lo]
+        rows.append({"workload": workload, "intervals": len(moved),
+                     "fit s, verified rule": fits["verified rule"][1],
+                     "fit s, coarser rule": fits["coarser rule"][1],
+                     "speed-up": fits["verified rule"][1] / fits["coarser rule"][1],
+                     "largest endpoint move / width": max(moved),
+                     "median endpoint move / width": float(np.median(moved))})
+    print("Same 50 posterior draws (random_state=0), solved on the verified integer rule and "
+          "on the coarser rule (shifted); CPU seconds of the whole fit")
+    print(pd.DataFrame(rows).round(4).to_string(index=False))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=8)
@@ -224,10 +267,14 @@ def main():
     parser.add_argument("--workloads", nargs="+", default=["adult", "synthetic100"])
     parser.add_argument("--old-commit", default="9bb8f89")
     parser.add_argument("--cost-child")
-    parser.add_argument("--unbatched", action="store_true")
+    parser.add_argument("--exact-rule", action="store_true")
+    parser.add_argument("--draw-rule", action="store_true")
     args = parser.parse_args()
     if args.cost_child:
-        cost_child(args.cost_child, args.unbatched)
+        cost_child(args.cost_child, args.exact_rule)
+        return
+    if args.draw_rule:
+        draw_rule(args.workloads)
         return
     if args.cost:
         cost(args.workloads, args.old_commit)

@@ -12,18 +12,18 @@ point estimate (a control variate)::
 
 The error of a draw is the change, from ``theta_hat`` to ``theta_d``, of the signed
 probability ``D`` of the states on which the two rules decide differently. Over the
-posterior, that probability varies like a proportion of about ``n U`` of a group's ``n``
-rows, ``U`` being the probability of disagreement: its standard deviation is at most about
-``sqrt(U / n)``, against ``sqrt(r (1 - r) / n)`` for the rate ``r`` itself. Requiring
+posterior, that probability varies at most like a proportion of about ``n U`` of a group's
+``n`` rows, ``U`` being the probability of disagreement: its standard deviation is at most
+about ``sqrt(U / n)``, against ``sqrt(r (1 - r) / n)`` for the rate ``r`` itself. Requiring
 ``U <= tolerance * r (1 - r)`` in every group keeps the ratio below ``sqrt(tolerance)``
-(0.22 for the default 0.05), so the draw's error adds at most ``tolerance / 2`` (2.5%) to
-the spread it is measured against, and usually far less (the error is a difference of two
-nearly equal quantities). ``U`` is checked twice: as the share of each group's rows on
-which the decisions differ, and as ``|r_l - r_c|`` at the point estimate; the coarsest
-rule passing both is used, the verified rule itself when none does. On Adult (sex x race,
-``l = 1000``) the rule chosen is ``l = 62`` and the draws' 95% interval endpoints move by at
-most 1.4% of the interval's width (``tests/test_draw_rule.py`` checks the draws against
-the verified rule's on known networks).
+(0.32 for the default 0.1): an error unrelated to the draw adds at most ``tolerance / 2``
+(5%) to the spread of the draws. This bound is loose: the network ties the band of
+disagreeing states to the rest of the distribution, and the measured error is five times
+smaller (``benchmarks/bench_intervals.py --draw-rule``). ``U`` is checked twice: as the
+share of each group's rows on which the decisions differ, and as ``|r_l - r_c|`` at the
+point estimate; the coarsest rule passing both is used, the verified rule itself when
+none does. ``tests/test_draw_rule.py`` checks the draws against the verified rule's,
+solved draw by draw, on known networks.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 __all__ = ["DRAW_RULE_TOLERANCE", "DrawRule", "coarser_multipliers", "within_tolerance"]
 
 #: Largest disagreement of the draws' rule, as a share of ``r (1 - r)`` of every group.
-DRAW_RULE_TOLERANCE = 0.05
+DRAW_RULE_TOLERANCE = 0.1
 #: The coarsest multiplier tried is ``l / 2**COARSEST_HALVINGS``.
 COARSEST_HALVINGS = 6
 
@@ -53,7 +53,7 @@ def coarser_multipliers(multiplier: int) -> list[int]:
     return sorted(m for m in found if m >= 2)
 
 
-def within_tolerance(disagreement, rates, tolerance=DRAW_RULE_TOLERANCE) -> bool:
+def within_tolerance(disagreement, rates, tolerance) -> bool:
     """Whether ``|disagreement| <= tolerance * r (1 - r)`` for every group with a rate.
 
     Parameters
@@ -63,7 +63,8 @@ def within_tolerance(disagreement, rates, tolerance=DRAW_RULE_TOLERANCE) -> bool
     rates : array-like of shape (n_groups,)
         The groups' rates under the verified rule; NaN for a group without one
         (not checked).
-    tolerance : float, default=0.05
+    tolerance : float
+        Largest disagreement, as a share of ``r (1 - r)``.
 
     Returns
     -------
@@ -72,11 +73,11 @@ def within_tolerance(disagreement, rates, tolerance=DRAW_RULE_TOLERANCE) -> bool
     Examples
     --------
     >>> from skfairverify.verification._draw_rule import within_tolerance
-    >>> within_tolerance([0.004, 0.0], [0.5, float("nan")])
+    >>> within_tolerance([0.004, 0.0], [0.5, float("nan")], 0.1)
     True
-    >>> within_tolerance([0.001, 0.0], [0.5, 0.0])  # a rate of 0 allows no disagreement
+    >>> within_tolerance([0.001, 0.0], [0.5, 0.0], 0.1)  # a rate of 0 allows none
     True
-    >>> within_tolerance([0.02], [0.5])
+    >>> within_tolerance([0.03], [0.5], 0.1)
     False
     """
     disagreement = np.abs(np.asarray(disagreement, dtype=float))
@@ -112,8 +113,9 @@ class DrawRule:
     decisions_at : callable, default=None
         ``decisions_at(rule) -> ndarray of bool``: the rule's decision on every row the
         network was learned from; None checks the probabilities only.
-    tolerance : float, default=0.05
-        Largest disagreement, as a share of ``r (1 - r)`` of every group.
+    tolerance : float, default=None
+        Largest disagreement, as a share of ``r (1 - r)`` of every group;
+        ``DRAW_RULE_TOLERANCE`` (0.1) when None, 0 for the verified rule itself.
 
     Attributes
     ----------
@@ -138,11 +140,11 @@ class DrawRule:
     ([6], [0.5, 0.5])
     """
 
-    def __init__(self, multiplier, rule_at, solve, plan, decisions_at=None,
-                 tolerance=DRAW_RULE_TOLERANCE):
+    def __init__(self, multiplier, rule_at, solve, plan, decisions_at=None, tolerance=None):
         self.multiplier = int(multiplier)
         self.rule_at, self.solve, self.plan = rule_at, solve, plan
-        self.decisions_at, self.tolerance = decisions_at, tolerance
+        self.decisions_at = decisions_at
+        self.tolerance = DRAW_RULE_TOLERANCE if tolerance is None else float(tolerance)
         self.chosen = []
         self._rules, self._decisions = {}, {}
 

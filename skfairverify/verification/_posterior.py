@@ -71,9 +71,9 @@ def dirichlet_draws(alpha, n_draws: int, random_state=None) -> np.ndarray:
     Examples
     --------
     >>> from skfairverify.verification._posterior import dirichlet_draws
-    >>> draws = dirichlet_draws([[1.0, 3.0], [2e-5, 1e-5]], 4000, random_state=0)
+    >>> draws = dirichlet_draws([[1.0, 3.0], [2e-5, 1e-5]], 20000, random_state=0)
     >>> draws.shape, round(float(draws[:, 0, 1].mean()), 2)
-    ((4000, 2, 2), 0.75)
+    ((20000, 2, 2), 0.75)
     """
     alpha = np.asarray(alpha, dtype=float)
     if alpha.ndim == 0 or not np.all(np.isfinite(alpha)) or np.any(alpha <= 0):
@@ -84,13 +84,37 @@ def dirichlet_draws(alpha, n_draws: int, random_state=None) -> np.ndarray:
 
 
 def _normalised_gamma(alpha, shape, rng) -> np.ndarray:
-    """Dirichlet rows of concentrations ``alpha`` (broadcast to ``shape``), log space."""
-    log_g = np.log(rng.standard_gamma(alpha + 1.0, size=shape))
-    log_g += np.log1p(-rng.random(shape)) / alpha  # log U with U in (0, 1]
+    """Dirichlet rows of concentrations ``alpha`` (broadcast to ``shape``).
+
+    A row with a concentration of at least 1 (a row with data) is drawn as plain gamma
+    variates: one of them is a Gamma(>= 1) variate, so the row's sum cannot underflow,
+    and a tiny variate that underflows to 0 is its correctly rounded share. The other
+    rows (tiny BDeu pseudo-counts only) are drawn in log space (:func:`_log_space_rows`),
+    which costs about twice as much.
+    """
+    alpha = np.broadcast_to(alpha, shape)
+    rows = alpha.reshape(-1, shape[-1])
+    plain = rows.max(axis=1) >= 1.0
+    if plain.all():
+        out = rng.standard_gamma(rows)
+    else:
+        out = np.empty(rows.shape)
+        out[plain] = rng.standard_gamma(rows[plain])
+        out[~plain] = _log_space_rows(rows[~plain], rng)
+    out /= out.sum(axis=-1, keepdims=True)
+    return out.reshape(shape)
+
+
+def _log_space_rows(alpha, rng) -> np.ndarray:
+    """Gamma rows of tiny concentrations as ``Gamma(alpha + 1) * U ** (1 / alpha)``.
+
+    Computed in log space and scaled by each row's largest value, so that pseudo-counts
+    of 1e-5 do not underflow to a row of zeros; rows sum to a positive value.
+    """
+    log_g = np.log(rng.standard_gamma(alpha + 1.0))
+    log_g += np.log1p(-rng.random(alpha.shape)) / alpha  # log U with U in (0, 1]
     log_g -= log_g.max(axis=-1, keepdims=True)
-    np.exp(log_g, out=log_g)
-    log_g /= log_g.sum(axis=-1, keepdims=True)
-    return log_g
+    return np.exp(log_g, out=log_g)
 
 
 def _check_n_draws(n_draws) -> int:

@@ -1,0 +1,150 @@
+"""The posterior draws solved on a coarser integer rule (``_draw_rule``) against the
+verified rule's draws solved one by one, on known networks and through the verifier."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+
+from skfairverify import FairnessVerifier
+from skfairverify.s3p import BayesNet
+from skfairverify.verification import _draw_rule
+from skfairverify.verification._draw_rule import DrawRule, coarser_multipliers
+from skfairverify.verification._influence import group_rates
+from skfairverify.verification._posterior import posterior_networks, shared_plan_rates
+
+GROUPS = np.array([[0], [1], [2]])
+
+
+def _known(seed=0, n_features=6, states=30):
+    """A (3 groups) -> every feature, features chained; real weights; its rule at ``l``."""
+    rng = np.random.default_rng(seed)
+    cards = [3] + [states] * n_features
+    parents = [()] + [(0,)] + [(0, i) for i in range(1, n_features)]
+    cpts = [np.array([0.6, 0.3, 0.1])]
+    for p in parents[1:]:
+        shape = tuple(cards[q] for q in p) + (states,)
+        cpts.append(rng.dirichlet(np.full(states, 0.7), size=shape[:-1]))
+    net = BayesNet(cards, parents, cpts)
+    contributions = [np.array([0.0, 0.3, -0.2])] + [
+        rng.normal(0, 1, states) for _ in range(n_features)]
+    cut = 0.37
+
+    def rule_at(m):
+        return [np.rint(m * c).astype(np.int64) for c in contributions], int(np.ceil(m * cut))
+
+    return net, rule_at
+
+
+def _solver(net):
+    def solve(n, rule):
+        return group_rates(n, *rule, [0], GROUPS, 10**8)
+
+    def plan(n, rule):
+        return shared_plan_rates(n, *rule, [0], GROUPS)
+
+    return solve, plan
+
+
+def _draws(net, n_rows, seed):
+    codes = net.sample(n_rows, random_state=seed)
+    return codes, posterior_networks(net, codes, equivalent_sample_size=1.0, n_draws=60,
+                                     random_state=seed)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_shifted_draws_match_the_verified_rule_draw_by_draw(seed):
+    net, rule_at = _known(seed)
+    codes, draws = _draws(net, 3000, seed)
+    solve, plan = _solver(net)
+    fine = rule_at(1000)
+    exact = np.array([solve(d, fine) for d in draws])  # one engine run per draw
+    point = solve(net, fine)
+    rule = DrawRule(1000, rule_at, solve, plan)
+    rates_of = rule.rates_function(net, point)
+    shifted = np.array([rates_of(d) for d in draws])
+    assert rule.chosen[-1] < 1000  # a coarser rule was used: the test is not vacuous
+    sd = exact.std(axis=0)
+    err = shifted - exact
+    # the documented bound: the error's spread is at most sqrt(tolerance) of the draws'
+    assert np.all(np.sqrt((err ** 2).mean(axis=0)) <= np.sqrt(0.1) * sd)
+    q_exact = np.quantile(exact, [0.025, 0.975], axis=0)
+    q_shift = np.quantile(shifted, [0.025, 0.975], axis=0)
+    width = q_exact[1] - q_exact[0]
+    assert np.all(np.abs(q_shift - q_exact) <= 0.05 * width)
+
+
+def test_unshifted_coarse_draws_would_be_wrong():
+    """The shift matters: the coarse rule's own draws are off by its bias."""
+    net, rule_at = _known(0)
+    _, draws = _draws(net, 3000, 0)
+    solve, _ = _solver(net)
+    bias = solve(net, rule_at(15)) - solve(net, rule_at(1000))
+    assert np.max(np.abs(bias)) > 1e-3
+
+
+def test_tolerance_zero_is_the_verified_rule():
+    net, rule_at = _known(0)
+    _, draws = _draws(net, 3000, 0)
+    solve, plan = _solver(net)
+    point = solve(net, rule_at(1000))
+    rule = DrawRule(1000, rule_at, solve, plan, tolerance=0.0)
+    rates_of = rule.rates_function(net, point)
+    assert rule.chosen == [1000]
+    np.testing.assert_allclose([rates_of(d) for d in draws[:5]],
+                               [solve(d, rule_at(1000)) for d in draws[:5]], atol=1e-9)
+
+
+def test_row_check_refuses_a_rule_that_disagrees_on_the_rows():
+    net, rule_at = _known(0)
+    codes, _ = _draws(net, 3000, 0)
+    solve, plan = _solver(net)
+    point = solve(net, rule_at(1000))
+
+    def decisions_at(rule):
+        weights, threshold = rule
+        score = sum(w[codes[:, i]] for i, w in enumerate(weights))
+        return score >= threshold
+
+    rows = (np.ones(len(codes), dtype=bool), codes[:, 0], 3, None)
+    with_rows = DrawRule(1000, rule_at, solve, plan, decisions_at=decisions_at)
+    with_rows.rates_function(net, point, rows)
+    shares = {m: with_rows._row_share(m, rows) for m in coarser_multipliers(1000)}
+    chosen = with_rows.chosen[-1]
+    v = point * (1 - point)
+    assert np.all(shares[chosen] <= 0.1 * v)  # the rule used passes the row check
+    coarser = [m for m in shares if m < chosen]
+    # every coarser rule failed one of the two checks
+    for m in coarser:
+        bias = np.abs(solve(net, rule_at(m)) - point)
+        assert np.any(shares[m] > 0.1 * v) or np.any(bias > 0.1 * v)
+
+
+def _linear_data(seed=0, n=2000):
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["p", "q", "r"], size=n, p=[0.6, 0.3, 0.1])
+    shift = pd.Series(a).map({"p": 0.0, "q": 0.4, "r": -0.3}).to_numpy()
+    X = pd.DataFrame({f"x{i}": rng.normal(shift * (i % 3), 1.0) for i in range(6)})
+    y = (X.sum(axis=1) + rng.normal(0, 1, n) > 0.2).astype(int)
+    model = LogisticRegression().fit(X, y)
+    X["a"] = a
+    return FrozenEstimator(model), X, y
+
+
+def test_verifier_intervals_equal_those_of_the_verified_rule(monkeypatch):
+    """Through fit: same draws, the draw rule on against off (tolerance 0)."""
+    model, X, y = _linear_data()
+    fitted = FairnessVerifier(model, "a", random_state=0).fit(X, y)
+    monkeypatch.setattr(_draw_rule, "DRAW_RULE_TOLERANCE", 0.0)
+    exact = FairnessVerifier(model, "a", random_state=0).fit(X, y)
+    assert fitted.multiplier_ == exact.multiplier_ >= 100
+    for col in ("ci_low", "ci_high"):
+        width = (exact.groups_["ci_high"] - exact.groups_["ci_low"]).to_numpy()
+        diff = np.abs(fitted.groups_[col].to_numpy() - exact.groups_[col].to_numpy())
+        assert np.all(diff <= 0.05 * width)
+    for name, (lo, hi) in exact.metric_intervals_.items():
+        got = fitted.metric_intervals_[name]
+        assert abs(got[0] - lo) <= 0.05 * (hi - lo) and abs(got[1] - hi) <= 0.05 * (hi - lo)
+    pd.testing.assert_frame_equal(fitted.groups_.drop(columns=["ci_low", "ci_high"]),
+                                  exact.groups_.drop(columns=["ci_low", "ci_high"]))
