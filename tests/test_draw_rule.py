@@ -148,3 +148,28 @@ def test_verifier_intervals_equal_those_of_the_verified_rule(monkeypatch):
         assert abs(got[0] - lo) <= 0.05 * (hi - lo) and abs(got[1] - hi) <= 0.05 * (hi - lo)
     pd.testing.assert_frame_equal(fitted.groups_.drop(columns=["ci_low", "ci_high"]),
                                   exact.groups_.drop(columns=["ci_low", "ci_high"]))
+
+
+def test_fitted_verifier_regenerates_its_draws_and_stays_small():
+    """``_draw_networks`` are fit's draws (their rates give ``ci_low`` / ``ci_high``), and
+    the pickled verifier keeps their concentrations, not ``n_draws`` networks."""
+    import pickle
+
+    from skfairverify.verification._intervals import credible_bounds, hold_estimates
+
+    model, X, y = _linear_data()
+    ver = FairnessVerifier(model, "a", random_state=0).fit(X, y)
+    nets = ver._draw_networks
+    assert len(nets) == ver.n_draws
+    rates_of = ver._draw_rates_of(ver.network_)
+    rates = np.array([rates_of(d) for d in nets])
+    low, high = credible_bounds(rates, ver.credible_level)
+    point = ver.groups_["positive_rate"].to_numpy()
+    (low, high), = hold_estimates({"r": (low, high)}, {"r": point})[0].values()
+    np.testing.assert_allclose(ver.groups_["ci_low"], low, atol=1e-12)
+    np.testing.assert_allclose(ver.groups_["ci_high"], high, atol=1e-12)
+    plain = FairnessVerifier(model, "a", n_draws=0, random_state=0).fit(X, y)
+    assert plain._draw_networks is None
+    assert len(pickle.dumps(ver)) < 1.5 * len(pickle.dumps(plain))
+    again = pickle.loads(pickle.dumps(ver))
+    np.testing.assert_array_equal(again._draw_networks[3].cpts[2], nets[3].cpts[2])

@@ -116,6 +116,9 @@ class DrawRule:
     tolerance : float, default=None
         Largest disagreement, as a share of ``r (1 - r)`` of every group;
         ``DRAW_RULE_TOLERANCE`` (0.1) when None, 0 for the verified rule itself.
+    coarsest : int, default=None
+        No rule coarser than this multiplier (e.g. the one ``fit`` chose with the row
+        check, for networks of the same rows without rows to check).
 
     Attributes
     ----------
@@ -140,10 +143,11 @@ class DrawRule:
     ([6], [0.5, 0.5])
     """
 
-    def __init__(self, multiplier, rule_at, solve, plan, decisions_at=None, tolerance=None):
+    def __init__(self, multiplier, rule_at, solve, plan, decisions_at=None, tolerance=None,
+                 coarsest=None):
         self.multiplier = int(multiplier)
         self.rule_at, self.solve, self.plan = rule_at, solve, plan
-        self.decisions_at = decisions_at
+        self.decisions_at, self.coarsest = decisions_at, coarsest
         self.tolerance = DRAW_RULE_TOLERANCE if tolerance is None else float(tolerance)
         self.chosen = []
         self._rules, self._decisions = {}, {}
@@ -187,6 +191,8 @@ class DrawRule:
         """
         exact = np.asarray(exact, dtype=float)
         for multiplier in coarser_multipliers(self.multiplier):
+            if self.coarsest is not None and multiplier < self.coarsest:
+                continue
             if (rows is not None and self.decisions_at is not None and not
                     within_tolerance(self._row_share(multiplier, rows), exact,
                                      self.tolerance)):

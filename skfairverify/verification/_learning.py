@@ -11,7 +11,7 @@ from tqdm.auto import tqdm
 from ..s3p import BayesNet
 from ._network import check_learning_size, independent_network, learn_network
 from ._parameters import estimate_cpts, prior_pseudo_counts
-from ._posterior import posterior_networks
+from ._posterior import networks_from_concentrations, posterior_concentrations
 from ._variables import row_chunks
 
 __all__ = ["EQUIVALENT_SAMPLE_SIZE", "STRUCTURE_BINS", "group_support", "groups_present",
@@ -144,6 +144,12 @@ class _NetworkMixin:
         hierarchical prior's pseudo-counts with its target refitted per draw), given
         the rows ``codes`` the network was learned from.
         """
+        return networks_from_concentrations(
+            network, self._posterior_concentrations(network, codes, weight, rng),
+            n_draws=self.n_draws, random_state=rng, max_table_size=self.max_table_size)
+
+    def _posterior_concentrations(self, network, codes, weight, rng) -> list:
+        """Dirichlet concentrations of the posterior of ``network``'s tables."""
         pseudo = None
         learned = isinstance(self.network, str) and self.network == "learn"
         if learned and self.prior != "bdeu":
@@ -152,10 +158,9 @@ class _NetworkMixin:
                 sample_weight=weight, equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
                 prior=self.prior, random_state=rng, n_draws=self.n_draws,
                 max_table_size=self.max_table_size)
-        return posterior_networks(network, codes, sample_weight=weight,
-                                  equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
-                                  n_draws=self.n_draws, random_state=rng,
-                                  max_table_size=self.max_table_size, pseudo_counts=pseudo)
+        return posterior_concentrations(network, codes, sample_weight=weight,
+                                        equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
+                                        pseudo_counts=pseudo, n_draws=self.n_draws)
 
     def _learn_networks(self, encoding, codes, y_pos, weight):
         """Networks on all rows, and on the rows with ``Y = 1`` and ``Y = 0``."""

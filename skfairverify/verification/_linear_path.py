@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import warnings
 from dataclasses import dataclass, field
 
@@ -21,7 +22,7 @@ from ._intervals import (
 )
 from ._learning import group_support, groups_present
 from ._metrics import disparate_impact, favored_indices, rate_gap
-from ._posterior import shared_plan_rates
+from ._posterior import networks_from_concentrations, shared_plan_rates
 from ._variables import Encoding
 from ._warnings import EstimateOutsideIntervalWarning
 
@@ -72,7 +73,7 @@ class Evaluation:
     n_samples: int = 0  # rows sampled (sampling path)
     draws: dict | None = None  # rate name -> (n_draws, n_groups) posterior draws
     draw_multipliers: list = field(default_factory=list)  # the draws' rule per network
-    draw_networks: list | None = None  # the posterior draws of the network of all rows
+    draw_source: tuple | None = None  # (concentrations, rng state, n_draws) of all rows' draws
     level: float = 0.95  # credible level of the draws' intervals
 
     @property
@@ -139,7 +140,8 @@ class _LinearPathMixin:
         ev.draw_multipliers = draw_rule.chosen
         return ev
 
-    def _draw_rule(self, encoding, multiplier, group_codes, decisions_at=None) -> DrawRule:
+    def _draw_rule(self, encoding, multiplier, group_codes, decisions_at=None,
+                   coarsest=None) -> DrawRule:
         """The rule of the posterior draws (:class:`DrawRule`) of the integer rule ``l``."""
         keep, budget = self._sens_idx, self.max_table_size
         return DrawRule(
@@ -147,18 +149,38 @@ class _LinearPathMixin:
             solve=lambda net, rule: group_rates(net, *rule, keep, group_codes, budget),
             plan=lambda net, rule: shared_plan_rates(net, *rule, keep, group_codes,
                                                      max_table_size=budget),
-            decisions_at=decisions_at)
+            decisions_at=decisions_at, coarsest=coarsest)
+
+    @property
+    def _draw_networks(self) -> list | None:
+        """The posterior draws of the network of all rows made by ``fit``, or None.
+
+        Regenerated from ``_draw_source`` (the concentrations, the size of one network,
+        and the random state): the fitted verifier does not keep ``n_draws`` networks.
+        """
+        source = getattr(self, "_draw_source", None)
+        if source is None:
+            return None
+        alphas, state, n_draws = source
+        rng = np.random.default_rng()
+        rng.bit_generator.state = state
+        return networks_from_concentrations(self.network_, alphas, n_draws=n_draws,
+                                            random_state=rng,
+                                            max_table_size=self.max_table_size)
 
     def _draw_rates_of(self, network):
         """Rates function for posterior draws of ``network``'s structure (after ``fit``).
 
         The exact paths only: the verified rule's rates of a drawn network (the tree's
         on the tree path), the linear rule's solved on the coarsest rule within tolerance
-        at ``network`` (:class:`~._draw_rule.DrawRule`, without the row check).
+        at ``network`` (:class:`~._draw_rule.DrawRule`: no coarser than the rule ``fit``
+        chose for the network of all rows with the row check, so the draws of
+        ``network_`` get the rates of ``fit``).
         """
         if self._exact_kind == "tree":
             return self._tree_draw_rates_of(network)
-        rule = self._draw_rule(self._encoding, self.multiplier_, self._group_codes)
+        rule = self._draw_rule(self._encoding, self.multiplier_, self._group_codes,
+                               coarsest=self._draw_multiplier)
         exact = group_rates(network, self._weights, self.threshold_, self._sens_idx,
                             self._group_codes, self.max_table_size)
         return rule.rates_function(network, exact)
@@ -195,8 +217,8 @@ class _LinearPathMixin:
             pcf_rates = rates_of(mediated)
             groups["path_specific_rate"] = pcf_rates
             metrics["path_specific_causal"] = rate_gap(pcf_rates)
-        draws, draw_networks = self._rate_draws(plan_of, encoding, data, y_pos, weight,
-                                                groups, group_codes[i_max], mediated)
+        draws, draw_source = self._rate_draws(plan_of, encoding, data, y_pos, weight,
+                                              groups, group_codes[i_max], mediated)
         bounds = {}
         for c in RATE_COLUMNS:
             if c in groups:
@@ -209,7 +231,7 @@ class _LinearPathMixin:
         groups.insert(at + 1, "ci_high", bounds["positive_rate"][1])
         return Evaluation(None, None, None, networks[0], group_codes, groups, metrics,
                           i_max, i_min, bounds=bounds, draws=draws,
-                          level=self.credible_level, draw_networks=draw_networks)
+                          level=self.credible_level, draw_source=draw_source)
 
     def _held_bounds(self, bounds, groups, metrics, draws) -> dict:
         """The draws' bounds of every rate widened to hold the point estimates.
@@ -251,7 +273,9 @@ class _LinearPathMixin:
                     mediated) -> tuple[dict | None, list | None]:
         """Every rate column of ``groups`` under ``n_draws`` posterior networks.
 
-        Returns the draws of every column and the drawn networks of all rows.
+        Returns the draws of every column and what regenerates the draws of the network
+        of all rows (``_draw_networks``): their concentrations, the random state before
+        them and their number.
 
         The draws of all rows serve the positive and the path-specific rates (the
         mediated network of each draw, the favored group fixed at the point estimate's);
@@ -272,12 +296,16 @@ class _LinearPathMixin:
             absent = np.isnan(groups[column].to_numpy())
             values = np.full((self.n_draws, len(groups)), np.nan)
             if net is not None and not absent.all():
-                nets = self._posterior_draws(net, codes[mask],
-                                             None if weight is None else weight[mask], rng)
+                alphas = self._posterior_concentrations(
+                    net, codes[mask], None if weight is None else weight[mask], rng)
+                if column == "positive_rate":
+                    drawn = (alphas, copy.deepcopy(rng.bit_generator.state), self.n_draws)
+                nets = networks_from_concentrations(net, alphas, n_draws=self.n_draws,
+                                                    random_state=rng,
+                                                    max_table_size=self.max_table_size)
                 rates_of = plan_of(net, mask)
                 values = np.array([rates_of(d) for d in nets], dtype=float)
                 values[:, absent] = np.nan
-                drawn = nets if column == "positive_rate" else drawn
                 if column == "positive_rate" and mediated is not None:
                     pcf_of = plan_of(mediated, mask)
                     out["path_specific_rate"] = np.array([
@@ -316,7 +344,8 @@ class _LinearPathMixin:
         self.metric_intervals_ = ev.metric_intervals
         self.n_samples_ = ev.n_samples
         self.network_ = ev.network
-        self._draw_networks = ev.draw_networks
+        self._draw_source = ev.draw_source
+        self._draw_multiplier = ev.draw_multipliers[0] if ev.draw_multipliers else None
         self.groups_ = ev.groups
         self.metrics_ = ev.metrics
         self._group_codes = ev.group_codes

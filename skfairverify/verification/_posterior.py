@@ -36,6 +36,8 @@ __all__ = [
     "RateIntervals",
     "credible_intervals",
     "dirichlet_draws",
+    "networks_from_concentrations",
+    "posterior_concentrations",
     "shared_plan_rates",
     "metric_draws",
     "posterior_cpts",
@@ -174,22 +176,68 @@ def posterior_cpts(network, codes, *, sample_weight=None, equivalent_sample_size
     ...                                  n_draws=10, random_state=0)]
     [(10, 2), (10, 2, 3)]
     """
+    n_draws = _check_n_draws(n_draws)
+    alphas = posterior_concentrations(network, codes, sample_weight=sample_weight,
+                                      equivalent_sample_size=equivalent_sample_size,
+                                      pseudo_counts=pseudo_counts, n_draws=n_draws)
+    return _gamma_tables(network, alphas, n_draws, random_state, max_table_size)
+
+
+def _gamma_tables(network, alphas, n_draws, random_state, max_table_size) -> list:
+    """``n_draws`` Dirichlet draws of every table of concentrations ``alphas``."""
+    check_draw_memory(n_draws, [c.size for c in network.cpts], max_table_size)
+    rng = np.random.default_rng(random_state)
+    return [_normalised_gamma(alpha, (n_draws,) + cpt.shape, rng)
+            for alpha, cpt in zip(alphas, network.cpts)]
+
+
+def posterior_concentrations(network, codes, *, sample_weight=None, equivalent_sample_size,
+                             pseudo_counts=None, n_draws=None) -> list:
+    """Dirichlet concentrations of the posterior of every CPT: counts plus the prior.
+
+    Parameters
+    ----------
+    network : BayesNet
+        The fitted network (its structure and cardinalities).
+    codes : array-like of shape (n_samples, n_variables)
+        State codes of the rows it was learned from.
+    sample_weight : array-like of shape (n_samples,), default=None
+    equivalent_sample_size : float
+        Of the BDeu prior ``ess / (r q)`` (unused with ``pseudo_counts``).
+    pseudo_counts : list of ndarray, default=None
+        The prior of every table instead of BDeu (shapes of the tables, or with a
+        leading axis of ``n_draws``).
+    n_draws : int, default=None
+        The draws a leading axis of ``pseudo_counts`` must have.
+
+    Returns
+    -------
+    list of ndarray
+        One array per table, of its shape (or with the leading draws axis of its
+        pseudo-counts); every entry positive. The draws of :func:`posterior_networks`
+        are Dirichlet draws of its rows (:func:`networks_from_concentrations`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.verification._posterior import posterior_concentrations
+    >>> net = BayesNet([2, 2], [(), (0,)], [np.full(2, .5), np.full((2, 2), .5)])
+    >>> codes = np.array([[0, 0], [0, 1], [1, 1]])
+    >>> [a.tolist() for a in posterior_concentrations(net, codes, equivalent_sample_size=2.0)]
+    [[3.0, 2.0], [[1.5, 1.5], [0.5, 1.5]]]
+    """
     if not isinstance(network, BayesNet):
         raise TypeError(f"network must be a BayesNet; got {type(network).__name__}.")
-    n_draws = _check_n_draws(n_draws)
     cards = network.cardinalities
     codes = check_codes(codes, cards)
     weight = check_weights(sample_weight, len(codes))
     ess = check_ess(equivalent_sample_size)
     alphas = _check_pseudo_counts(pseudo_counts, network, n_draws)
-    check_draw_memory(n_draws, [c.size for c in network.cpts], max_table_size)
-    rng = np.random.default_rng(random_state)
     out = []
     for i, parents in enumerate(network.parents):
         counts = family_counts(codes, cards, i, parents, weight)
-        prior = ess / counts.size if alphas is None else alphas[i]
-        alpha = counts + prior
-        out.append(_normalised_gamma(alpha, (n_draws,) + counts.shape, rng))
+        out.append(counts + (ess / counts.size if alphas is None else alphas[i]))
     return out
 
 
@@ -281,30 +329,74 @@ def posterior_networks(network, codes, *, sample_weight=None, equivalent_sample_
     0.74
     """
     n_draws = _check_n_draws(n_draws)
+    alphas = posterior_concentrations(network, codes, sample_weight=sample_weight,
+                                      equivalent_sample_size=equivalent_sample_size,
+                                      pseudo_counts=pseudo_counts, n_draws=n_draws)
+    return networks_from_concentrations(network, alphas, n_draws=n_draws,
+                                        random_state=random_state,
+                                        max_table_size=max_table_size)
+
+
+def networks_from_concentrations(network, concentrations, *, n_draws, random_state=None,
+                                 max_table_size=DEFAULT_MAX_TABLE_SIZE) -> list:
+    """Networks of ``network``'s structure whose CPT rows are Dirichlet draws.
+
+    The draws of :func:`posterior_networks` from the concentrations of
+    :func:`posterior_concentrations` (the same draws for the same ``random_state``), so a
+    fitted verifier keeps the concentrations (the size of one network) and a random
+    state instead of its draws.
+
+    Parameters
+    ----------
+    network : BayesNet
+        Structure, states and names of the draws.
+    concentrations : list of ndarray
+        Of :func:`posterior_concentrations`.
+    n_draws : int
+        Number of networks.
+    random_state : int, numpy Generator or None, default=None
+    max_table_size : int, default=50_000_000
+        Budget of the draws (see :func:`posterior_networks`).
+
+    Returns
+    -------
+    list of BayesNet
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.verification._posterior import (
+    ...     networks_from_concentrations, posterior_concentrations, posterior_networks)
+    >>> net = BayesNet([2, 2], [(), (0,)], [np.full(2, .5), np.full((2, 2), .5)])
+    >>> codes = np.array([[0, 0], [0, 1], [1, 1]])
+    >>> alphas = posterior_concentrations(net, codes, equivalent_sample_size=1.0)
+    >>> a = networks_from_concentrations(net, alphas, n_draws=3, random_state=0)
+    >>> b = posterior_networks(net, codes, equivalent_sample_size=1.0, n_draws=3,
+    ...                        random_state=0)
+    >>> all(np.array_equal(x.cpts[1], y.cpts[1]) for x, y in zip(a, b))
+    True
+    """
+    n_draws = _check_n_draws(n_draws)
     sizes = [c.size for c in network.cpts]
     total = int(sum(sizes))
-    # The networks themselves hold n_draws * total entries; the stacked draws of
-    # posterior_cpts (three copies each) are made a chunk at a time, so the peak is the
-    # networks plus one chunk, not three times all the draws.
+    # The networks themselves hold n_draws * total entries; the stacked draws (three
+    # copies each) are made a chunk at a time, so the peak is the networks plus one
+    # chunk, not three times all the draws.
     per_draw = 3 * total + 3 * max(sizes, default=0)
     chunk = min(n_draws, (max_table_size - n_draws * total) // max(1, per_draw))
     if chunk < 2:
         check_draw_memory(n_draws, sizes, max_table_size)  # raises, naming the sizes
     rng = np.random.default_rng(random_state)
-    alphas = _check_pseudo_counts(pseudo_counts, network, n_draws)
     out = []
     starts = list(range(0, n_draws, chunk))
     if len(starts) > 1 and n_draws - starts[-1] < 2:  # no chunk of a single draw
         starts.pop()
     for start, stop in zip(starts, starts[1:] + [n_draws]):
-        part = None if alphas is None else [
-            a[start:stop] if a.ndim == c.ndim + 1 else a
-            for a, c in zip(alphas, network.cpts)]
-        stacked = posterior_cpts(network, codes, sample_weight=sample_weight,
-                                 equivalent_sample_size=equivalent_sample_size,
-                                 n_draws=stop - start, random_state=rng,
-                                 max_table_size=max_table_size, pseudo_counts=part)
-        out += _chunk_networks(network, stacked)
+        part = [a[start:stop] if a.ndim == c.ndim + 1 else a
+                for a, c in zip(concentrations, network.cpts)]
+        out += _chunk_networks(network, _gamma_tables(network, part, stop - start, rng,
+                                                      max_table_size))
     return out
 
 
