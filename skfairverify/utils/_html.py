@@ -381,6 +381,56 @@ def interval_note(verifier) -> dict:
     return note
 
 
+def influence_note(verifier, draws=None) -> dict:
+    """What the intervals of :meth:`~skfairverify.FairnessVerifier.fairness_influence` are.
+
+    Parameters
+    ----------
+    verifier : FairnessVerifier
+        A fitted verifier.
+    draws : list or None, default=None
+        The posterior draws of the network the influences were computed on (None: none).
+
+    Returns
+    -------
+    dict
+        As :func:`interval_note`: ``kind``, ``level``, ``n_draws`` and ``label``; without
+        draws, the label says why there is no interval (``n_draws=0``, a user network,
+        or the sampling path, whose influences are Monte Carlo estimates without the
+        posterior of the network).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skfairverify import FairnessVerifier
+    >>> from skfairverify.utils._html import influence_note
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"a": rng.integers(0, 2, 400), "x": rng.normal(size=400)})
+    >>> y = (X["x"] > 0).astype(int)
+    >>> ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
+    ...                        n_bins=10, n_draws=0).fit(X, y)
+    >>> influence_note(ver)["label"]
+    'point estimate only (n_draws=0)'
+    """
+    if draws:
+        note = {"kind": "credible (posterior of the network's parameters, "
+                        f"{len(draws)} draws solved exactly)",
+                "level": float(verifier.credible_level), "n_draws": len(draws)}
+    elif verifier.method_ == "sampling":
+        note = {"kind": _POINT_KIND, "level": None,
+                "reason": "sampling path: Monte Carlo estimates, each rate within about "
+                          f"tolerance={float(verifier.tolerance):g} of its value under the "
+                          "network; no interval for the network's uncertainty"}
+    elif verifier.n_draws == 0:
+        note = {"kind": _POINT_KIND, "level": None, "n_draws": 0}
+    else:
+        note = {"kind": _POINT_KIND, "level": None,
+                "reason": "a user network: no posterior draws"}
+    note["label"] = interval_label(note)
+    return note
+
+
 def has_intervals(note: Mapping | None) -> bool:
     """True when ``note`` (:func:`interval_note`) describes real intervals."""
     return bool(note) and not str(note.get("kind", "none")).startswith("none")
@@ -415,6 +465,8 @@ def interval_label(note: Mapping | None, short: bool = False) -> str:
     'point estimate only (no interval)'
     """
     if not has_intervals(note):
+        if note and note.get("reason"):
+            return "point estimate only" + ("" if short else f" ({note['reason']})")
         if note and note.get("n_draws") == 0:
             return "point estimate only" + ("" if short else " (n_draws=0)")
         return "point estimate only" + ("" if short else " (no interval)")
@@ -475,6 +527,41 @@ def merge_interval(frame: pd.DataFrame, column, low, high, header) -> pd.DataFra
     merged = pd.Series(cells, index=out.index, dtype=object)
     out.insert(min(position, out.shape[1]), header, merged)
     return out
+
+
+def influence_frame(table: pd.DataFrame, low=None, high=None) -> tuple[pd.DataFrame, dict]:
+    """A fairness influence table for display, every cell ``(value, low, high)`` with bounds.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Influence per feature (rows) and group (columns).
+    low, high : pandas.DataFrame or None
+        Bounds of the same shape; None shows the values alone.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+    formats : dict
+        The :func:`frame_table` formats (:func:`interval_cell` for every column with
+        bounds, :func:`signed` otherwise).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify.utils._html import frame_table, influence_frame
+    >>> t = pd.DataFrame({"F": [0.0123]}, index=["x"])
+    >>> frame, formats = influence_frame(t, t - 0.01, t + 0.02)
+    >>> "0.012 [0.002, 0.032]" in frame_table(frame, formats=formats)
+    True
+    """
+    if low is None or high is None:
+        return table, {c: signed for c in table.columns}
+    cells = np.empty(table.shape, dtype=object)
+    for (i, j), value in np.ndenumerate(table.to_numpy(dtype=float)):
+        cells[i, j] = (value, float(low.iat[i, j]), float(high.iat[i, j]))
+    frame = pd.DataFrame(cells, index=table.index, columns=table.columns)
+    return frame, {c: interval_cell for c in table.columns}
 
 
 def groups_frame(groups: pd.DataFrame, sensitive, note: Mapping | None) -> pd.DataFrame:

@@ -31,6 +31,7 @@ __all__ = [
     "group_rates",
     "uniform_network",
     "engine_seconds",
+    "check_draws_work",
 ]
 
 #: Measured cost of the frontier engine: ~0.6 ns per work unit of :func:`~skfairverify.s3p.plan`
@@ -88,6 +89,54 @@ def _check_engine_work(seconds: float, max_table_size: int) -> None:
             f"of work, above the bound of {limit:,.0f} s that max_table_size="
             f"{max_table_size:,} allows ({SECONDS_PER_MILLION_ENTRIES} s per million "
             "entries)." + _HINT
+        )
+
+
+def check_draws_work(seconds_per_draw: float, n_draws: int, what: str,
+                     max_table_size: int) -> None:
+    """Refuse the posterior draws of a computation beyond the work bound of ``max_table_size``.
+
+    The fairness influence of a feature subset under ``n_draws`` posterior draws costs
+    ``n_draws`` engine runs of the same plan; one run is timed first, and the draws are
+    refused when ``n_draws`` times that time exceeds the bound of one engine run
+    (:data:`SECONDS_PER_MILLION_ENTRIES` per million entries of ``max_table_size``).
+
+    Parameters
+    ----------
+    seconds_per_draw : float
+        Measured time of one draw's engine run.
+    n_draws : int
+        Number of posterior draws.
+    what : str
+        What is computed (e.g. the feature subset), for the message.
+    max_table_size : int
+        The verifier's budget.
+
+    Raises
+    ------
+    TableTooLargeError
+        Naming the estimate, ``n_draws`` and ``max_table_size``.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._influence import check_draws_work
+    >>> check_draws_work(0.01, 50, "x", 50_000_000)  # 0.5 s of 120 s: accepted
+    >>> check_draws_work(0.01, 50, "x", 100_000)
+    Traceback (most recent call last):
+    ...
+    skfairverify.s3p._errors.TableTooLargeError: The posterior draws of the fairness ...
+    """
+    limit = SECONDS_PER_MILLION_ENTRIES * max_table_size / 1e6
+    seconds = seconds_per_draw * n_draws
+    if seconds > limit:
+        raise TableTooLargeError(
+            f"The posterior draws of the fairness influence of {what!r} are estimated at "
+            f"{seconds:,.2f} s ({n_draws} draws x {seconds_per_draw:,.3g} s per engine "
+            f"run, measured on the first), above the bound of {limit:,.2f} s that "
+            f"max_table_size={max_table_size:,} allows ({SECONDS_PER_MILLION_ENTRIES} s per "
+            "million entries). Fit the verifier with fewer n_draws (n_draws=0: point "
+            "influences only), pass fewer or smaller feature subsets, or raise "
+            "max_table_size."
         )
 
 

@@ -159,6 +159,18 @@ class FairnessInfluenceResult(Result):
     reference : {"support", "states"}
         The reference distribution: uniform within each feature's observed range
         (``"support"``, FVGM Appendix E) or uniform over its states (``"states"``).
+    ci_low, ci_high : pandas.DataFrame or None
+        Shaped as ``table``: the equal-tailed credible interval at the verifier's
+        ``credible_level`` of every influence, from the verifier's posterior draws of
+        the network (``n_draws``), each draw's influence ``P_{D_d}(a) - P_{D'_d}(a)``
+        solved exactly, ``D'_d`` the draw with the features replaced by the same
+        reference distributions; widened to hold the value (with an
+        :class:`~skfairverify.verification.EstimateOutsideIntervalWarning`). None without
+        draws (``n_draws=0``, a user network, the sampling path).
+    intervals : dict
+        What ``ci_low`` / ``ci_high`` are (``kind``, ``level``, ``n_draws``, ``label``),
+        or, without them, why there is none (``label``, e.g. ``"point estimate only
+        (n_draws=0)"``).
 
     See Also
     --------
@@ -178,10 +190,17 @@ class FairnessInfluenceResult(Result):
     >>> fif = ver.fairness_influence()
     >>> fif.reference, fif.to_frame().index.tolist()
     ('support', ['x', 'z'])
+    >>> fif.intervals["label"]
+    '95% credible interval (posterior of the network, 50 draws)'
+    >>> bool((fif.ci_low <= fif.table).all().all() and (fif.table <= fif.ci_high).all().all())
+    True
     """
 
     table: pd.DataFrame
     reference: str
+    ci_low: pd.DataFrame | None = None
+    ci_high: pd.DataFrame | None = None
+    intervals: dict = field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
         """Return the influence table (one row per feature, one column per group).
@@ -194,5 +213,20 @@ class FairnessInfluenceResult(Result):
         return self.table
 
     def _summary(self) -> str:
+        from ..utils._html import interval_label
+
         return (f"{self.table.shape[0]} features x {self.table.shape[1]} groups; "
-                f"reference={self.reference!r}")
+                f"reference={self.reference!r}; {interval_label(self.intervals or None)}")
+
+    def _html_parts(self) -> list[str]:
+        from ..utils._html import frame_table, influence_frame, interval_label
+
+        label = interval_label(self.intervals or None)
+        frame, formats = influence_frame(self.table, self.ci_low, self.ci_high)
+        what = {"support": "uniform within its observed range",
+                "states": "uniform over its states"}.get(self.reference, str(self.reference))
+        shown = "value [low, high], the " + label if self.ci_low is not None else label
+        return [frame_table(frame, "Fairness influence FIF_a(S) of every feature (row) on "
+                                   "every group (column): the group's positive rate minus "
+                                   f"the same with the feature {what}; {shown}",
+                            formats=formats)]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
+from time import perf_counter
 
 import numpy as np
 import pandas as pd
@@ -21,7 +23,7 @@ from tqdm.auto import tqdm
 from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
-from ..utils._html import interval_note
+from ..utils._html import influence_note, interval_note
 from ..utils._validation import check_sample_weight
 from ._checks import (
     _InputChecksMixin,
@@ -32,7 +34,8 @@ from ._checks import (
     takes_sensitive_features,
 )
 from ._dask import SAMPLE_ROWS, _DaskMixin, is_dask_collection
-from ._influence import group_rates, uniform_network
+from ._influence import check_draws_work, group_rates, uniform_network
+from ._intervals import credible_bounds, hold_estimates
 from ._learning import _NetworkMixin
 from ._linear_path import _LinearPathMixin
 from ._network import resolve_structure_search
@@ -43,7 +46,7 @@ from ._sensitive import _SensitiveMixin
 from ._trees import is_tree_model
 from ._trees_path import _TreePathMixin
 from ._variables import Encoding
-from ._warnings import MIN_AGREEMENT
+from ._warnings import MIN_AGREEMENT, EstimateOutsideIntervalWarning
 
 __all__ = ["FairnessVerifier"]
 
@@ -883,31 +886,98 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                     )
         return subsets
 
-    def _reference_network(self, subset, reference):
-        """The fitted network with the features ``subset`` replaced by references."""
+    def _reference_distributions(self, idx, reference):
+        """The reference distribution of every variable of ``idx`` (None: over its states)."""
+        if reference != "support":
+            return None
+        return [self._encoding.variables[i].support_distribution() for i in idx]
+
+    def _reference_network(self, subset, reference, network=None):
+        """``network`` (the fitted one by default) with ``subset`` replaced by references.
+
+        The references are fixed (from the data's support, or uniform over the states),
+        the same for the fitted network and for every posterior draw.
+        """
         idx = [self.variables_.index(f) for f in subset]
-        dists = None
-        if reference == "support":
-            dists = [self._encoding.variables[i].support_distribution() for i in idx]
-        return uniform_network(self.network_, idx, dists)
+        return uniform_network(self.network_ if network is None else network, idx,
+                               self._reference_distributions(idx, reference))
 
-    def _rates_without(self, subset, reference) -> np.ndarray:
-        """Exact group positive rates with the features ``subset`` replaced by references."""
+    def _rates_without(self, subset, reference, draws=None):
+        """Exact group rates with the features ``subset`` replaced by references.
+
+        Returns the rates under the fitted network's reference network and, with
+        ``draws`` (posterior draws of the fitted network), the ``(n_draws, n_groups)``
+        rates under every draw's reference network, solved with the draws' rates
+        function built once on the point reference network (``_draw_rates_of``); None
+        without draws. One draw is solved first and its time, times the number of draws,
+        is checked against the work bound of ``max_table_size`` (:func:`check_draws_work`)
+        before the others are solved.
+        """
+        net = self._reference_network(subset, reference)
         if self._exact_kind == "tree":
-            return self._tree_rates_without(subset, reference)
-        return group_rates(self._reference_network(subset, reference), self._weights,
-                           self.threshold_, self._sens_idx, self._group_codes,
-                           self.max_table_size)
+            point = self._tree_rates_without(subset, reference)
+        else:
+            point = group_rates(net, self._weights, self.threshold_, self._sens_idx,
+                                self._group_codes, self.max_table_size)
+        if draws is None:
+            return point, None
+        rates_of = self._draw_rates_of(net)
+        start = perf_counter()
+        rates_of(net)  # one draw's work: the plan of the draws, on the point network
+        check_draws_work(perf_counter() - start, len(draws), " + ".join(subset),
+                         self.max_table_size)
+        values = np.array([rates_of(self._reference_network(subset, reference, d))
+                           for d in draws], dtype=float)
+        return point, values
 
-    def _influence_rates(self, subsets, reference) -> list[np.ndarray]:
-        """Group positive rates under the reference network of every subset."""
+    def _influence_rates(self, subsets, reference, draws=None) -> list[tuple]:
+        """``(point rates, draws' rates or None)`` under the reference network of every subset."""
         if self.method_ == "sampling":
             nets = [self._reference_network(s, reference) for s in subsets]
-            return self._sampled_influence(nets)
-        tasks = [delayed(self._rates_without)(s, reference) for s in subsets]
+            return [(r, None) for r in self._sampled_influence(nets)]
+        tasks = [delayed(self._rates_without)(s, reference, draws) for s in subsets]
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
         return list(tqdm(parallel(tasks), total=len(tasks), desc="FIF",
                          disable=not self.verbose))
+
+    def _influence_draws(self):
+        """The posterior draws of the fitted network and their group rates, or Nones.
+
+        Exact paths with ``n_draws > 0`` and a learned network: the draws that ``fit``
+        made (``_draw_networks``) and the rates of every draw under the verified rule
+        (``_draw_rates_of``, the same function as the references' draws).
+        """
+        draws = None if self.method_ == "sampling" else self._draw_networks
+        if not draws:
+            return None, None
+        base_of = self._draw_rates_of(self.network_)
+        return draws, np.array([base_of(d) for d in draws], dtype=float)
+
+    def _influence_intervals(self, table, fif_draws):
+        """Credible bounds of every entry of ``table`` from its posterior draws, held.
+
+        An :class:`EstimateOutsideIntervalWarning` names the entries whose point value lies
+        outside the equal-tailed interval of their draws (the interval is then widened to
+        hold it), as for the group rates.
+        """
+        n_draws, n_rows, n_groups = fif_draws.shape
+        low, high = credible_bounds(fif_draws.reshape(n_draws, -1), self.credible_level)
+        value = table.to_numpy(dtype=float).ravel()
+        outside = np.flatnonzero((value < low) | (value > high))
+        if outside.size:
+            named = [f"{table.index[k // n_groups]} / "
+                     f"{self._group_name(self.groups_, k % n_groups)} {value[k]:.4f} "
+                     f"[{low[k]:.4f}, {high[k]:.4f}]" for k in outside[:5]]
+            warnings.warn(
+                f"{outside.size} fairness influence value(s) lie outside the "
+                f"{self.credible_level:.0%} credible interval of their {n_draws} posterior "
+                f"draws: {'; '.join(named)}{' ...' if outside.size > 5 else ''}. These "
+                "influences are poorly determined by the data (small groups); the "
+                "intervals are widened to hold the values.",
+                EstimateOutsideIntervalWarning, stacklevel=3)
+        held = hold_estimates({"fif": (low, high)}, {"fif": value})[0]["fif"]
+        return [pd.DataFrame(b.reshape(n_rows, n_groups), index=table.index,
+                             columns=table.columns) for b in held]
 
     def fairness_influence(self, features=None, *, reference="support"
                            ) -> FairnessInfluenceResult:
@@ -927,6 +997,25 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         within ``tolerance`` at ``confidence`` jointly over the table; ``P_D(a)`` is
         ``groups_["positive_rate"]``, so an entry is within about two tolerances of the
         true influence.
+
+        Intervals (exact paths, ``n_draws > 0``, a learned network): for every posterior
+        draw ``D_d`` of the network that ``fit`` made, ``FIF_a,d(S) = P_{D_d}(a) -
+        P_{D'_d}(a)``, ``D'_d`` the draw with ``S`` replaced by the same (fixed)
+        reference distributions, each solved exactly as ``fit`` solves its draws (the
+        draws' rates function planned once per subset on ``D'``); ``ci_low`` /
+        ``ci_high`` are the equal-tailed intervals of those values at
+        ``credible_level``, widened to hold the value (an
+        :class:`~skfairverify.verification.EstimateOutsideIntervalWarning` names the
+        entries it widens). They hold the uncertainty of the parameters learned from a
+        finite sample, not that of the structure (an edge between two features may point
+        either way, and the reference replaces a feature's table, not its children's) or
+        of the bins. The draws cost one engine run per subset and draw: the first is
+        timed, and ``n_draws`` times its time must be within the work bound of
+        ``max_table_size`` (a TableTooLargeError names ``n_draws`` otherwise). Without
+        draws (``n_draws=0``, a user network) and on the sampling path there is no
+        interval, and ``intervals["label"]`` says why: the sampling path's influences
+        are Monte Carlo estimates, with neither the network's uncertainty nor a joint
+        confidence interval.
 
         Parameters
         ----------
@@ -948,7 +1037,14 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         FairnessInfluenceResult
             ``table``: one row per feature (subsets joined with ``" + "``), one column
             per group of ``groups_`` (a MultiIndex with several sensitive features);
-            ``reference``.
+            ``reference``; ``ci_low`` / ``ci_high`` (None without draws) and
+            ``intervals`` (what they are).
+
+        Raises
+        ------
+        TableTooLargeError
+            When the posterior draws of a subset are estimated beyond the work bound of
+            ``max_table_size`` (lower ``n_draws``), or an engine run is.
 
         Examples
         --------
@@ -961,8 +1057,13 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         >>> y = (X["x"] + X["z"] > 0.5).astype(int)
         >>> ver = FairnessVerifier(LogisticRegression(), "a", network="independent",
         ...                        n_bins=10).fit(X, y)
-        >>> ver.fairness_influence().table.index.tolist()
+        >>> fif = ver.fairness_influence()
+        >>> fif.table.index.tolist()
         ['x', 'z']
+        >>> fif.intervals["label"]
+        '95% credible interval (posterior of the network, 50 draws)'
+        >>> bool((fif.ci_low.loc["x"] <= fif.table.loc["x"]).all())
+        True
         """
         check_is_fitted(self)
         if reference not in ("support", "states"):
@@ -972,7 +1073,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             )
         subsets = self._feature_subsets(features)
         base = self.groups_["positive_rate"].to_numpy()
-        rows = [base - r for r in self._influence_rates(subsets, reference)]
+        draws, base_draws = self._influence_draws()
+        solved = self._influence_rates(subsets, reference, draws)
+        rows = [base - point for point, _ in solved]
         if len(self._sensitive) == 1:
             columns = pd.Index(self.groups_[self._sensitive[0]].tolist(),
                                name=self._sensitive[0])
@@ -980,7 +1083,13 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             columns = pd.MultiIndex.from_frame(self.groups_[self._sensitive])
         index = pd.Index([" + ".join(s) for s in subsets], name="feature")
         table = pd.DataFrame(np.vstack(rows), index=index, columns=columns)
-        return FairnessInfluenceResult(table=table, reference=reference)
+        ci_low = ci_high = None
+        if draws:
+            fif_draws = np.stack([base_draws - values for _, values in solved], axis=1)
+            ci_low, ci_high = self._influence_intervals(table, fif_draws)
+        return FairnessInfluenceResult(table=table, reference=reference, ci_low=ci_low,
+                                       ci_high=ci_high,
+                                       intervals=influence_note(self, draws))
 
     def predict(self, X):
         """Predict the classes with the fitted estimator.
