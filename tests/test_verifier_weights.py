@@ -234,7 +234,8 @@ def test_results_and_sensitive_features_():
     assert isinstance(fif, FairnessInfluenceResult) and fif.reference == "states"
     assert fif.to_frame() is fif.table
     assert fif.table.index.tolist() == ["x0", "x1", "k"]
-    assert repr(fif) == "FairnessInfluenceResult(3 features x 4 groups; reference='states')"
+    assert repr(fif) == ("FairnessInfluenceResult(3 features x 4 groups; reference='states'; "
+                         "95% credible interval (posterior of the network, 50 draws))")
 
 
 def test_unit_weights_equal_no_weights():
