@@ -219,3 +219,70 @@ def test_notebook_shows_intervals(model):
             cell = (f"{fif.table.iat[k, j]:.3f} [{fif.ci_low.iat[k, j]:.3f}, "
                     f"{fif.ci_high.iat[k, j]:.3f}]")
             assert re.search(re.escape(cell), page), cell
+
+
+def _error_segments(ax) -> set:
+    """``(low, high, y)`` of every horizontal error bar drawn on ``ax`` (rounded)."""
+    from matplotlib.collections import LineCollection
+
+    out = set()
+    for collection in ax.collections:
+        if isinstance(collection, LineCollection) and collection.get_gid() != "fif-range":
+            for seg in collection.get_segments():
+                if len(seg) < 2 or not np.isfinite(seg).all():
+                    continue
+                (x0, y0), (x1, y1) = seg[0], seg[-1]
+                if y0 == y1 and x0 != x1:
+                    out.add((round(min(x0, x1), 9), round(max(x0, x1), 9)))
+    return out
+
+
+@pytest.mark.parametrize("n_groups", [2, 6])
+def test_plot_draws_the_intervals(model, n_groups):
+    """Every influence's error bar spans its credible interval; the folded row has none."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skfairverify.plotting import plot_fairness_influence
+
+    rng = np.random.default_rng(6)
+    data = sample(600, rng)
+    data["w"] = rng.normal(size=600).round(2)
+    sens = "a" if n_groups == 2 else ["a", "b"]
+    if n_groups == 6:
+        data["b"] = rng.integers(0, 3, 600)
+    ver = FairnessVerifier(model, sens, n_bins=5, n_draws=40, random_state=0).fit(
+        data.drop(columns="w") if n_groups == 2 else data)
+    fif = ver.fairness_influence()
+    ax = plot_fairness_influence(ver, fif=fif, top=1)
+    top = ax.get_yticklabels()[0].get_text()
+    expected = {(round(lo, 9), round(hi, 9))
+                for lo, hi in zip(fif.ci_low.loc[top], fif.ci_high.loc[top])}
+    assert len(expected) == n_groups
+    assert _error_segments(ax) == expected  # the top feature's; none on the folded row
+    assert "error bars: 95% credible interval" in " ".join(ax.get_xlabel().split())
+    plt.close("all")
+    point = FairnessVerifier(model, sens, n_bins=5, n_draws=0).fit(
+        data.drop(columns="w") if n_groups == 2 else data)
+    ax = plot_fairness_influence(point)
+    assert not _error_segments(ax)
+    assert "(point estimate only (n_draws=0))" in " ".join(ax.get_xlabel().split())
+    plt.close("all")
+
+
+def test_value_outside_its_draws_widens_the_interval_and_warns(model):
+    """An influence outside its draws' interval: the interval holds it, a warning names it."""
+    from skfairverify.verification import EstimateOutsideIntervalWarning
+
+    data = sample(400, np.random.default_rng(7))
+    ver = FairnessVerifier(model, "a", n_draws=40, random_state=0).fit(data)
+    table = pd.DataFrame([[0.3, 0.0]], index=pd.Index(["x"], name="feature"),
+                         columns=pd.Index([0, 1], name="a"))
+    draws = np.random.default_rng(0).normal(0.0, 0.01, (40, 1, 2))
+    with pytest.warns(EstimateOutsideIntervalWarning,
+                      match=r"1 fairness influence .*x / 0 0\.3000"):
+        low, high = ver._influence_intervals(table, draws)
+    expected_low, expected_high = credible_intervals(draws[:, 0], 0.95)
+    assert low.iat[0, 0] == expected_low[0] and high.iat[0, 0] == 0.3  # widened to the value
+    assert low.iat[0, 1] == expected_low[1] and high.iat[0, 1] == expected_high[1]

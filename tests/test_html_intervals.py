@@ -118,6 +118,8 @@ def test_point_estimates_are_labelled_as_such_in_the_report_and_the_text(report)
     for g in v["groups"]:
         g["ci_low"] = g["ci_high"] = g["positive_rate"]
     v["metric_intervals"] = {k: [x, x] for k, x in v["metrics"].items()}
+    v["fairness_influence_ci_low"] = v["fairness_influence_ci_high"] = None
+    v["fairness_influence_intervals"] = dict(v["intervals"])
     page = point.to_html()
     tables = parse_tables(page)
     verdict = table_with(tables, "Verdict on every metric")
@@ -131,6 +133,7 @@ def test_point_estimates_are_labelled_as_such_in_the_report_and_the_text(report)
     assert "intervals: verified values: point estimate only (n_draws=0); no interval" in text
     assert "verified ci_low" not in text
     assert not re.search(r"\d \[\d", text.split("Rates per group")[1])  # no value [low, high]
+    assert "many) (point estimate only (n_draws=0)):" in text  # the influences too
 
 
 # ------------------------------------------------------------------ a real audit
@@ -236,3 +239,25 @@ def test_sampling_path_intervals_are_labelled_monte_carlo():
         assert same_number(low, expected["ci_low"], 3)
         assert same_number(high, expected["ci_high"], 3)
         assert float(low) <= float(value) <= float(high)
+
+
+def test_report_shows_the_influence_intervals(audit):
+    """The report's FIF table and its text show every influence with its credible interval."""
+    report, verifier = audit
+    fif = verifier.fairness_influence()
+    label = "95% credible interval (posterior of the network, 50 draws)"
+    assert fif.intervals["label"] == label
+    assert report.sections["verification"]["fairness_influence_intervals"]["label"] == label
+    table = table_with(parse_tables(report.to_html()), "Fairness influence (FIF)")
+    assert f"value [low, high], the {label}" in table.caption
+    groups = [c.text for c in table.head[0]][1:-1]
+    text = " ".join(report.to_text().split())
+    assert f"value [low, high], the {label}" in text
+    for row in table.body:
+        feature = row[0].text
+        for cell, group in zip(row[1:-1], groups):
+            value, low, high = split_interval(cell.text)
+            assert same_number(value, fif.table.loc[feature, group], 3)
+            assert same_number(low, fif.ci_low.loc[feature, group], 3)
+            assert same_number(high, fif.ci_high.loc[feature, group], 3)
+            assert cell.text in text

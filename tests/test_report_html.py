@@ -158,12 +158,20 @@ def test_fairness_influence_is_sorted_and_complete(report, page):
     v = report.sections["verification"]
     table = table_with(parse_tables(page), "Fairness influence (FIF)")
     fif = pd.DataFrame(v["fairness_influence"]).set_index("feature")
+    low, high = (pd.DataFrame(v[f"fairness_influence_ci_{b}"]).set_index("feature")
+                 for b in ("low", "high"))
+    assert v["fairness_influence_intervals"]["label"] in table.caption
     assert len(table.body) == len(fif)  # few features: nothing folded
     assert [c.text for c in table.head[0]][-1] == "spread"
     spreads = []
     for row in table.body:
         for cell, group in zip(row[1:-1], fif.columns):
-            assert same_number(cell.text, fif.loc[row[0].text, group])
+            # "value [low, high]", three decimals: the influence and its credible interval
+            value, lo, hi = re.fullmatch(r"(\S+) \[(\S+), (\S+)\]", cell.text).groups()
+            feature = row[0].text
+            assert same_number(value, fif.loc[feature, group], decimals=3)
+            assert same_number(lo, low.loc[feature, group], decimals=3)
+            assert same_number(hi, high.loc[feature, group], decimals=3)
         values = fif.loc[row[0].text]
         assert same_number(row[-1].text, values.max() - values.min())
         spreads.append(values.max() - values.min())

@@ -41,6 +41,8 @@ from ..utils._html import (
 )
 from ._render import legend
 from ._tables import (
+    fif_label,
+    fif_with_intervals,
     group_comparison,
     interval_columns,
     interval_note,
@@ -327,12 +329,16 @@ def _fif_frame(v: dict) -> pd.DataFrame:
 
 def _influence(report: AuditReport, figures: dict) -> str:
     v = report.sections["verification"]
-    fif = _fif_frame(v)
-    formats = dict.fromkeys(fif.columns, signed)
+    fif = fif_with_intervals(v, _fif_frame(v))
+    with_ci = any(isinstance(x, tuple) for x in fif.to_numpy().ravel())
+    formats = dict.fromkeys(fif.columns, interval_cell if with_ci else signed)
     formats[SPREAD] = number
+    label = fif_label(v)
     caption = ("Fairness influence (FIF) of the features on each group's verified "
                "selection rate, largest spread (max - min over the groups) first: "
-               + v.get("fairness_influence_units", ""))
+               + v.get("fairness_influence_units", "")
+               + (f"; value [low, high], the {label}" if with_ci
+                  else f" ({label})" if label else ""))
     shown = FIF_TOP if len(fif) > FIF_TOP + 3 else len(fif)  # fold 4 or more rows only
     tables = [frame_table(fif.head(shown), caption, formats=formats)]
     if len(fif) > shown:

@@ -10,6 +10,8 @@ import pandas as pd
 from ..utils._html import interval_cell, interval_label
 from ._common import SOURCES
 from ._tables import (
+    fif_label,
+    fif_with_intervals,
     group_comparison,
     interval_columns,
     interval_note,
@@ -120,12 +122,18 @@ def _fif_text(v: dict) -> list[str]:
         return []
     num = fif.select_dtypes("number")
     order = num.abs().max(axis=1).sort_values(ascending=False).index[:5]
+    top = fif.loc[order].set_index("feature")
+    shown = fif_with_intervals(v, top)
+    label = fif_label(v)
+    if shown is not top:  # (value, low, high) cells: "value [low, high]"
+        shown = shown.map(interval_cell)
     return [_wrap("top fairness influence (FIF, verified): change of each group's verified "
                   "selection rate (probability) due to the feature's real distribution rather "
                   "than one uniform within its observed range (FVGM Appendix E; categorical: "
                   "uniform over its categories; most and least favored groups when there are "
-                  "many):"),
-            fif.loc[order].to_string(index=False, float_format=lambda x: f"{x:+.4f}")]
+                  "many)" + (f"; value [low, high], the {label}" if shown is not top
+                             else f" ({label})" if label else "") + ":"),
+            shown.reset_index().to_string(index=False, float_format=lambda x: f"{x:+.4f}")]
 
 
 def _classifier_text(clf: dict | None) -> list[str]:

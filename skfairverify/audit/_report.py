@@ -89,8 +89,11 @@ class AuditReport:
       ``metric_intervals_network_relearned_on_test_rows`` (or null with
       ``network_relearned_on_test_rows_error``), ``most_favored_group``,
       ``least_favored_group``, ``agreement``, ``n_bins`` (and ``n_bins_reason``), ``multiplier``,
-      ``network_edges`` (``[parent, child]`` pairs), ``fairness_influence`` (records)
-      and ``fairness_influence_units``;
+      ``network_edges`` (``[parent, child]`` pairs), ``fairness_influence`` (records),
+      ``fairness_influence_ci_low`` / ``fairness_influence_ci_high`` (records of the
+      same shape: the credible bounds of every influence, or null without posterior
+      draws), ``fairness_influence_intervals`` (what they are, as ``intervals``, or why
+      there is none) and ``fairness_influence_units``;
     - ``comparison`` (step ``verify``): one record per metric: ``metric``,
       ``definition``, ``verified``, ``verified_interval`` (``[low, high]`` or null),
       ``verified_interval_kind``, ``verified_network_relearned_on_test_rows``,

@@ -147,6 +147,9 @@ def _verification_section(verifier, fif, X_test, y_test) -> dict:
         "n_samples": int(verifier.n_samples_),
         "network_edges": _network_edges(verifier.network_),
         "fairness_influence": records(fif.table),
+        "fairness_influence_ci_low": None if fif.ci_low is None else records(fif.ci_low),
+        "fairness_influence_ci_high": None if fif.ci_high is None else records(fif.ci_high),
+        "fairness_influence_intervals": jsonable(fif.intervals),
         "fairness_influence_units": FIF_UNITS,
     }
 

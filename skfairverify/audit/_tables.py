@@ -29,6 +29,32 @@ def interval_note(report: AuditReport) -> dict | None:
     return note if has_intervals(note) else None
 
 
+def fif_with_intervals(v: dict, fif: pd.DataFrame) -> pd.DataFrame:
+    """``fif`` (features by groups) with ``(value, low, high)`` cells when recorded.
+
+    The bounds are ``fairness_influence_ci_low`` / ``_ci_high`` of the verification
+    section (records of the same features and groups); ``fif`` itself when there are
+    none (no posterior draws, or a report written before they existed). Columns of
+    ``fif`` that are not groups (e.g. the spread) are left as they are.
+    """
+    low, high = v.get("fairness_influence_ci_low"), v.get("fairness_influence_ci_high")
+    if not low or not high or fif.empty:
+        return fif
+    low, high = (pd.DataFrame(r).set_index("feature").apply(pd.to_numeric, errors="coerce")
+                 for r in (low, high))
+    out = fif.astype(object)
+    for c in fif.columns:
+        if c in low.columns:
+            out[c] = list(zip(fif[c], low.loc[fif.index, c], high.loc[fif.index, c]))
+    return out
+
+
+def fif_label(v: dict) -> str | None:
+    """What the influences' intervals are (or why there is none); None if not recorded."""
+    note = v.get("fairness_influence_intervals")
+    return interval_label(note) if note else None
+
+
 def group_comparison(report: AuditReport) -> pd.DataFrame:
     """Verified and empirical rates of every group side by side (probabilities).
 

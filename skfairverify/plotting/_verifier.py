@@ -157,6 +157,24 @@ def _fold(table: pd.DataFrame, top, sort_by: str) -> pd.DataFrame:
     return pd.concat([ordered.iloc[:top], folded])
 
 
+def _fif_errors(fif, table: pd.DataFrame):
+    """Error bar lengths ``(2, rows, groups)`` of the rows of ``table``, or None.
+
+    From ``fif.ci_low`` / ``fif.ci_high``; the folded row (a sum of influences, whose
+    interval is not the sum of the intervals) gets none (NaN).
+    """
+    low, high = getattr(fif, "ci_low", None), getattr(fif, "ci_high", None)
+    if low is None or high is None:
+        return None
+    shown = table.index.isin(low.index)
+    errors = np.full((2,) + table.shape, np.nan)
+    values = table.to_numpy(dtype=float)[shown]
+    keys = table.index[shown]
+    errors[0][shown] = np.clip(values - low.loc[keys].to_numpy(dtype=float), 0, None)
+    errors[1][shown] = np.clip(high.loc[keys].to_numpy(dtype=float) - values, 0, None)
+    return errors
+
+
 def plot_fairness_influence(verifier, features=None, *, fif=None, reference="support",
                             top=10, sort_by="spread", ax=None):
     """Fairness influence of the features, most influential first, one color per group.
@@ -165,7 +183,10 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, reference="sup
     ``top`` first are folded into one last row holding the sum of their influences.
     With up to four groups each row has one bar per group; with more groups, one
     marker per group on a line spanning the smallest to the largest influence. The
-    legend (the groups) sits outside the data area, to the right of the axes.
+    legend (the groups) sits outside the data area, to the right of the axes. When
+    the result has intervals (``ci_low`` / ``ci_high``: the verifier's posterior
+    draws), every bar or marker carries its error bar (none on the folded row: the
+    interval of a sum is not the sum of the intervals) and the axis label names them.
 
     Parameters
     ----------
@@ -210,6 +231,13 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, reference="sup
     >>> ax = plot_fairness_influence(ver, top=1)
     >>> [t.get_text() for t in ax.get_yticklabels()]  # x, which follows a, leads
     ['x', 'sum of the 1 other\\nfeatures']
+
+    With the posterior draws of the network, each influence has its credible interval:
+
+    >>> ver = ver.set_params(n_draws=50).fit(X, (X["x"] + X["z"] > 0.5).astype(int))
+    >>> ax = plot_fairness_influence(ver)
+    >>> "95% credible interval" in " ".join(ax.get_xlabel().split())
+    True
     """
     check_top(top)
     if sort_by not in ("spread", "magnitude"):
@@ -232,30 +260,40 @@ def plot_fairness_influence(verifier, features=None, *, fif=None, reference="sup
         per_row = 0.18 * len(groups) + 0.1 if grouped else 0.3
         height = max(rows_height(len(rows), rows, per_row, extra=1.5), legend_height(groups))
         _, (ax,) = new_axes(7.0, height)
-    (_fif_bars if grouped else _fif_dots)(ax, table.to_numpy(dtype=float), groups)
+    errors = _fif_errors(fif, table)
+    (_fif_bars if grouped else _fif_dots)(ax, table.to_numpy(dtype=float), groups, errors)
     ax.set_yticks(np.arange(len(rows)), rows)
     ax.invert_yaxis()
     ax.axvline(0.0, color="k", linewidth=0.8)
+    note = getattr(fif, "intervals", None) or None
+    shown = (f"; error bars: {interval_label(note)}" if errors is not None
+             else f" ({interval_label(note)})" if note else "")
     ax.set_xlabel(wrap("FIF: Pr[Yhat = 1 | group] minus the same with the feature "
-                       f"{within}", 60))
+                       f"{within}{shown}", 60))
     ax.set_title("Fairness influence of the features (largest first)")
     legend_outside(ax, title="group")
     return ax
 
 
-def _fif_bars(ax, values: np.ndarray, groups: list[str]) -> None:
+def _fif_bars(ax, values: np.ndarray, groups: list[str], errors=None) -> None:
     n_rows, n_groups = values.shape
     height = 0.8 / n_groups
     pos = np.arange(n_rows)
     for g in range(n_groups):
         ax.barh(pos - 0.4 + (g + 0.5) * height, values[:, g], height=height,
-                label=groups[g], color=f"C{g}")
+                label=groups[g], color=f"C{g}",
+                xerr=None if errors is None else errors[:, :, g], capsize=2,
+                error_kw={"elinewidth": 1, "ecolor": "0.15"})
 
 
-def _fif_dots(ax, values: np.ndarray, groups: list[str]) -> None:
+def _fif_dots(ax, values: np.ndarray, groups: list[str], errors=None) -> None:
     pos = np.arange(values.shape[0])
     ax.hlines(pos, np.nanmin(values, axis=1), np.nanmax(values, axis=1), color="0.75",
-              linewidth=2, zorder=1)
+              linewidth=2, zorder=1, gid="fif-range")
     for g in range(values.shape[1]):
-        ax.scatter(values[:, g], pos, s=22, color=f"C{g % 10}",
-                   marker="os^Dv"[g // 10 % 5], label=groups[g], zorder=2)
+        color = f"C{g % 10}"
+        if errors is not None:
+            ax.errorbar(values[:, g], pos, xerr=errors[:, :, g], fmt="none",
+                        ecolor=color, elinewidth=1, capsize=2, zorder=2)
+        ax.scatter(values[:, g], pos, s=22, color=color,
+                   marker="os^Dv"[g // 10 % 5], label=groups[g], zorder=3)
