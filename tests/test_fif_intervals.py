@@ -286,3 +286,13 @@ def test_value_outside_its_draws_widens_the_interval_and_warns(model):
     expected_low, expected_high = credible_intervals(draws[:, 0], 0.95)
     assert low.iat[0, 0] == expected_low[0] and high.iat[0, 0] == 0.3  # widened to the value
     assert low.iat[0, 1] == expected_low[1] and high.iat[0, 1] == expected_high[1]
+
+
+def test_parallel_subsets_give_the_same_intervals(model):
+    """n_jobs=2 (the subsets in worker processes, the draws sent to them) changes nothing."""
+    data = sample(400, np.random.default_rng(8))
+    ver = FairnessVerifier(model, "a", n_draws=40, random_state=0).fit(data)
+    one = ver.fairness_influence()
+    two = ver.set_params(n_jobs=2).fairness_influence()
+    for a, b in ((one.table, two.table), (one.ci_low, two.ci_low), (one.ci_high, two.ci_high)):
+        pd.testing.assert_frame_equal(a, b)

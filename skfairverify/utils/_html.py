@@ -424,9 +424,12 @@ def influence_note(verifier, draws=None) -> dict:
                           "network; no interval for the network's uncertainty"}
     elif verifier.n_draws == 0:
         note = {"kind": _POINT_KIND, "level": None, "n_draws": 0}
-    else:
+    elif not isinstance(verifier.network, str):
         note = {"kind": _POINT_KIND, "level": None,
                 "reason": "a user network: no posterior draws"}
+    else:
+        note = {"kind": _POINT_KIND, "level": None,
+                "reason": "fit kept no posterior draws of the network"}
     note["label"] = interval_label(note)
     return note
 
