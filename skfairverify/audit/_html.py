@@ -350,7 +350,10 @@ def _influence(report: AuditReport, figures: dict) -> str:
         "rate it would have if that feature were uniform within its observed range (FVGM, "
         "Appendix E). A positive value: the feature's real distribution raises the group's "
         "rate; features whose influence differs most between groups are the ones that "
-        "drive the gaps of the summary.")]
+        "drive the gaps of the summary. With intervals (value [low, high]), each is the "
+        "credible interval of that influence over the posterior draws of the network "
+        "(the uncertainty of its parameters, learned from the training rows; not that of "
+        "its structure); a difference between groups within their intervals may be noise.")]
     return _section("influence", "Fairness influence of the features (verified)", body)
 
 
