@@ -182,6 +182,19 @@ def test_labels_without_posterior(model):
     assert "Monte Carlo" in fif._repr_html_()
 
 
+def test_intervals_false_gives_the_point_influences_only(model):
+    """intervals=False: the same table, no draws solved, the label says why."""
+    data = sample(400, np.random.default_rng(5))
+    ver = FairnessVerifier(model, "a", random_state=0).fit(data)
+    full = ver.fairness_influence()
+    point = ver.fairness_influence(intervals=False)
+    pd.testing.assert_frame_equal(point.table, full.table)
+    assert point.ci_low is None and point.ci_high is None
+    assert point.intervals["label"] == "point estimate only (intervals=False)"
+    with pytest.raises(ValueError, match="intervals must be True or False"):
+        ver.fairness_influence(intervals="yes")
+
+
 def test_draws_cost_refused(model, monkeypatch):
     """The draws are refused before they are solved, naming n_draws and max_table_size."""
     data = sample(400, np.random.default_rng(4))
@@ -191,8 +204,8 @@ def test_draws_cost_refused(model, monkeypatch):
     solved = []
     draw_rates_of = ver._draw_rates_of
 
-    def counting(network):
-        rates_of = draw_rates_of(network)
+    def counting(network, exact=None):
+        rates_of = draw_rates_of(network, exact)
         return lambda net: solved.append(net) or rates_of(net)
 
     monkeypatch.setattr(ver, "_draw_rates_of", counting)
@@ -200,9 +213,9 @@ def test_draws_cost_refused(model, monkeypatch):
                        match=r"'x' are estimated at 400.00 s \(40 draws x 10 s per engine run.*"
                              r"bound of 120.00 s that max_table_size=50,000,000.*n_draws"):
         ver.fairness_influence()
-    # the 40 draws of the fitted network (their rates as in fit) and the timed run on the
-    # point reference network; no draw of a reference network
-    assert len(solved) == 40 + 1
+    # only the timed run on the point reference network: the draws of the fitted network
+    # have their rates from fit, and no draw of a reference network was solved
+    assert len(solved) == 1
     ver.set_params(max_table_size=10**9)  # a bound of 2,400 s: accepted
     assert ver.fairness_influence().ci_low is not None
 

@@ -381,7 +381,7 @@ def interval_note(verifier) -> dict:
     return note
 
 
-def influence_note(verifier, draws=None) -> dict:
+def influence_note(verifier, draws=None, requested=True) -> dict:
     """What the intervals of :meth:`~skfairverify.FairnessVerifier.fairness_influence` are.
 
     Parameters
@@ -390,6 +390,8 @@ def influence_note(verifier, draws=None) -> dict:
         A fitted verifier.
     draws : list or None, default=None
         The posterior draws of the network the influences were computed on (None: none).
+    requested : bool, default=True
+        False when the caller asked for no intervals (``intervals=False``).
 
     Returns
     -------
@@ -417,6 +419,8 @@ def influence_note(verifier, draws=None) -> dict:
         note = {"kind": "credible (posterior of the network's parameters, "
                         f"{len(draws)} draws solved exactly)",
                 "level": float(verifier.credible_level), "n_draws": len(draws)}
+    elif not requested:
+        note = {"kind": _POINT_KIND, "level": None, "reason": "intervals=False"}
     elif verifier.method_ == "sampling":
         note = {"kind": _POINT_KIND, "level": None,
                 "reason": "sampling path: Monte Carlo estimates, each rate within about "

@@ -134,8 +134,8 @@ def check_draws_work(seconds_per_draw: float, n_draws: int, what: str,
             f"{seconds:,.2f} s ({n_draws} draws x {seconds_per_draw:,.3g} s per engine "
             f"run, measured on the first), above the bound of {limit:,.2f} s that "
             f"max_table_size={max_table_size:,} allows ({SECONDS_PER_MILLION_ENTRIES} s per "
-            "million entries). Fit the verifier with fewer n_draws (n_draws=0: point "
-            "influences only), pass fewer or smaller feature subsets, or raise "
+            "million entries). Pass intervals=False (point influences only), fit the "
+            "verifier with fewer n_draws, pass fewer or smaller feature subsets, or raise "
             "max_table_size."
         )
 

@@ -168,21 +168,23 @@ class _LinearPathMixin:
                                             random_state=rng,
                                             max_table_size=self.max_table_size)
 
-    def _draw_rates_of(self, network):
+    def _draw_rates_of(self, network, exact=None):
         """Rates function for posterior draws of ``network``'s structure (after ``fit``).
 
         The exact paths only: the verified rule's rates of a drawn network (the tree's
         on the tree path), the linear rule's solved on the coarsest rule within tolerance
         at ``network`` (:class:`~._draw_rule.DrawRule`: no coarser than the rule ``fit``
         chose for the network of all rows with the row check, so the draws of
-        ``network_`` get the rates of ``fit``).
+        ``network_`` get the rates of ``fit``). ``exact``: the verified rule's group
+        rates at ``network`` when already solved (solved here when None).
         """
         if self._exact_kind == "tree":
             return self._tree_draw_rates_of(network)
         rule = self._draw_rule(self._encoding, self.multiplier_, self._group_codes,
                                coarsest=self._draw_multiplier)
-        exact = group_rates(network, self._weights, self.threshold_, self._sens_idx,
-                            self._group_codes, self.max_table_size)
+        if exact is None:
+            exact = group_rates(network, self._weights, self.threshold_, self._sens_idx,
+                                self._group_codes, self.max_table_size)
         return rule.rates_function(network, exact)
 
     def _exact_evaluation(self, rates_of, plan_of, encoding, data, y_pos,
@@ -345,6 +347,9 @@ class _LinearPathMixin:
         self.n_samples_ = ev.n_samples
         self.network_ = ev.network
         self._draw_source = ev.draw_source
+        # fit's positive rates under its draws (the rates of _draw_networks), for FIF
+        self._draw_positive_rates = (None if ev.draw_source is None
+                                     else ev.draws["positive_rate"].copy())
         self._draw_multiplier = ev.draw_multipliers[0] if ev.draw_multipliers else None
         self.groups_ = ev.groups
         self.metrics_ = ev.metrics

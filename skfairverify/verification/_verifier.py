@@ -210,13 +210,17 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         posterior predictive distribution of the Monte Carlo estimator, so they hold
         the network's uncertainty and the Monte Carlo error (hulled with the Monte
         Carlo interval of the point estimate; ``docs/any-classifier.md``); 0 gives the
-        Monte Carlo intervals only. Every draw is solved exactly, so the draws
-        cost engine runs: a fit with the default 50 draws costs about 2.5-3x a
-        plain fit (``n_draws=0``) on the population benchmark of
-        ``docs/uncertainty.md``, 10-12x on Adult (sex x race, with ``y``: three
-        networks, 150 engine runs) and 11-14x at 100 features
+        Monte Carlo intervals only. Every draw is solved exactly by the engine; on the
+        linear path for the coarsest integer rule of the same model that disagrees with
+        the verified rule on at most ``0.1 r (1 - r)`` of every group, shifted to the
+        verified rule at the point estimate (a control variate; the intervals' ends
+        move by about 1% of their width, ``docs/uncertainty.md``). A fit with the
+        default 50 draws costs about 2.5x a plain fit (``n_draws=0``) on Adult (sex x
+        race, with ``y``: three networks, 150 draws) and 4.5x at 100 features
         (``benchmarks/bench_intervals.py --cost``); ``n_draws=0`` for model selection
-        loops that need no intervals.
+        loops that need no intervals. The fitted verifier keeps the draws' Dirichlet
+        concentrations (the size of one network), from which
+        :meth:`fairness_influence` regenerates them.
     credible_level : float in (0, 1), default=0.95
         Posterior probability of every credible interval of ``n_draws``.
     prior : {"bdeu", "hierarchical"}, default="bdeu"
@@ -921,7 +925,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                                 self._group_codes, self.max_table_size)
         if draws is None:
             return point, None
-        rates_of = self._draw_rates_of(net)
+        rates_of = self._draw_rates_of(net, exact=point)
         start = perf_counter()
         rates_of(net)  # one draw's work: the plan of the draws, on the point network
         check_draws_work(perf_counter() - start, len(draws), " + ".join(subset),
@@ -950,8 +954,11 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         draws = None if self.method_ == "sampling" else self._draw_networks
         if not draws:
             return None, None
-        base_of = self._draw_rates_of(self.network_)
-        return draws, np.array([base_of(d) for d in draws], dtype=float)
+        base = getattr(self, "_draw_positive_rates", None)
+        if base is None:
+            base_of = self._draw_rates_of(self.network_)
+            base = np.array([base_of(d) for d in draws], dtype=float)
+        return draws, base
 
     def _influence_intervals(self, table, fif_draws):
         """Credible bounds of every entry of ``table`` from its posterior draws, held.
@@ -979,7 +986,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         return [pd.DataFrame(b.reshape(n_rows, n_groups), index=table.index,
                              columns=table.columns) for b in held]
 
-    def fairness_influence(self, features=None, *, reference="support"
+    def fairness_influence(self, features=None, *, reference="support", intervals=True
                            ) -> FairnessInfluenceResult:
         """Fairness influence function (FIF) of features, per sensitive group.
 
@@ -1010,11 +1017,12 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         finite sample, not that of the structure (an edge between two features may point
         either way, and the reference replaces a feature's table, not its children's) or
         of the bins. The draws cost one engine run per subset and draw (on the draws'
-        coarser rule): on Adult (sex x race, 12 features) 8.8 s against 0.49 s for the
+        coarser rule): on Adult (sex x race, 12 features) 6.3 s against 0.54 s for the
         point influences (``benchmarks/bench_fif_intervals.py --fif``); ``n_jobs`` runs
-        the subsets in parallel. The first draw of each subset is timed, and
-        ``n_draws`` times its time must be within the work bound of ``max_table_size``
-        (a TableTooLargeError names ``n_draws`` otherwise). Without
+        the subsets in parallel, ``intervals=False`` skips the draws. The first draw of
+        each subset is timed, and ``n_draws`` times its time must be within the work
+        bound of ``max_table_size`` (a TableTooLargeError names ``n_draws`` otherwise).
+        Without
         draws (``n_draws=0``, a user network) and on the sampling path there is no
         interval, and ``intervals["label"]`` says why: the sampling path's influences
         are Monte Carlo estimates, with neither the network's uncertainty nor a joint
@@ -1034,6 +1042,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             state per value, is uniform over its categories / values. ``"states"``:
             uniform over the states, i.e. over the quantile bins of a binned feature
             (nearly its own marginal distribution, so its influence is understated).
+        intervals : bool, default=True
+            Compute the credible intervals from the posterior draws (one engine run per
+            subset and draw); False gives the point influences only, at the cost of one
+            engine run per subset (``intervals["label"]`` then says so).
 
         Returns
         -------
@@ -1074,9 +1086,11 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                 f"reference must be 'support' (uniform over each feature's observed range, "
                 f"FVGM Appendix E) or 'states' (uniform over its states); got {reference!r}."
             )
+        if not isinstance(intervals, (bool, np.bool_)):
+            raise ValueError(f"intervals must be True or False; got {intervals!r}.")
         subsets = self._feature_subsets(features)
         base = self.groups_["positive_rate"].to_numpy()
-        draws, base_draws = self._influence_draws()
+        draws, base_draws = self._influence_draws() if intervals else (None, None)
         solved = self._influence_rates(subsets, reference, draws)
         rows = [base - point for point, _ in solved]
         if len(self._sensitive) == 1:
@@ -1092,7 +1106,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             ci_low, ci_high = self._influence_intervals(table, fif_draws)
         return FairnessInfluenceResult(table=table, reference=reference, ci_low=ci_low,
                                        ci_high=ci_high,
-                                       intervals=influence_note(self, draws))
+                                       intervals=influence_note(self, draws, intervals))
 
     def predict(self, X):
         """Predict the classes with the fitted estimator.
