@@ -78,7 +78,6 @@ def test_shifted_draws_match_the_verified_rule_draw_by_draw(seed):
 def test_unshifted_coarse_draws_would_be_wrong():
     """The shift matters: the coarse rule's own draws are off by its bias."""
     net, rule_at = _known(0)
-    _, draws = _draws(net, 3000, 0)
     solve, _ = _solver(net)
     bias = solve(net, rule_at(15)) - solve(net, rule_at(1000))
     assert np.max(np.abs(bias)) > 1e-3

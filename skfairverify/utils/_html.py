@@ -374,11 +374,16 @@ def interval_note(verifier) -> dict:
         note = {"kind": _POINT_KIND, "level": None,
                 "n_draws": 0 if verifier.n_draws == 0 else None}
     else:
-        note = {"kind": "credible (posterior of the network's parameters, "
-                        f"{verifier.n_draws} draws solved exactly)",
-                "level": float(verifier.credible_level), "n_draws": int(verifier.n_draws)}
+        note = _credible_note(verifier, int(verifier.n_draws))
     note["label"] = interval_label(note)
     return note
+
+
+def _credible_note(verifier, n_draws: int) -> dict:
+    """The note of credible intervals from ``n_draws`` posterior draws solved exactly."""
+    return {"kind": "credible (posterior of the network's parameters, "
+                    f"{n_draws} draws solved exactly)",
+            "level": float(verifier.credible_level), "n_draws": n_draws}
 
 
 def influence_note(verifier, draws=None, requested=True) -> dict:
@@ -416,9 +421,7 @@ def influence_note(verifier, draws=None, requested=True) -> dict:
     'point estimate only (n_draws=0)'
     """
     if draws:
-        note = {"kind": "credible (posterior of the network's parameters, "
-                        f"{len(draws)} draws solved exactly)",
-                "level": float(verifier.credible_level), "n_draws": len(draws)}
+        note = _credible_note(verifier, len(draws))
     elif not requested:
         note = {"kind": _POINT_KIND, "level": None, "reason": "intervals=False"}
     elif verifier.method_ == "sampling":
