@@ -36,7 +36,9 @@ Run: ``python benchmarks/bench_intervals.py`` (``--reps``, ``--sizes``, ``--draw
 ``python benchmarks/bench_intervals.py --adult``;
 ``python benchmarks/bench_intervals.py --coverage --reps 300``;
 ``python benchmarks/bench_intervals.py --cost`` (``--workloads adult synthetic100``);
-``python benchmarks/bench_intervals.py --draw-rule``.
+``python benchmarks/bench_intervals.py --draw-rule``;
+``python benchmarks/bench_intervals.py --convolution`` (the batched engine's choice between
+direct and FFT convolution of two score axes, ``s3p._batched._DIRECT_MAX``).
 """
 
 from __future__ import annotations
@@ -218,6 +220,41 @@ def cost(workloads, old_commit):
     print(table.round(2).to_string())
 
 
+def _best_of_3(func, *args):
+    """(milliseconds of the fastest of three calls, its result)."""
+    best = np.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        out = func(*args)
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3, out
+
+
+def convolution():
+    """Direct (shifted products) against FFT convolution of two score axes.
+
+    The batched engine's choice (``s3p._batched._DIRECT_MAX``): tables of the draws'
+    shapes (rows x score length), the shorter axis from 4 to 48; milliseconds per
+    product (best of 3) and their ratio, with the largest difference of the two results.
+    """
+    from skfairverify.s3p._batched import _direct
+    from skfairverify.s3p._convolve import fft_product
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for n_rows, long in ((600, 500), (600, 3000), (60, 20000), (3000, 200)):
+        for short in (4, 8, 16, 32, 48):
+            a, b = rng.random((n_rows, short)), rng.random((n_rows, long))
+            times = {"direct": _best_of_3(_direct, a, b),
+                     "fft": _best_of_3(fft_product, [a, b], short + long - 1)}
+            rows.append({"rows": n_rows, "long axis": long, "short axis": short,
+                         "direct ms": times["direct"][0], "fft ms": times["fft"][0],
+                         "direct / fft": times["direct"][0] / times["fft"][0],
+                         "max |difference|": "{:.1e}".format(np.abs(
+                             times["direct"][1] - times["fft"][1]).max())})
+    print(pd.DataFrame(rows).round(3).to_string(index=False))
+
+
 def _interval_columns(ver):
     """Every interval of a fitted verifier: {(quantity, group): (low, high)}."""
     out = {(k, "-"): v for k, v in ver.metric_intervals_.items()}
@@ -269,12 +306,16 @@ def main():
     parser.add_argument("--cost-child")
     parser.add_argument("--exact-rule", action="store_true")
     parser.add_argument("--draw-rule", action="store_true")
+    parser.add_argument("--convolution", action="store_true")
     args = parser.parse_args()
     if args.cost_child:
         cost_child(args.cost_child, args.exact_rule)
         return
     if args.draw_rule:
         draw_rule(args.workloads)
+        return
+    if args.convolution:
+        convolution()
         return
     if args.cost:
         cost(args.workloads, args.old_commit)

@@ -33,8 +33,9 @@ from ._plan import single_threaded_blas
 
 # Convolve two score axes directly (shifted products) when the shorter is at most this
 # long, else by FFT. Measured on the draws' tables (rows x length: 600 x 500 to 60 x
-# 20,000, one thread): direct is 0.3-0.8x the FFT's time at 4, 0.7-1.7x at 8, 1.6-4.4x
-# at 32 and 3.7-6.8x at 48 (the single-draw engine's threshold).
+# 20,000, one thread; ``python benchmarks/bench_intervals.py --convolution``): direct takes
+# 0.40-0.65x the FFT's time at 4, 0.53-1.13x at 8, 2.0-3.6x at 32 and 3.3-6.9x at 48 (the
+# single-draw engine's threshold).
 _DIRECT_MAX = 8
 # Axes shorter than this are not trimmed (the cumulated sums would cost more than
 # the shorter convolutions save).
