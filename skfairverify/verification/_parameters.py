@@ -65,7 +65,11 @@ _LOO_ENTRIES = 2_000_000
 _LOO_MAX_ENTRIES = 50_000_000
 #: IPF iterations of a warm-started leave-one-out refit (sparse tables given another
 #: parent converge slowly; one unit removed moves the fit little).
-_REFIT_ITER = 25
+_REFIT_ITER = 100
+#: Relative change of every entry at which a leave-one-out refit has converged.
+_REFIT_TOL = 1e-4
+#: IPF iterations of the target refitted on each draw's Bayesian-bootstrap counts.
+_DRAW_ITER = 100
 #: Candidate prior strengths (pseudo-rows) of the hierarchical prior.
 STRENGTH_GRID = tuple(float(s) for s in np.geomspace(0.05, 5000.0, 26))
 
@@ -324,25 +328,117 @@ def _additive_prior(counts, n_sens, ess, grid):
 def _loo_targets(counts, n_sens, ess, cells, removed, target, shared):
     """The additive target of each cell refitted without one unit of it (warm-started).
 
-    Beyond ``_LOO_MAX_ENTRIES`` entries of refits, the fit on all rows predicts each
-    cell (slightly favours the target).
+    Only the cell's state of the other parents (its slice: sensitive axes and child) is
+    refitted, from the fit on all rows, for ``_REFIT_ITER`` IPF cycles (one unit moves
+    the fit little: the cycles converge geometrically). Without ``shared`` the slices
+    are independent IPF problems, so this is the refit of the whole table. With
+    ``shared`` the sensitive effects couple the slices: the other slices follow the
+    change of the shared effects and keep their own (see :func:`_loo_shared`). Beyond
+    ``_LOO_MAX_ENTRIES`` entries of refits, the fit on all rows predicts each cell
+    (slightly favours the target).
     """
-    if len(cells) * counts.size > _LOO_MAX_ENTRIES:
+    n_o = math.prod(counts.shape[n_sens:-1])
+    slice_size = counts.size // n_o
+    if len(cells) * slice_size > _LOO_MAX_ENTRIES:
         return target.flat[cells]
-    fitted = target * (counts + ess / counts.size).sum(axis=-1, keepdims=True)
+    x = (counts + ess / counts.size).reshape(counts.shape[:n_sens] + (n_o, counts.shape[-1]))
+    fitted = target.reshape(x.shape) * x.sum(axis=-1, keepdims=True)
+    where = np.unravel_index(cells, x.shape)
+    refit = _loo_shared if shared else _loo_slices
     t_loo = np.empty(len(cells))
-    step = max(1, _LOO_ENTRIES // counts.size)
+    step = max(1, _LOO_ENTRIES // slice_size)
     for start in range(0, len(cells), step):
         chunk = slice(start, start + step)
         rows = np.arange(len(cells[chunk]))
-        stack = np.repeat(counts[None], len(rows), axis=0)
-        stack.reshape(len(rows), -1)[rows, cells[chunk]] -= removed[chunk]
-        init = np.moveaxis(np.broadcast_to(fitted, stack.shape), 0, n_sens)
-        refit = additive_target(np.moveaxis(stack, 0, n_sens), n_sens, ess * len(rows),
-                                max_iter=_REFIT_ITER, init=init, shared=shared, n_batch=1)
-        t_loo[chunk] = np.moveaxis(refit, n_sens, 0).reshape(len(rows), -1)[rows,
-                                                                           cells[chunk]]
+        # (refit, *sensitive, child) index of each cell, the slice of each refit
+        at = (rows,) + tuple(w[chunk] for w in where[:n_sens]) + (where[-1][chunk],)
+        o_cell = where[n_sens][chunk]
+        x_slice = np.moveaxis(x[..., o_cell, :], n_sens, 0)
+        x_slice[at] -= removed[chunk]
+        start_fit = np.moveaxis(fitted[..., o_cell, :], n_sens, 0)
+        fit = refit(x_slice, start_fit, n_sens, x, fitted, at, removed[chunk])
+        t_loo[chunk] = fit[at] / fit.sum(axis=-1)[at[:-1]]
     return t_loo
+
+
+def _loo_slices(x_slice, start_fit, n_sens, x, fitted, at, removed):
+    """IPF of independent slices (leading refit axis), warm-started: the exact refits."""
+    margins = [tuple(1 + a for a in range(n_sens) if a != j) for j in range(n_sens)]
+    margins = [(axes, x_slice.sum(axis=axes, keepdims=True)) for axes in margins]
+    margins.append(((n_sens + 1,), x_slice.sum(axis=-1, keepdims=True)))
+
+    def cycle(fit, active, scale):
+        for axes, margin in margins:
+            fit *= margin[active] / fit.sum(axis=axes, keepdims=True)
+
+    return _until_converged(start_fit.copy(), cycle, None, at)
+
+
+def _until_converged(fit, cycle, scale, at):
+    """IPF cycles on a stack of refits (leading axis) until each one's cell has converged.
+
+    A refit stops when the relative change of its cell ``at`` (the value read) in a
+    cycle is below ``_REFIT_TOL``, or after ``_REFIT_ITER`` cycles. The stack is cut to
+    the refits still moving when they are fewer than half of it (sparse tables
+    converge slowly, most refits in a few cycles).
+    """
+    idx = np.arange(len(fit))
+    work, work_scale = fit, scale  # in place until the first cut
+
+    def read(work, idx):
+        return work[(np.arange(len(idx)),) + tuple(a[idx] for a in at[1:])]
+
+    last = read(work, idx)
+    for _ in range(_REFIT_ITER):
+        cycle(work, idx, work_scale)
+        value = read(work, idx)
+        moving = np.abs(value - last) >= _REFIT_TOL * value
+        if not moving.any():
+            break
+        if moving.mean() < 0.5:
+            fit[idx] = work
+            idx, work, value = idx[moving], work[moving], value[moving]
+            if work_scale is not None:  # auxiliary: not written back
+                work_scale = work_scale[moving]
+        last = value
+    fit[idx] = work
+    return fit
+
+
+def _loo_shared(x_slice, start_fit, n_sens, x, fitted, at, removed):
+    """Refits of the cell's slice under shared sensitive effects (leading refit axis).
+
+    The shared margins (each sensitive variable with the child, summed over all the
+    slices) are matched by the slice together with the other slices scaled by the
+    change of the shared effects; the other slices keep their own factors (their own
+    margins are not refitted: a change of order one unit over a margin of the whole
+    table). The slice's own margins (child given the other parents, rows) are matched
+    exactly.
+    """
+    fit = start_fit.copy()
+    rest = fitted.sum(axis=n_sens)[None] - fit  # the other slices, (refit, *S, K)
+    sens = tuple(range(1, n_sens + 1))
+    shared = []
+    for j in range(n_sens):
+        axes = tuple(a for a in range(n_sens) if a != j)
+        margin = np.repeat(x.sum(axis=axes + (n_sens,))[None], len(fit), axis=0)
+        margin[at[0], at[1 + j], at[-1]] -= removed
+        shared.append((tuple(1 + a for a in axes), np.expand_dims(margin, tuple(
+            1 + a for a in axes))))
+    child_margin = x_slice.sum(axis=sens, keepdims=True)
+    row_margin = x_slice.sum(axis=-1, keepdims=True)
+
+    def cycle(part, active, scale):
+        for axes, margin in shared:
+            ratio = margin[active] / (rest[active] * scale + part).sum(axis=axes,
+                                                                       keepdims=True)
+            part *= ratio
+            scale *= ratio
+        part *= child_margin[active] / part.sum(axis=sens, keepdims=True)
+        part *= row_margin[active] / part.sum(axis=-1, keepdims=True)
+
+    # scale: change of the shared effects, applied to the other slices
+    return _until_converged(fit, cycle, np.ones_like(fit), at)
 
 
 def _additive_draws(counts, n_sens, ess, u, n_draws, rng, shared=False):
@@ -356,7 +452,7 @@ def _additive_draws(counts, n_sens, ess, u, n_draws, rng, shared=False):
     boot = rng.standard_gamma(counts, size=(n_draws,) + counts.shape)
     boot = np.moveaxis(boot, 0, n_sens)
     target = additive_target(boot, n_sens, ess * n_draws,  # same pseudo-count per cell
-                             max_iter=_REFIT_ITER * 4, shared=shared, n_batch=1)
+                             max_iter=_DRAW_ITER, shared=shared, n_batch=1)
     return u * np.moveaxis(target, n_sens, 0)
 
 

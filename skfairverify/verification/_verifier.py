@@ -223,9 +223,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         :meth:`fairness_influence` regenerates them.
     credible_level : float in (0, 1), default=0.95
         Posterior probability of every credible interval of ``n_draws``.
-    prior : {"bdeu", "hierarchical"}, default="bdeu"
+    prior : {"hierarchical", "bdeu"}, default="hierarchical"
         Prior of the parameters of a learned network (``network="learn"``).
-        ``"bdeu"``: BDeu of equivalent sample size 1 (light smoothing).
         ``"hierarchical"``: a table with two or more sensitive parents is shrunk
         towards the additive (no-interaction) fit of the sensitive effects, with a
         strength chosen by leave-one-out likelihood, so that a small intersection
@@ -233,11 +232,15 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         (:func:`~skfairverify.verification._parameters.estimate_cpts`); the posterior
         draws use the same prior. With another parent, the target's sensitive
         effects are fitted per state of it or shared across its states, whichever
-        has the better leave-one-out likelihood. It lowers the group-rate error on the
-        population benchmark (0.85x BDeu's at 500 and 2,000 rows) and equals BDeu with one
-        sensitive feature, but its leave-one-out search is slow on large tables
-        (Adult, sex x race, 60 bins: a fit takes 110 s instead of 1.5 s), hence
-        opt-in.
+        has the better leave-one-out likelihood. On the population benchmark
+        (two sensitive attributes, intersections of ~20 rows at 500 rows) it lowers
+        the group-rate error to about 0.82x BDeu's and brings the coverage of the
+        statistical parity interval from about 86% to 94-95% (BDeu's intervals sit
+        above the truth when the two highest groups are small and close). With one
+        sensitive feature it equals BDeu. Its cost: on Adult (sex x race, 60 bins) a
+        plain fit takes about 4 s instead of 0.7 s with BDeu.
+        ``"bdeu"``: BDeu of equivalent sample size 1 (light smoothing), every table
+        estimated on its own.
     mediators : str or list of str, default=None
         Columns read by the model that mediate the effect of the sensitive features;
         when given, ``metrics_["path_specific_causal"]`` is computed: the gap of the
@@ -465,7 +468,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         "max_time": [Interval(Real, 0, None, closed="neither")],
         "n_draws": [Interval(Integral, 0, None, closed="left")],
         "credible_level": [Interval(Real, 0, 1, closed="neither")],
-        "prior": [StrOptions({"bdeu", "hierarchical"})],
+        "prior": [StrOptions({"hierarchical", "bdeu"})],
         "mediators": [None, str, list, tuple],
         "pcf_definition": [StrOptions({"fvgm", "edge_specific"})],
         "max_indegree": [None, Interval(Integral, 1, None, closed="left")],
@@ -493,7 +496,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         max_time=600.0,
         n_draws=50,
         credible_level=0.95,
-        prior="bdeu",
+        prior="hierarchical",
         mediators=None,
         pcf_definition="fvgm",
         max_indegree=1,
