@@ -24,9 +24,11 @@ pipeline, with y) and ``bench_scale.synthetic(100)`` (100 numeric features, 20k 
 process, the old code from an export of ``--old-commit`` (default 9bb8f89, before the
 batched draws) on ``PYTHONPATH``; CPU seconds (``time.process_time``) of a plain fit
 (``n_draws=0``) and of a fit with ``n_draws=50``, their ratio, and the speed-up of the
-draws' part (fit with draws minus plain fit). A third row runs the new code with the
-draws solved on the verified integer rule itself (``_draw_rule.DRAW_RULE_TOLERANCE = 0``),
-which separates the coarser draw rule from the other changes since the old commit.
+draws' part (fit with draws minus plain fit). The new code runs twice: with
+``prior="bdeu"`` (the old commit's default) and with its defaults (the hierarchical
+prior, which differs from BDeu only with two or more sensitive features: Adult here).
+``--cost-child WORKLOAD --exact-rule`` times the draws solved on the verified integer
+rule itself (``_draw_rule.DRAW_RULE_TOLERANCE = 0``).
 
 ``--draw-rule``: the accuracy of the coarser draw rule (``_draw_rule``) on the same
 workloads: the same 50 posterior draws solved on the verified rule and on the coarser
@@ -162,7 +164,7 @@ def _cost_data(workload):
     return FrozenEstimator(LogisticRegression(max_iter=2000).fit(X, y)), X, y, "a"
 
 
-def cost_child(workload, exact_rule=False):
+def cost_child(workload, exact_rule=False, prior=None):
     """Print (JSON) the CPU seconds of a plain fit and of a fit with 50 draws."""
     import skfairverify
 
@@ -172,9 +174,11 @@ def cost_child(workload, exact_rule=False):
         _draw_rule.DRAW_RULE_TOLERANCE = 0.0
     model, X, y, sensitive = _cost_data(workload)
     out = {"package": os.path.dirname(skfairverify.__file__)}
+    params = {} if prior is None else {"prior": prior}
     for draws in (0, 50):
         t0 = time.process_time()
-        ver = FairnessVerifier(model, sensitive, n_draws=draws, random_state=0).fit(X, y)
+        ver = FairnessVerifier(model, sensitive, n_draws=draws, random_state=0,
+                               **params).fit(X, y)
         out[f"draws={draws}"] = time.process_time() - t0
         out[f"SP interval draws={draws}"] = list(ver.metric_intervals_["statistical_parity"])
     print(json.dumps(out))
@@ -195,8 +199,8 @@ def cost(workloads, old_commit):
     rows = []
     for workload in workloads:
         for label, path, extra in ((f"old ({old_commit})", old_tree, []),
-                                   ("new, draws on the verified rule", None, ["--exact-rule"]),
-                                   ("new", None, [])):
+                                   ("new, prior='bdeu'", None, ["--prior", "bdeu"]),
+                                   ("new (defaults)", None, [])):
             env = dict(os.environ)
             if path is not None:
                 env["PYTHONPATH"] = path + os.pathsep + env.get("PYTHONPATH", "")
@@ -305,11 +309,12 @@ def main():
     parser.add_argument("--old-commit", default="9bb8f89")
     parser.add_argument("--cost-child")
     parser.add_argument("--exact-rule", action="store_true")
+    parser.add_argument("--prior", choices=["hierarchical", "bdeu"])
     parser.add_argument("--draw-rule", action="store_true")
     parser.add_argument("--convolution", action="store_true")
     args = parser.parse_args()
     if args.cost_child:
-        cost_child(args.cost_child, args.exact_rule)
+        cost_child(args.cost_child, args.exact_rule, args.prior)
         return
     if args.draw_rule:
         draw_rule(args.workloads)

@@ -21,9 +21,10 @@ Per repetition and sample size, on one sample drawn from the population:
   = Phi(m_g / sigma)`` (the maximum-likelihood estimate under the multivariate model
   with unknown covariance); intervals from the exact posterior of the normal linear
   model under a flat prior (``sigma^2 ~ dof s^2 / chi2_dof``, ``beta | sigma ~ N``);
-* verifier: ``FairnessVerifier(FrozenEstimator(lr))`` with its defaults (BDeu prior,
-  ``n_bins="auto"``: bins up to ``min(max_bins=60, smallest group's rows)``), intervals
-  from its ``n_draws`` posterior draws; ``+prior``: ``prior="hierarchical"``;
+* verifier: ``FairnessVerifier(FrozenEstimator(lr))`` with its defaults (hierarchical
+  prior, ``n_bins="auto"``: bins up to ``min(max_bins=60, smallest group's rows)``),
+  intervals from its ``n_draws`` posterior draws; ``-bdeu``: ``prior="bdeu"`` (the
+  default of the releases before the hierarchical prior became the default);
   ``-nocap``: without the cap of the bins by the smallest group (the search up to 60
   bins of the releases before it: ``distribution_cap`` is replaced inside this
   script only).
@@ -240,10 +241,10 @@ def sweep_bins(pop, lr, truth, n, args):
 
 
 # ---------------------------------------------------------------- experiment
-METHODS = ("empirical", "oracle", "verifier", "verifier+prior", "verifier-nocap",
-           "verifier+prior-nocap")
-SETTINGS = {"verifier": ("bdeu", True), "verifier+prior": ("hierarchical", True),
-            "verifier-nocap": ("bdeu", False), "verifier+prior-nocap": ("hierarchical", False)}
+METHODS = ("empirical", "oracle", "verifier", "verifier-bdeu", "verifier-nocap",
+           "verifier-bdeu-nocap")
+SETTINGS = {"verifier": ("hierarchical", True), "verifier-bdeu": ("bdeu", True),
+            "verifier-nocap": ("hierarchical", False), "verifier-bdeu-nocap": ("bdeu", False)}
 
 
 def one_run(pop, lr, truth, n, seed, args):

@@ -7,6 +7,7 @@ from skfairverify.s3p import BayesNet
 from skfairverify.verification._network import _estimate
 from skfairverify.verification._parameters import (
     STRENGTH_GRID,
+    _loo_targets,
     additive_target,
     distribution_max_bins,
     estimate_cpts,
@@ -204,6 +205,49 @@ def test_additive_strength_maximises_the_brute_force_leave_one_out_likelihood():
     expected = (full + u * target) / (full.sum(-1, keepdims=True) + u)
     np.testing.assert_allclose(cpts[3], np.transpose(expected, (2, 0, 1, 3)), atol=1e-6)
     assert strengths[2] is not None  # Z has both sensitive parents too
+
+
+def _loo_by_refit(counts, shared):
+    """Brute force: the target refitted from scratch without one unit of each cell."""
+    cells = np.flatnonzero(counts)
+    removed = np.minimum(1.0, counts.flat[cells])
+    out = np.empty(len(cells))
+    for i, (cell, r) in enumerate(zip(cells, removed)):
+        less = counts.copy()
+        less.flat[cell] -= r
+        out[i] = additive_target(less, 2, 1.0, max_iter=20_000, tol=1e-13,
+                                 shared=shared).flat[cell]
+    return cells, removed, out
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 6), (2, 2, 6)])
+def test_leave_one_out_targets_equal_full_refits_without_shared_effects(shape):
+    """Without shared effects each state of the other parents is its own IPF problem:
+    refitting the cell's slice is refitting the table (weighted counts, some cells
+    of one unit, a sparse small intersection)."""
+    rng = np.random.default_rng(3)
+    counts = rng.gamma(2.0, 3.0, size=shape).round(1)
+    counts[1, 1] = rng.poisson(0.7, size=shape[2:])
+    cells, removed, expected = _loo_by_refit(counts, shared=False)
+    target = additive_target(counts, 2, 1.0)
+    got = _loo_targets(counts, 2, 1.0, cells, removed, target, False)
+    np.testing.assert_allclose(got, expected, rtol=2e-3)
+
+
+def test_leave_one_out_targets_with_shared_effects_are_close_to_full_refits():
+    """With shared effects the other slices follow the shared effects only: measured
+    against full refits, every target within 0.2% on a table without near-empty
+    margins (measured: 0.03% at most); the in-sample target is off by 1.8% in the
+    median."""
+    rng = np.random.default_rng(4)
+    counts = rng.gamma(3.0, 4.0, size=(2, 3, 5, 6)).round()
+    cells, removed, expected = _loo_by_refit(counts, shared=True)
+    target = additive_target(counts, 2, 1.0, shared=True)
+    got = _loo_targets(counts, 2, 1.0, cells, removed, target, True)
+    error = np.abs(np.log(got / expected))
+    in_sample = np.abs(np.log(target.flat[cells] / expected))
+    assert error.max() < 2e-3
+    assert np.median(in_sample) > 20 * np.median(error)
 
 
 def test_shared_target_is_the_loglinear_fit_with_effects_shared_over_the_other_parent():

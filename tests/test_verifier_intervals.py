@@ -215,9 +215,10 @@ def test_hierarchical_prior_reestimates_the_learned_structure():
     X = pd.DataFrame({"a1": a1, "a2": a2, "x": x})
     lr = LogisticRegression().fit(X[["x"]], (x > 1).astype(int))
     params = dict(n_bins=5, multiplier=100, random_state=0, n_draws=50)
-    bdeu = FairnessVerifier(FrozenEstimator(lr), ["a1", "a2"], **params).fit(X)
-    hier = FairnessVerifier(FrozenEstimator(lr), ["a1", "a2"], prior="hierarchical",
+    bdeu = FairnessVerifier(FrozenEstimator(lr), ["a1", "a2"], prior="bdeu",
                             **params).fit(X)
+    hier = FairnessVerifier(FrozenEstimator(lr), ["a1", "a2"], **params).fit(X)
+    assert hier.prior == "hierarchical"  # the default
     net = hier.network_
     assert net.parents == bdeu.network_.parents
     codes = hier._encoding.codes(X)
@@ -269,10 +270,9 @@ def test_hierarchical_prior_equals_bdeu_with_one_sensitive_feature(model):
     setting (its Section 4.2 benchmark) is unchanged, intervals included."""
     X = _sample(400, np.random.default_rng(12))
     params = dict(n_bins=10, multiplier=100, random_state=0)
-    bdeu = FairnessVerifier(FrozenEstimator(model), "a", **params).fit(X)
-    assert bdeu.prior == "bdeu"
-    hier = FairnessVerifier(FrozenEstimator(model), "a", prior="hierarchical",
-                            **params).fit(X)
+    bdeu = FairnessVerifier(FrozenEstimator(model), "a", prior="bdeu", **params).fit(X)
+    hier = FairnessVerifier(FrozenEstimator(model), "a", **params).fit(X)
+    assert hier.prior == "hierarchical"
     pd.testing.assert_frame_equal(hier.groups_, bdeu.groups_)
     assert hier.metric_intervals_ == bdeu.metric_intervals_
 

@@ -11,11 +11,16 @@ from (weighted) state codes:
   and race: four intersections, some small) has a Dirichlet prior centred on
   :func:`additive_target`, the log-linear fit without a joint effect of the sensitive
   variables (each attribute's effect estimated from all the rows that have it), of
-  strength ``u`` chosen by exact leave-one-out likelihood; a large intersection that
-  departs from the additive model keeps its own counts, a small one borrows. With
-  other parents, the target's sensitive effects are either fitted in every state of
-  the other parents or shared across them (``additive_target(shared=True)``),
-  whichever has the better leave-one-out likelihood;
+  strength ``u`` chosen by leave-one-out likelihood (the target refitted without
+  each unit); a large intersection that departs from the additive model keeps its
+  own counts, a small one borrows. With other parents, the target's sensitive
+  effects are either fitted in every state of the other parents or shared across
+  them (``additive_target(shared=True)``), whichever has the better leave-one-out
+  likelihood. The refits are those of the unit's state of the other parents only:
+  exact without shared effects (the states are independent IPF problems), and with
+  shared effects the other states follow the change of the shared effects (measured
+  within 0.03% of full refits on a test table, against 1.8% in the median for the
+  target fitted on all rows; ``tests/test_parameters.py``);
 * ``prior="pooled"``: the distribution of a feature given its sensitive parents
   ``S`` and other parents ``O`` has a Dirichlet prior centred on the pooled
   distribution given ``O`` only, which itself has a Dirichlet prior centred on the
@@ -63,10 +68,10 @@ PRIORS = ("hierarchical", "pooled", "bdeu")
 #: (one chunk), and of all the refits (beyond: the fit on all rows predicts every cell).
 _LOO_ENTRIES = 2_000_000
 _LOO_MAX_ENTRIES = 50_000_000
-#: IPF iterations of a warm-started leave-one-out refit (sparse tables given another
-#: parent converge slowly; one unit removed moves the fit little).
+#: Largest number of IPF cycles of a warm-started leave-one-out refit (sparse tables
+#: converge slowly; one unit removed moves the fit little: most stop in a few cycles).
 _REFIT_ITER = 100
-#: Relative change of every entry at which a leave-one-out refit has converged.
+#: Relative change, in one cycle, of the refitted cell at which a refit has converged.
 _REFIT_TOL = 1e-4
 #: IPF iterations of the target refitted on each draw's Bayesian-bootstrap counts.
 _DRAW_ITER = 100
@@ -296,13 +301,13 @@ def additive_target(counts: np.ndarray, n_sens: int, ess: float, max_iter: int =
 
 
 def _additive_prior(counts, n_sens, ess, grid):
-    """``u * additive_target`` with the target and ``u`` by exact leave-one-out likelihood.
+    """``u * additive_target`` with the target and ``u`` by leave-one-out likelihood.
 
     One unit of weight (``min(1, count)``) is removed from a cell and the target refitted
     without it; every cell's units share that prediction, so the score is
     ``sum_c n_c log((n_c - r_c + u T_c) / (N_c - r_c + u))`` with ``T_c`` the target
-    fitted without one unit of cell ``c``. The refits are stacked as an extra batch
-    axis of one IPF (in chunks of ``_LOO_ENTRIES`` entries). With other parents, both
+    fitted without one unit of cell ``c`` (:func:`_loo_targets`). The refits are stacked
+    as an extra batch axis (in chunks of ``_LOO_ENTRIES`` entries). With other parents, both
     targets (sensitive effects per state of the other parents, or ``shared``) are
     scored and the better kept. Integer weights give the counts, hence the result, of
     repeated rows. Returns ``(alpha, (inf, u), shared)``.
@@ -364,44 +369,48 @@ def _loo_targets(counts, n_sens, ess, cells, removed, target, shared):
 def _loo_slices(x_slice, start_fit, n_sens, x, fitted, at, removed):
     """IPF of independent slices (leading refit axis), warm-started: the exact refits."""
     margins = [tuple(1 + a for a in range(n_sens) if a != j) for j in range(n_sens)]
-    margins = [(axes, x_slice.sum(axis=axes, keepdims=True)) for axes in margins]
-    margins.append(((n_sens + 1,), x_slice.sum(axis=-1, keepdims=True)))
+    margins.append((n_sens + 1,))
+    stack = {"fit": start_fit.copy()}
+    stack.update({axes: x_slice.sum(axis=axes, keepdims=True) for axes in margins})
 
-    def cycle(fit, active, scale):
-        for axes, margin in margins:
-            fit *= margin[active] / fit.sum(axis=axes, keepdims=True)
+    def cycle(stack):
+        fit = stack["fit"]
+        for axes in margins:
+            fit *= stack[axes] / fit.sum(axis=axes, keepdims=True)
 
-    return _until_converged(start_fit.copy(), cycle, None, at)
+    return _until_converged(stack, cycle, at)
 
 
-def _until_converged(fit, cycle, scale, at):
+def _until_converged(stack, cycle, at):
     """IPF cycles on a stack of refits (leading axis) until each one's cell has converged.
 
-    A refit stops when the relative change of its cell ``at`` (the value read) in a
+    ``stack`` holds the fits (``"fit"``, returned) and every other array of one entry
+    per refit (margins, auxiliary factors); ``cycle(stack)`` updates it in place. A
+    refit stops when the relative change of its cell ``at`` (the value read) in a
     cycle is below ``_REFIT_TOL``, or after ``_REFIT_ITER`` cycles. The stack is cut to
     the refits still moving when they are fewer than half of it (sparse tables
     converge slowly, most refits in a few cycles).
     """
+    fit = stack["fit"]
     idx = np.arange(len(fit))
-    work, work_scale = fit, scale  # in place until the first cut
+    cell = at[1:]
 
     def read(work, idx):
-        return work[(np.arange(len(idx)),) + tuple(a[idx] for a in at[1:])]
+        return work[(np.arange(len(idx)),) + tuple(a[idx] for a in cell)]
 
-    last = read(work, idx)
+    last = read(fit, idx)
     for _ in range(_REFIT_ITER):
-        cycle(work, idx, work_scale)
-        value = read(work, idx)
+        cycle(stack)
+        value = read(stack["fit"], idx)
         moving = np.abs(value - last) >= _REFIT_TOL * value
         if not moving.any():
             break
         if moving.mean() < 0.5:
-            fit[idx] = work
-            idx, work, value = idx[moving], work[moving], value[moving]
-            if work_scale is not None:  # auxiliary: not written back
-                work_scale = work_scale[moving]
+            fit[idx] = stack["fit"]
+            stack = {name: array[moving] for name, array in stack.items()}
+            idx, value = idx[moving], value[moving]
         last = value
-    fit[idx] = work
+    fit[idx] = stack["fit"]
     return fit
 
 
@@ -415,30 +424,31 @@ def _loo_shared(x_slice, start_fit, n_sens, x, fitted, at, removed):
     table). The slice's own margins (child given the other parents, rows) are matched
     exactly.
     """
-    fit = start_fit.copy()
-    rest = fitted.sum(axis=n_sens)[None] - fit  # the other slices, (refit, *S, K)
     sens = tuple(range(1, n_sens + 1))
+    stack = {"fit": start_fit.copy(),
+             # the other slices, scaled by the change of the shared effects ("scale")
+             "rest": fitted.sum(axis=n_sens)[None] - start_fit,
+             "scale": np.ones_like(start_fit),
+             "child": x_slice.sum(axis=sens, keepdims=True),
+             "row": x_slice.sum(axis=-1, keepdims=True)}
     shared = []
     for j in range(n_sens):
         axes = tuple(a for a in range(n_sens) if a != j)
-        margin = np.repeat(x.sum(axis=axes + (n_sens,))[None], len(fit), axis=0)
+        margin = np.repeat(x.sum(axis=axes + (n_sens,))[None], len(start_fit), axis=0)
         margin[at[0], at[1 + j], at[-1]] -= removed
-        shared.append((tuple(1 + a for a in axes), np.expand_dims(margin, tuple(
-            1 + a for a in axes))))
-    child_margin = x_slice.sum(axis=sens, keepdims=True)
-    row_margin = x_slice.sum(axis=-1, keepdims=True)
+        stack[j] = np.expand_dims(margin, tuple(1 + a for a in axes))
+        shared.append((j, tuple(1 + a for a in axes)))
 
-    def cycle(part, active, scale):
-        for axes, margin in shared:
-            ratio = margin[active] / (rest[active] * scale + part).sum(axis=axes,
-                                                                       keepdims=True)
-            part *= ratio
+    def cycle(stack):
+        fit, scale = stack["fit"], stack["scale"]
+        for j, axes in shared:
+            ratio = stack[j] / (stack["rest"] * scale + fit).sum(axis=axes, keepdims=True)
+            fit *= ratio
             scale *= ratio
-        part *= child_margin[active] / part.sum(axis=sens, keepdims=True)
-        part *= row_margin[active] / part.sum(axis=-1, keepdims=True)
+        fit *= stack["child"] / fit.sum(axis=sens, keepdims=True)
+        fit *= stack["row"] / fit.sum(axis=-1, keepdims=True)
 
-    # scale: change of the shared effects, applied to the other slices
-    return _until_converged(fit, cycle, np.ones_like(fit), at)
+    return _until_converged(stack, cycle, at)
 
 
 def _additive_draws(counts, n_sens, ess, u, n_draws, rng, shared=False):
@@ -605,10 +615,11 @@ def estimate_cpts(codes, cardinalities, parents, sensitive_idx, *, sample_weight
     equivalent_sample_size : float, default=1.0
         Equivalent sample size of the BDeu prior, also the smoothing of the targets.
     prior : {"hierarchical", "pooled", "bdeu"}, default="hierarchical"
-        ``"bdeu"``: pgmpy's BDeu posterior mean (the verifier's estimate today).
-        ``"hierarchical"``: a table with two or more sensitive parents is shrunk
-        towards :func:`additive_target` (no joint effect of the sensitive variables)
-        with a strength ``u`` chosen by exact leave-one-out likelihood: a small
+        ``"bdeu"``: pgmpy's BDeu posterior mean.
+        ``"hierarchical"`` (the verifier's default): a table with two or more
+        sensitive parents is shrunk towards :func:`additive_target` (no joint effect
+        of the sensitive variables) with a strength ``u`` chosen by leave-one-out
+        likelihood (see the module docstring): a small
         intersection borrows the effect of each attribute from all the rows that have
         it; with other parents (a previous feature's bins) the target's effects are
         fitted per state of them or shared across them, whichever has the better
