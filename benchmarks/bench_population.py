@@ -305,6 +305,8 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000])
     parser.add_argument("--draws", type=int, default=100)
     parser.add_argument("--boot", type=int, default=100)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="sample r of size n is drawn with seed 1000 n + first-seed + r")
     parser.add_argument("--methods", nargs="+", default=list(SETTINGS),
                         choices=list(SETTINGS),
                         help="verifier variants (empirical and oracle always)")
@@ -331,7 +333,8 @@ def main():
             print(sweep_bins(pop, lr, truth, n, args).to_string(
                 float_format=lambda v: f"{v:.4f}"))
             continue
-        results = [one_run(pop, lr, truth, n, 1000 * n + r, args) for r in range(args.reps)]
+        results = [one_run(pop, lr, truth, n, 1000 * n + args.first_seed + r, args)
+                   for r in range(args.reps)]
         table = summarise(results, truth, ["empirical", "oracle", *args.methods], emp.mean())
         print(table.to_string(float_format=lambda v: f"{v:.4f}"))
 

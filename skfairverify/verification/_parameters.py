@@ -334,8 +334,8 @@ def _loo_targets(counts, n_sens, ess, cells, removed, target, shared):
     """The additive target of each cell refitted without one unit of it (warm-started).
 
     Only the cell's state of the other parents (its slice: sensitive axes and child) is
-    refitted, from the fit on all rows, for ``_REFIT_ITER`` IPF cycles (one unit moves
-    the fit little: the cycles converge geometrically). Without ``shared`` the slices
+    refitted, from the fit on all rows, until the cell converges
+    (:func:`_until_converged`; one unit moves the fit little). Without ``shared`` the slices
     are independent IPF problems, so this is the refit of the whole table. With
     ``shared`` the sensitive effects couple the slices: the other slices follow the
     change of the shared effects and keep their own (see :func:`_loo_shared`). Beyond
@@ -367,7 +367,11 @@ def _loo_targets(counts, n_sens, ess, cells, removed, target, shared):
 
 
 def _loo_slices(x_slice, start_fit, n_sens, x, fitted, at, removed):
-    """IPF of independent slices (leading refit axis), warm-started: the exact refits."""
+    """IPF of independent slices (leading refit axis), warm-started: the exact refits.
+
+    ``x``, ``fitted`` and ``removed`` are not needed (same signature as
+    :func:`_loo_shared`).
+    """
     margins = [tuple(1 + a for a in range(n_sens) if a != j) for j in range(n_sens)]
     margins.append((n_sens + 1,))
     stack = {"fit": start_fit.copy()}
