@@ -155,8 +155,10 @@ class _LinearPathMixin:
     def _draw_networks(self) -> list | None:
         """The posterior draws of the network of all rows made by ``fit``, or None.
 
-        Regenerated from ``_draw_source`` (the concentrations, the size of one network,
-        and the random state): the fitted verifier does not keep ``n_draws`` networks.
+        Regenerated from ``_draw_source`` (the concentrations and the random state): the
+        fitted verifier does not keep ``n_draws`` networks. The concentrations are the
+        size of one network, but for the tables the hierarchical prior shrinks, which
+        have one per draw (the target refitted per draw).
         """
         source = getattr(self, "_draw_source", None)
         if source is None:

@@ -343,8 +343,9 @@ def networks_from_concentrations(network, concentrations, *, n_draws, random_sta
 
     The draws of :func:`posterior_networks` from the concentrations of
     :func:`posterior_concentrations` (the same draws for the same ``random_state``), so a
-    fitted verifier keeps the concentrations (the size of one network) and a random
-    state instead of its draws.
+    fitted verifier keeps the concentrations (the size of one network, but for tables
+    with a leading draws axis: the hierarchical prior's) and a random state instead of
+    its draws.
 
     Parameters
     ----------
