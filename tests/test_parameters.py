@@ -250,6 +250,32 @@ def test_leave_one_out_targets_with_shared_effects_are_close_to_full_refits():
     assert np.median(in_sample) > 20 * np.median(error)
 
 
+def test_the_strength_search_is_remembered_for_the_same_table(monkeypatch):
+    """The draws rebuild the prior of the point fit's counts: the second time the choice
+    is remembered (no leave-one-out refit), with the same result; other counts or
+    another grid search again."""
+    from skfairverify.verification import _parameters
+
+    calls = []
+    original = _parameters._loo_targets
+    monkeypatch.setattr(_parameters, "_loo_targets",
+                        lambda *a: calls.append(1) or original(*a))
+    monkeypatch.setattr(_parameters, "_SEARCHED", {})
+    counts = np.random.default_rng(5).gamma(2.0, 3.0, size=(2, 2, 3, 5)).round()
+    grid = (0.5, 5.0, 50.0)
+    first = _parameters._additive_prior(counts, 2, 1.0, grid)
+    searched = len(calls)
+    assert searched == 2  # both targets (per state of the other parent, shared)
+    again = _parameters._additive_prior(counts.copy(), 2, 1.0, grid)
+    assert len(calls) == searched
+    np.testing.assert_array_equal(again[0], first[0])
+    assert again[1:] == first[1:]
+    _parameters._additive_prior(counts, 2, 1.0, grid[:2])
+    counts[0, 0, 0, 0] += 1
+    _parameters._additive_prior(counts, 2, 1.0, grid)
+    assert len(calls) == 3 * searched
+
+
 def test_shared_target_is_the_loglinear_fit_with_effects_shared_over_the_other_parent():
     """IPF against a Poisson GLM: [A1 A2 Z] + [A1 X] + [A2 X] + [Z X] (statsmodels)."""
     sm = pytest.importorskip("statsmodels.api")

@@ -46,7 +46,9 @@ distributions the network estimates have rows enough per bin; the verifier's
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
 
 import numpy as np
 
@@ -75,6 +77,11 @@ _REFIT_ITER = 100
 _REFIT_TOL = 1e-4
 #: IPF iterations of the target refitted on each draw's Bayesian-bootstrap counts.
 _DRAW_ITER = 100
+#: The hierarchical prior's choice ``(u, shared)`` of the last tables searched, by their
+#: counts and settings (a pure function of them; a few hundred small tuples).
+_SEARCHED: dict = {}
+_SEARCHED_MAX = 512
+_SEARCHED_LOCK = threading.Lock()
 #: Candidate prior strengths (pseudo-rows) of the hierarchical prior.
 STRENGTH_GRID = tuple(float(s) for s in np.geomspace(0.05, 5000.0, 26))
 
@@ -311,7 +318,29 @@ def _additive_prior(counts, n_sens, ess, grid):
     targets (sensitive effects per state of the other parents, or ``shared``) are
     scored and the better kept. Integer weights give the counts, hence the result, of
     repeated rows. Returns ``(alpha, (inf, u), shared)``.
+
+    The choice ``(u, shared)`` is a function of the table, the number of sensitive
+    axes, ``ess`` and the grid only: it is remembered (:data:`_SEARCHED`) so that the
+    posterior draws of a fitted network, which rebuild the prior of the same counts,
+    do not search again.
     """
+    key = (hashlib.sha1(np.ascontiguousarray(counts, dtype=float).tobytes()).hexdigest(),
+           counts.shape, n_sens, float(ess), tuple(float(g) for g in grid))
+    with _SEARCHED_LOCK:
+        known = _SEARCHED.get(key)
+    if known is not None:
+        u, shared = known
+        return u * additive_target(counts, n_sens, ess, shared=shared), (np.inf, u), shared
+    alpha, chosen, shared = _search_additive(counts, n_sens, ess, grid)
+    with _SEARCHED_LOCK:
+        _SEARCHED[key] = (chosen[1], shared)
+        while len(_SEARCHED) > _SEARCHED_MAX:
+            _SEARCHED.pop(next(iter(_SEARCHED)))  # the oldest first
+    return alpha, chosen, shared
+
+
+def _search_additive(counts, n_sens, ess, grid):
+    """The leave-one-out search of :func:`_additive_prior` (same return)."""
     cells = np.flatnonzero(counts)
     removed = np.minimum(1.0, counts.flat[cells])
     n_c = counts.flat[cells]
