@@ -215,9 +215,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         the verified rule on at most ``0.1 r (1 - r)`` of every group, shifted to the
         verified rule at the point estimate (a control variate; the intervals' ends
         move by about 1% of their width, ``docs/uncertainty.md``). A fit with the
-        default 50 draws costs about 4.4x a plain fit (``n_draws=0``) on Adult (sex x
-        race, with ``y``: three networks, 150 draws; 2.9x with ``prior="bdeu"``) and
-        4.1x at 100 features (``benchmarks/bench_intervals.py --cost``); ``n_draws=0``
+        default 50 draws costs about 2.9x a plain fit (``n_draws=0``) on Adult (sex x
+        race, with ``y``: three networks, 150 draws; also 2.9x with ``prior="bdeu"``)
+        and 4x at 100 features (``benchmarks/bench_intervals.py --cost``); ``n_draws=0``
         for model selection loops that need no intervals. The fitted verifier keeps the
         draws' Dirichlet concentrations, from which :meth:`fairness_influence`
         regenerates them: the size of one network with ``prior="bdeu"``, and with the
@@ -237,10 +237,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         has the better leave-one-out likelihood. On the population benchmark
         (two sensitive attributes, intersections of ~20 rows at 500 rows) it lowers
         the group-rate error to about 0.82x BDeu's and brings the coverage of the
-        statistical parity interval from about 86% to 94-95% (BDeu's intervals sit
+        statistical parity interval from 83.5% to 94-95% (BDeu's intervals sit
         above the truth when the two highest groups are small and close). With one
         sensitive feature it equals BDeu. Its cost: on Adult (sex x race, 60 bins) a
-        plain fit takes about 4 s instead of 0.7 s with BDeu.
+        plain fit takes about 4 CPU s instead of 0.8 s with BDeu.
         ``"bdeu"``: BDeu of equivalent sample size 1 (light smoothing), every table
         estimated on its own.
     mediators : str or list of str, default=None
