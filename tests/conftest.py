@@ -1,6 +1,26 @@
 """Fixtures shared by the test modules."""
 
+import os
+import random
+
+import numpy as np
 import pytest
+
+#: The seed of NumPy's and Python's global generators before every test; set
+#: ``SKFAIRVERIFY_TESTS_GLOBAL_SEED`` to run the suite under another one (a test that
+#: passes under one seed only relies on luck: give its estimators a ``random_state``).
+GLOBAL_SEED = int(os.environ.get("SKFAIRVERIFY_TESTS_GLOBAL_SEED", "0"))
+
+
+@pytest.fixture(autouse=True)
+def _seed_global_generators():
+    """Reseed the global generators, so a test's result does not follow the tests before it.
+
+    ``random_state=None`` draws from NumPy's global generator (scikit-learn's
+    convention); without this, its state at a test depends on which tests ran before.
+    """
+    np.random.seed(GLOBAL_SEED)
+    random.seed(GLOBAL_SEED)
 
 
 @pytest.fixture(scope="module")
