@@ -106,9 +106,9 @@ def test_verifier_with_integer_names_equals_plain_names():
     Xp, _ = _plain()
     num = X[[0, 1, 3]]
     a = FairnessVerifier(LogisticRegression(), sensitive_features="x2",
-                         network="independent").fit(num, y)
+                         network="independent", random_state=0).fit(num, y)
     b = FairnessVerifier(LogisticRegression(), sensitive_features="s",
-                         network="independent").fit(Xp[["a", "b", "s"]], y)
+                         network="independent", random_state=0).fit(Xp[["a", "b", "s"]], y)
     np.testing.assert_allclose(a.groups_["positive_rate"], b.groups_["positive_rate"])
 
 
@@ -155,9 +155,9 @@ def test_verifier_scorer_with_integer_names():
     X, y = _int_named()
     Xp, _ = _plain()
     num, named = X[[0, 1, 3]], Xp[["a", "b", "s"]]
-    a = make_verifier_scorer(sensitive_features=3, network="independent")(
+    a = make_verifier_scorer(sensitive_features=3, network="independent", random_state=0)(
         LogisticRegression().fit(num, y), num, y)
-    b = make_verifier_scorer(sensitive_features="s", network="independent")(
+    b = make_verifier_scorer(sensitive_features="s", network="independent", random_state=0)(
         LogisticRegression().fit(named, y), named, y)
     assert np.isfinite(a)
     np.testing.assert_allclose(a, b)
@@ -191,9 +191,9 @@ def test_verifier_takes_an_integer_column_label():
     X, y = _int_named()
     Xp, _ = _plain()
     a = FairnessVerifier(LogisticRegression(), sensitive_features=3,
-                         network="independent").fit(X[[0, 1, 3]], y)
+                         network="independent", random_state=0).fit(X[[0, 1, 3]], y)
     b = FairnessVerifier(LogisticRegression(), sensitive_features="s",
-                         network="independent").fit(Xp[["a", "b", "s"]], y)
+                         network="independent", random_state=0).fit(Xp[["a", "b", "s"]], y)
     np.testing.assert_allclose(a.groups_["positive_rate"], b.groups_["positive_rate"])
 
 
