@@ -19,7 +19,7 @@ def _seed_global_generators():
     ``random_state=None`` draws from NumPy's global generator (scikit-learn's
     convention); without this, its state at a test depends on which tests ran before.
     """
-    np.random.seed(GLOBAL_SEED)
+    np.random.seed(GLOBAL_SEED)  # noqa: NPY002 (the legacy generator random_state=None reads)
     random.seed(GLOBAL_SEED)
 
 
