@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 
 from .._linear import Term, term_names
 from ..utils._categories import category_codes
-from ..utils._compat import HasMethods, Interval
+from ..utils._compat import N_JOBS, HasMethods, Interval
 from ..utils._fitting import fit_with_weights
 from ..utils._validation import check_sample_weight
 from ._base import K_CONSTRAINT, CounterfactualSet, check_frame, is_categorical
@@ -290,7 +290,7 @@ class CounterfactualFairness(BaseEstimator):
         "privileged": "no_validation",
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
         "verbose": ["verbose"],
     }
 

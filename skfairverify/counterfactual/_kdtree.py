@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.neighbors import NearestNeighbors
 
-from ..utils._compat import Interval
+from ..utils._compat import N_JOBS, Interval
 from ._base import BaseGenerator, CounterfactualSet
 
 __all__ = ["KDTreeCounterfactuals"]
@@ -72,7 +72,7 @@ class KDTreeCounterfactuals(BaseGenerator):
     _parameter_constraints: dict = {
         **BaseGenerator._parameter_constraints,
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
     }
 
     def __init__(self, *, immutable_features=None, desired_class=None, ranking="distance",

@@ -18,6 +18,7 @@ from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
 from ..utils._compat import (
+    N_JOBS,
     HasMethods,
     Interval,
     RealNotInt,
@@ -332,7 +333,7 @@ def _assemble(values, fits: _Fits, groups: _Groups, rows: _Rows, settings: _Sett
         "test_size": [Interval(RealNotInt, 0, 1, closed="neither"),
                       Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
         "verbose": ["verbose"],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "sample_weight": ["array-like", None],
