@@ -19,3 +19,30 @@ from skfairverify.counterfactual import KDTreeCounterfactuals
 def test_a_bool_is_not_a_count(make):
     with pytest.raises(ValueError, match=r"not a bool\)( or None)?\. Got (True|np\.True_) instead"):
         make()
+
+
+def test_bayesnet_sample_refuses_a_huge_draw_by_name():
+    from skfairverify.s3p import BayesNet, TableTooLargeError
+
+    net = BayesNet.independent([[0.5, 0.5], [0.2, 0.3, 0.5]])
+    with pytest.raises(TableTooLargeError, match=r"n_samples=10,000,000,000.*"
+                       r"30,000,000,000 entries.*max_table_size=50,000,000.*batches"):
+        net.sample(10**10)
+    # at the limit it draws, and the limit is a parameter
+    assert net.sample(10, random_state=0, max_table_size=30).shape == (10, 2)
+    with pytest.raises(TableTooLargeError, match="max_table_size=29"):
+        net.sample(10, random_state=0, max_table_size=29)
+    # the draw itself is unchanged: the same generator gives the same states
+    rng = np.random.default_rng(0)
+    expected = np.column_stack([
+        np.minimum((rng.random(1000)[:, None] >= np.cumsum(p)).sum(axis=1), len(p) - 1)
+        for p in ([0.5, 0.5], [0.2, 0.3, 0.5])])
+    np.testing.assert_array_equal(net.sample(1000, random_state=0), expected)
+
+
+def test_from_pgmpy_names_what_it_needs():
+    from skfairverify.s3p import BayesNet
+
+    with pytest.raises(TypeError, match=r"needs a pgmpy DiscreteBayesianNetwork.*got "
+                       r"object, which has no nodes, get_cpds, get_parents"):
+        BayesNet.from_pgmpy(object())
