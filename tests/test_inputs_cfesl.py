@@ -46,3 +46,29 @@ def test_from_pgmpy_names_what_it_needs():
     with pytest.raises(TypeError, match=r"needs a pgmpy DiscreteBayesianNetwork.*got "
                        r"object, which has no nodes, get_cpds, get_parents"):
         BayesNet.from_pgmpy(object())
+
+
+@pytest.mark.parametrize("strategy", ["quantile", "uniform", "kmeans"])
+def test_binning_near_the_float_limit_gives_finite_exact_means(strategy):
+    """Values near 1e308: the means are those of exact arithmetic (no inf, no warning)."""
+    import warnings
+    from fractions import Fraction
+
+    from skfairverify import BinningDiscretizer
+
+    X = np.array([[1e308, -3e307], [1.5e308, 2e300], [-1e308, 1e200], [1.7e308, 5.0],
+                  [1.2e308, -1e-300]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        disc = BinningDiscretizer(n_bins=2, strategy=strategy).fit(X)
+        idx = disc.bin_index(X)
+    for j in range(X.shape[1]):
+        edges = disc.bin_edges_[j]
+        assert np.isfinite(edges).all() and np.all(np.diff(edges) > 0)
+        assert edges[0] == X[:, j].min() and edges[-1] == X[:, j].max()
+        for b, mean in enumerate(disc.bin_means_[j]):
+            members = X[idx[:, j] == b, j]
+            exact = float(sum(map(Fraction, members)) / len(members))
+            assert mean == pytest.approx(exact, rel=1e-14)
+            assert members.min() >= edges[b] and (members.max() < edges[b + 1] or b == len(
+                disc.bin_means_[j]) - 1)

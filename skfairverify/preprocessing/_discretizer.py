@@ -87,6 +87,25 @@ def _ignore_kbins_warnings() -> None:
     )
 
 
+#: Columns whose largest magnitude exceeds this are binned on values scaled by a power of
+#: two (exact): k-means squares the values (overflow from about 1e154) and the uniform
+#: strategy subtracts the extremes (overflow near 1e308).
+_LARGE = 2.0**500
+
+
+def _column_scales(X: np.ndarray, threshold: float) -> np.ndarray:
+    """Per column, ``2**-e`` with ``max |x| < 2**e`` where it exceeds ``threshold``, else 1.
+
+    Multiplying by a power of two is exact (no rounding), so a scaled column gives the
+    same bins, means and edges once scaled back.
+    """
+    if X.shape[0] == 0:
+        return np.ones(X.shape[1])
+    largest = np.abs(X).max(axis=0)
+    _, exponent = np.frexp(largest)
+    return np.where(largest > threshold, np.ldexp(1.0, -exponent), 1.0)
+
+
 def _num_rows(X) -> int | None:
     """Rows of an input without converting it (None when it has no shape)."""
     shape = getattr(X, "shape", None)
@@ -239,11 +258,13 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             random_state=self.random_state,
             dtype=np.float64,
         )
+        self._scale = _column_scales(X, _LARGE)
         with warnings.catch_warnings():
             _ignore_kbins_warnings()
-            kbins.fit(X, sample_weight=sample_weight)
+            kbins.fit(X * self._scale, sample_weight=sample_weight)
         self._kbins = kbins
-        self.bin_edges_ = [np.asarray(e, dtype=float) for e in kbins.bin_edges_]
+        self.bin_edges_ = [np.asarray(e, dtype=float) / s
+                           for e, s in zip(kbins.bin_edges_, self._scale)]
         self.n_bins_ = np.asarray(kbins.n_bins_, dtype=np.int64)
         self.bin_means_ = self._bin_means(X, sample_weight)
         return self
@@ -252,9 +273,12 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         """Weighted mean of the values in every bin (the midpoint of an empty bin).
 
         Rows are binned in chunks (the bin indices of all rows at once would take three
-        copies of ``X``); the per-bin sums add up over the chunks.
+        copies of ``X``); the per-bin sums add up over the chunks. The sums are of the
+        values scaled by a power of two below their largest magnitude (exact), so that
+        they cannot overflow: values near 1e308 have finite means.
         """
         k = [int(n) for n in self.n_bins_]
+        scale = _column_scales(X, 1.0)
         mass = [np.zeros(kj) for kj in k]
         sums = [np.zeros(kj) for kj in k]
         for start in range(0, X.shape[0], chunk_rows):
@@ -263,16 +287,17 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             w = np.ones(idx.shape[0]) if sample_weight is None else sample_weight[rows]
             for j in range(X.shape[1]):
                 mass[j] += np.bincount(idx[:, j], weights=w, minlength=k[j])
-                sums[j] += np.bincount(idx[:, j], weights=w * X[rows, j], minlength=k[j])
+                sums[j] += np.bincount(idx[:, j], weights=w * (X[rows, j] * scale[j]),
+                                       minlength=k[j])
         means = []
         for j in range(X.shape[1]):
             edges = self.bin_edges_[j]
             # A bin without weight: the midpoint of its edges (finite, since a bin with an
             # infinite edge is the single bin of a constant feature and holds every value).
             with np.errstate(invalid="ignore"):  # -inf + inf of that single bin
-                mid = 0.5 * (edges[:-1] + edges[1:])
-            means.append(np.where(mass[j] > 0, sums[j] / np.where(mass[j] > 0, mass[j], 1.0),
-                                  mid))
+                mid = 0.5 * edges[:-1] + 0.5 * edges[1:]
+            mean = sums[j] / np.where(mass[j] > 0, mass[j], 1.0) / scale[j]
+            means.append(np.where(mass[j] > 0, mean, mid))
         return means
 
     def transform(self, X):
@@ -399,7 +424,7 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ helpers
 
     def _index(self, X):
-        idx = self._kbins.transform(X)
+        idx = self._kbins.transform(X * self._scale)
         return idx.astype(np.int64)
 
     def _validate(self, X, reset):
