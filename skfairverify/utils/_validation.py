@@ -133,7 +133,7 @@ def check_sensitive(
     Raises
     ------
     ValueError
-        On a length mismatch, no column, a missing value, values of different types that
+        On a length mismatch, no column, no row, a missing value, values of different types that
         print alike (``1`` and ``"1"``, see :func:`check_unambiguous`), or an attribute
         with a single group; the message names the column.
 
@@ -170,6 +170,8 @@ def check_sensitive(
         frame.index = index
     elif n_rows is not None:
         frame = frame.reset_index(drop=True)
+    if len(frame) == 0:
+        raise ValueError(f"{name} has no rows: at least two groups are needed.")
     for col in frame.columns:
         if frame[col].isna().any():
             raise ValueError(f"{name} column {col!r} contains NaN (missing values).")
