@@ -170,6 +170,12 @@ def check_sensitive(
         frame.index = index
     elif n_rows is not None:
         frame = frame.reset_index(drop=True)
+    _check_groups(frame, name)
+    return frame
+
+
+def _check_groups(frame: pd.DataFrame, name: str) -> None:
+    """Every sensitive column: rows, no missing value, unambiguous, two groups at least."""
     if len(frame) == 0:
         raise ValueError(f"{name} has no rows: at least two groups are needed.")
     for col in frame.columns:
@@ -181,7 +187,6 @@ def check_sensitive(
                 f"{name} column {col!r} has a single group ({frame[col].iloc[0]!r}); "
                 "at least two are needed."
             )
-    return frame
 
 
 class SensitiveFeatures(NamedTuple):
