@@ -215,18 +215,19 @@ class CounterfactualFairness(BaseEstimator):
         attributes a compound label ``"a|b"`` or the tuple of values ``(a, b)``
         (matched by the package's category rule: ``1`` is ``1.0``, never ``"1"``).
         ``None``: the group with the highest rate of favorable decisions of the fitted
-        model on the training rows among the groups with at least ``min_group_size``
-        of them (:func:`~skfairverify.counterfactual.privileged_group`; the rule is
-        stored in ``privileged_rule_``).
+        model on the training rows; of three or more groups, among those with at least
+        ``min_group_size`` refused rows (:func:`~skfairverify.counterfactual.
+        privileged_group`; the rule is stored in ``privileged_rule_``).
     pos_label : label, default=None
         The favorable decision of the model, as in scikit-learn's metrics. ``None``:
         ``1`` for classes in ``{0, 1}`` or ``{-1, 1}`` (booleans included); a model of
         two other labels (``"no"`` / ``"yes"``) needs it (a ``ValueError`` says so,
         never a guess).
     min_group_size : int, default=30
-        Rows a group needs: on the training rows, to be chosen as the privileged group
-        when ``privileged=None``; among the audited rows with counterfactuals, for its
-        comparison not to be flagged ``small_sample`` in ``evaluate``'s ``by_group``.
+        Rows a group needs: refused training rows, to be chosen as the privileged one
+        of three or more groups when ``privileged=None``; audited rows with
+        counterfactuals, for its comparison not to be flagged ``small_sample`` in
+        ``evaluate``'s ``by_group``.
     cv : int, default=5
         Number of cross-fitting folds of the sensitive-feature classifier (>= 2).
         Folds are drawn over distinct rows (copies of a row share a fold),

@@ -21,15 +21,16 @@ from ..utils._categories import category_codes, equals
 __all__ = ["MIN_GROUP_SIZE", "PRIVILEGED_RULE", "PrivilegedGroup", "group_table",
            "privileged_group"]
 
-#: Default ``min_group_size``: rows below which a group is never chosen as the
-#: privileged one and a comparison of it is flagged ``small_sample``.
+#: Default ``min_group_size``: refused rows below which a group of three or more is
+#: never chosen as the privileged one, and audited rows below which a comparison is
+#: flagged ``small_sample``.
 MIN_GROUP_SIZE = 30
 
 #: The rule of :func:`privileged_group`, as stated in results and reports.
 PRIVILEGED_RULE = (
     "the group with the highest rate of favorable decisions of the model on the training "
-    "rows, among the groups with at least min_group_size={min_group_size} of them (of two "
-    "groups, either when neither has)"
+    "rows (of three or more groups, among those with at least "
+    "min_group_size={min_group_size} refused rows, which the audit compares)"
 )
 
 
@@ -46,15 +47,16 @@ class PrivilegedGroup(NamedTuple):
 
 def privileged_group(decisions, groups, *, favorable=1, sample_weight=None,
                      min_group_size: int = MIN_GROUP_SIZE) -> PrivilegedGroup:
-    """The privileged group: the most favored among the groups large enough to compare.
+    """The privileged group: the most favored among the groups the audit can compare.
 
     The rule :class:`~skfairverify.CounterfactualFairness` applies when
-    ``privileged=None``, for two groups as for more: the group with the highest rate
-    of favorable decisions, among the groups with at least ``min_group_size`` rows
-    (weights: their sum). Of two groups both are eligible when neither is that large
-    (the comparison is symmetric); of more, at least one group must be. Ties go to the
-    group that sorts first. A tiny group that happens to be favored (5 rows against
-    129) is therefore never the reference of every comparison.
+    ``privileged=None``: the group with the highest rate of favorable decisions. Of
+    two groups, always that one. Of three or more (one attribute with 3+ values, or the
+    compound groups of several), among the groups with at least ``min_group_size``
+    refused rows (weights: their sum): the audit compares refused rows, and a group
+    the model almost always accepts (titanic's first-class women: 3 refused of 94) or a
+    tiny favored group (5 rows against 129) would make every comparison rest on a
+    handful of rows. Ties go to the group that sorts first.
 
     Parameters
     ----------
@@ -69,51 +71,50 @@ def privileged_group(decisions, groups, *, favorable=1, sample_weight=None,
     sample_weight : array-like of shape (n_samples,), default=None
         Weights of the rows.
     min_group_size : int, default=30
-        Rows a group needs to be eligible.
+        Refused rows a group needs to be eligible (three or more groups).
 
     Returns
     -------
     PrivilegedGroup
-        ``label``, ``rates`` (one row per group, sorted by label when the labels sort)
-        and ``rule``.
+        ``label``, ``rates`` (one row per group, sorted by label when the labels sort:
+        ``selection_rate``, ``n_rows``, ``n_refused``, ``eligible``) and ``rule``.
 
     Raises
     ------
     ValueError
-        More than two groups and none with ``min_group_size`` rows (e.g. a numeric
-        column taken as the sensitive attribute: one group per value).
+        More than two groups and none with ``min_group_size`` refused rows (e.g. a
+        numeric column taken as the sensitive attribute: one group per value).
 
     Examples
     --------
     >>> from skfairverify.counterfactual import privileged_group
-    >>> groups = ["a"] * 40 + ["b"] * 40 + ["c"] * 5
-    >>> decisions = [1] * 20 + [0] * 20 + [1] * 30 + [0] * 10 + [1] * 5
+    >>> groups = ["a"] * 40 + ["b"] * 60 + ["c"] * 5
+    >>> decisions = [1] * 10 + [0] * 30 + [1] * 20 + [0] * 40 + [1] * 5
     >>> chosen = privileged_group(decisions, groups, min_group_size=30)
     >>> chosen.label, chosen.rates["selection_rate"].round(2).tolist()
-    ('b', [0.5, 0.75, 1.0])
-    >>> chosen.rates["eligible"].tolist()
-    [True, True, False]
+    ('b', [0.25, 0.33, 1.0])
+    >>> chosen.rates["n_refused"].tolist(), chosen.rates["eligible"].tolist()
+    ([30.0, 40.0, 0.0], [True, True, False])
     """
     groups = np.asarray(groups, dtype=object)
     weights = np.ones(len(groups)) if sample_weight is None else np.asarray(sample_weight)
     accepted = equals(np.asarray(decisions, dtype=object), favorable, name="decisions")
     codes, labels = category_codes(groups, name="groups")
     n_rows = np.bincount(codes, weights=weights, minlength=len(labels))
-    rate = np.bincount(codes, weights=weights * accepted, minlength=len(labels)) / n_rows
-    rates = pd.DataFrame({"selection_rate": rate, "n_rows": n_rows},
+    n_accepted = np.bincount(codes, weights=weights * accepted, minlength=len(labels))
+    rates = pd.DataFrame({"selection_rate": n_accepted / n_rows, "n_rows": n_rows,
+                          "n_refused": n_rows - n_accepted},
                          index=pd.Index(labels, dtype=object, name="group"))
-    rates["eligible"] = rates["n_rows"] >= min_group_size
+    rates["eligible"] = (rates["n_refused"] >= min_group_size) | (len(labels) <= 2)
     if not rates["eligible"].any():
-        if len(labels) > 2:
-            shown = labels if len(labels) <= 10 else [*labels[:10], "..."]
-            raise ValueError(
-                f"No group of the {len(labels)} groups {shown} has min_group_size="
-                f"{min_group_size} rows (the largest has {n_rows.max():g} of "
-                f"{n_rows.sum():g}): none can be the privileged group. Pass privileged=<the "
-                "group>, bin or merge the groups (a numeric column gives one group per "
-                "value), or lower min_group_size."
-            )
-        rates["eligible"] = True
+        shown = labels if len(labels) <= 10 else [*labels[:10], "..."]
+        raise ValueError(
+            f"No group of the {len(labels)} groups {shown} has min_group_size="
+            f"{min_group_size} refused rows (the most has {rates['n_refused'].max():g} of "
+            f"{n_rows.sum():g} rows): none can be the privileged group of the comparison. "
+            "Pass privileged=<the group>, bin or merge the groups (a numeric column gives "
+            "one group per value), or lower min_group_size."
+        )
     try:
         rates = rates.sort_index()
     except TypeError:  # labels of several types: their order of appearance

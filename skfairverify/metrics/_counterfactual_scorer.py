@@ -50,9 +50,10 @@ class _CounterfactualScorer(_FairnessScorer):
     the raw sensitive values from the non-sensitive columns) it is used as is.
 
     The privileged group is ``privileged``, or the group with the highest rate of
-    favorable decisions on the fold among the groups with at least ``min_group_size``
-    rows of it (:func:`~skfairverify.counterfactual.privileged_group`); with more than
-    two groups the gap is that group against all the others together.
+    favorable decisions on the fold (of three or more groups, among those with at least
+    ``min_group_size`` refused rows: :func:`~skfairverify.counterfactual.
+    privileged_group`); with more than two groups the gap is that group against all the
+    others together.
 
     Sample weights (``sample_weight``, routed or passed by the search) weight the
     fold's rows: they are passed to the audit's ``fit`` (the sensitive classifier's
@@ -166,7 +167,8 @@ def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtre
         from the non-sensitive columns) is used as is.
     privileged : label, default=None
         Privileged value; ``None``: the group with the highest (weighted) favorable
-        rate on the fold among the groups with at least ``min_group_size`` rows.
+        rate on the fold (of three or more groups, among those with at least
+        ``min_group_size`` refused rows).
     cv : int, default=5
         Parts of the cross-fitting of the sensitive classifier within a fold.
     random_state : int, RandomState instance or None, default=None
