@@ -151,7 +151,7 @@ def check_frame(X, columns=None, *, what: str = "X") -> pd.DataFrame:
     """``X`` as a DataFrame with unique column names, restricted to ``columns``.
 
     Missing values are accepted (the model reads them as it does; see the module's
-    distance).
+    distance); infinite numbers are refused (the distance scales by the range).
 
     Parameters
     ----------
@@ -173,6 +173,15 @@ def check_frame(X, columns=None, *, what: str = "X") -> pd.DataFrame:
         if missing:
             raise ValueError(f"{what} lacks the columns {missing} seen in fit.")
         X = X[list(columns)]
+    infinite = [c for c in X.columns if not is_categorical(X[c])
+                and np.isinf(X[c].to_numpy(dtype=float, na_value=np.nan)).any()]
+    if infinite:
+        raise ValueError(
+            f"{what} holds infinite values in the columns {infinite}: the counterfactual "
+            "distance scales every numeric column by its range, which infinity makes "
+            "undefined. Replace them first (e.g. clip to the finite values, or NaN, which "
+            "the audit reads as missing)."
+        )
     return X
 
 
@@ -198,10 +207,15 @@ class _Proximity:
             warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
             lo, hi = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
             median = np.nanmedian(values, axis=0)
-        rng = hi - lo
-        rng[~(rng > 0)] = 1.0
         lo[~np.isfinite(lo)] = 0.0  # a column without any value
-        self.low, self.high, self.range = lo, hi, rng
+        hi[~np.isfinite(hi)] = 0.0
+        # half the range, which cannot overflow (hi - lo can, near 1e308); halving is
+        # exact, so (x - lo) / (hi - lo) is computed as (x/2 - lo/2) / (hi/2 - lo/2)
+        half = 0.5 * hi - 0.5 * lo
+        half[~(half > 0)] = 0.5
+        self.low, self.high, self.half = lo, hi, half
+        with np.errstate(over="ignore"):
+            self.range = 2.0 * half  # infinite for a span beyond the float range
         self.median = np.where(np.isfinite(median), median, lo)
         self.categories = {c: category_codes(X[c], name=c)[1] for c in self.categorical}
 
@@ -222,7 +236,7 @@ class _Proximity:
     def encode(self, X: pd.DataFrame) -> np.ndarray:
         parts = []
         if self.numeric:
-            parts.append((self._filled(X) - self.low) / self.range)
+            parts.append((0.5 * self._filled(X) - 0.5 * self.low) / self.half)
         for c in self.categorical:
             cats = self.categories[c]
             codes = match_categories(X[c], cats, name=c)
@@ -238,7 +252,8 @@ class _Proximity:
         """Row-wise distance between two aligned frames."""
         d = np.zeros(len(A))
         if self.numeric:
-            d += np.abs(self._filled(A) - self._filled(B)).dot(1.0 / self.range)
+            gap = np.abs(0.5 * self._filled(A) - 0.5 * self._filled(B))
+            d += gap.dot(1.0 / self.half)  # = |a - b| . (1 / range), bit for bit
         for c in self.categorical:
             both = np.concatenate([A[c].to_numpy(dtype=object), B[c].to_numpy(dtype=object)])
             codes, _ = category_codes(both, name=c)

@@ -79,10 +79,9 @@ def _flip_matrix(s_orig, s_cf) -> tuple[np.ndarray, np.ndarray]:
     # one category rule: 1, 1.0 and True are one group, "1" another, and 1 next to "1"
     # is refused (a type mismatch is never counted as a flip)
     raw = np.zeros(cf.shape, dtype=float)
+    codes, _ = category_codes(np.concatenate([orig, cf[available]]), name="s_orig and s_cf")
     if available.any():
         rows = np.nonzero(available)[0]
-        codes, _ = category_codes(np.concatenate([orig, cf[available]]),
-                                  name="s_orig and s_cf")
         raw[available] = (codes[orig.shape[0]:] != codes[rows]).astype(float)
     # move the available entries to the left, keeping their order (stable sort)
     order = np.argsort(~available, axis=1, kind="stable")

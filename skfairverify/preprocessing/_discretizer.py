@@ -106,6 +106,30 @@ def _column_scales(X: np.ndarray, threshold: float) -> np.ndarray:
     return np.where(largest > threshold, np.ldexp(1.0, -exponent), 1.0)
 
 
+def _unscaled_edges(edges, scale: float, values: np.ndarray) -> np.ndarray:
+    """The edges of a column binned at ``scale``, back in its units.
+
+    k-means can leave an edge beyond the values when clusters coincide (an empty
+    cluster's centre); on a scaled column that edge, divided back, would overflow, so
+    it is clipped to the column's range first.
+    """
+    edges = np.asarray(edges, dtype=float)
+    if scale == 1.0:
+        return edges
+    scaled = values * scale
+    return np.clip(edges, scaled.min(), scaled.max()) / scale
+
+
+def _bin_scales(magnitude: np.ndarray) -> np.ndarray:
+    """Per bin, ``2**-e`` with the bin's largest magnitude below ``2**e`` (1 when small).
+
+    Scaling by a power of two is exact; by the bin's own largest value (not the
+    column's), small values in a bin of their own keep their precision.
+    """
+    _, exponent = np.frexp(magnitude)
+    return np.where(magnitude > 1.0, np.ldexp(1.0, -exponent), 1.0)
+
+
 def _num_rows(X) -> int | None:
     """Rows of an input without converting it (None when it has no shape)."""
     shape = getattr(X, "shape", None)
@@ -263,8 +287,8 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             _ignore_kbins_warnings()
             kbins.fit(X * self._scale, sample_weight=sample_weight)
         self._kbins = kbins
-        self.bin_edges_ = [np.asarray(e, dtype=float) / s
-                           for e, s in zip(kbins.bin_edges_, self._scale)]
+        self.bin_edges_ = [_unscaled_edges(e, s, X[:, j])
+                           for j, (e, s) in enumerate(zip(kbins.bin_edges_, self._scale))]
         self.n_bins_ = np.asarray(kbins.n_bins_, dtype=np.int64)
         self.bin_means_ = self._bin_means(X, sample_weight)
         return self
@@ -274,11 +298,13 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
 
         Rows are binned in chunks (the bin indices of all rows at once would take three
         copies of ``X``); the per-bin sums add up over the chunks. The sums are of the
-        values scaled by a power of two below their largest magnitude (exact), so that
-        they cannot overflow: values near 1e308 have finite means.
+        values scaled, bin by bin, by a power of two below the bin's largest magnitude
+        (exact) when the column's values exceed ``2**500``, so that they cannot
+        overflow and small values keep their precision: values near 1e308 have finite
+        means, and a bin of 1e-300 next to them has mean 1e-300.
         """
         k = [int(n) for n in self.n_bins_]
-        scale = _column_scales(X, 1.0)
+        scales = self._mean_scales(X, k, chunk_rows)
         mass = [np.zeros(kj) for kj in k]
         sums = [np.zeros(kj) for kj in k]
         for start in range(0, X.shape[0], chunk_rows):
@@ -287,8 +313,8 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             w = np.ones(idx.shape[0]) if sample_weight is None else sample_weight[rows]
             for j in range(X.shape[1]):
                 mass[j] += np.bincount(idx[:, j], weights=w, minlength=k[j])
-                sums[j] += np.bincount(idx[:, j], weights=w * (X[rows, j] * scale[j]),
-                                       minlength=k[j])
+                scaled = X[rows, j] * scales[j][idx[:, j]]
+                sums[j] += np.bincount(idx[:, j], weights=w * scaled, minlength=k[j])
         means = []
         for j in range(X.shape[1]):
             edges = self.bin_edges_[j]
@@ -296,9 +322,31 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             # infinite edge is the single bin of a constant feature and holds every value).
             with np.errstate(invalid="ignore"):  # -inf + inf of that single bin
                 mid = 0.5 * edges[:-1] + 0.5 * edges[1:]
-            mean = sums[j] / np.where(mass[j] > 0, mass[j], 1.0) / scale[j]
+            mean = sums[j] / np.where(mass[j] > 0, mass[j], 1.0) / scales[j]
             means.append(np.where(mass[j] > 0, mean, mid))
         return means
+
+    def _mean_scales(self, X, k: list, chunk_rows: int) -> list:
+        """Per feature and bin, the power of two the bin's values are summed at.
+
+        1 for the columns whose sums cannot overflow (largest magnitude at most
+        ``2**500``: the sums are those of the values themselves); for the others, from
+        each bin's largest magnitude, found in one more pass over the rows.
+        """
+        large = [j for j in range(X.shape[1])
+                 if X.shape[0] and np.abs(X[:, j]).max() > _LARGE]
+        scales = [np.ones(kj) for kj in k]
+        if not large:
+            return scales
+        peak = {j: np.zeros(k[j]) for j in large}
+        for start in range(0, X.shape[0], chunk_rows):
+            rows = slice(start, start + chunk_rows)
+            idx = self._index(X[rows])
+            for j in large:
+                np.maximum.at(peak[j], idx[:, j], np.abs(X[rows, j]))
+        for j in large:
+            scales[j] = _bin_scales(peak[j])
+        return scales
 
     def transform(self, X):
         """One-hot encode the bin of each value.
