@@ -33,6 +33,7 @@ from skfairverify.counterfactual import (
     KDTreeCounterfactuals,
     LinearCounterfactuals,
     make_generator,
+    privileged_group,
 )
 from skfairverify.metrics import make_cflips_scorer, make_ndccf_scorer
 
@@ -302,8 +303,10 @@ def test_unknown_generator_and_bad_generator_params(data):
         KDTreeCounterfactuals(ranking="best").fit(X, model)
     with pytest.raises(ValueError, match="'k' parameter"):
         KDTreeCounterfactuals().fit(X, model).generate(X.iloc[:2], 0)
-    with pytest.raises(ValueError, match="NaN"):
-        KDTreeCounterfactuals().fit(X, model).generate(X.iloc[:2].assign(skill=np.nan), 2)
+    # missing values are data (issue 27): a NaN query is compared as the training median
+    gen = KDTreeCounterfactuals().fit(X, model)
+    cs = gen.generate(X.iloc[:2].assign(skill=np.nan), 2)
+    assert cs.n_found().tolist() == [2, 2]
 
 
 def test_dice_missing_message(monkeypatch, data):
@@ -413,8 +416,10 @@ def test_user_sensitive_classifier_and_multivalued(data):
     # three values: "M" against the rest
     rng = np.random.default_rng(12345)
     X3 = X.assign(sex=np.where(X.sex == "F", rng.choice(["F", "N"], len(X)), "M"))
-    with pytest.raises(ValueError, match="privileged="):
-        CounterfactualFairness(unaware_model(PROXY_COLS), "sex").fit(X3, yb)
+    # without privileged=: the stated rule of privileged_group (was refused; issue 27)
+    auto = CounterfactualFairness(unaware_model(PROXY_COLS), "sex").fit(X3, yb)
+    assert auto.privileged_ == privileged_group(auto.estimator_.predict(X3), X3.sex).label
+    assert "min_group_size=30" in auto.privileged_rule_
     a3 = CounterfactualFairness(unaware_model(PROXY_COLS), "sex", k=3,
                                 privileged="M").fit(X3, yb)
     Xt3 = Xt.assign(sex=np.where(Xt.sex == "F", "N", "M"))
@@ -462,8 +467,9 @@ def test_evaluate_bad_input(data):
     audit = CounterfactualFairness(unaware_model(FAIR_COLS), "sex", k=2).fit(X, yb)
     with pytest.raises(ValueError, match="'sex' not found"):
         audit.evaluate(Xt.drop(columns="sex"))
-    with pytest.raises(ValueError, match="NaN"):
-        audit.evaluate(Xt.assign(proxy=np.nan))
+    # missing values are data (issue 27); a missing sensitive value has no group
+    with pytest.raises(ValueError, match=r"holds values \[nan\] not seen in fit"):
+        audit.evaluate(Xt.assign(sex=np.nan))
     with pytest.raises(sklearn.exceptions.NotFittedError):
         CounterfactualFairness(unaware_model(FAIR_COLS), "sex").evaluate(Xt)
 

@@ -31,7 +31,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from threadpoolctl import threadpool_limits
 
 from skfairverify import CounterfactualFairness
-from skfairverify.counterfactual import CounterfactualSet, DiceCounterfactuals
+from skfairverify.counterfactual import CounterfactualSet, DiceCounterfactuals, privileged_group
 from skfairverify.metrics import make_cflips_scorer, make_ndccf_scorer
 
 
@@ -261,14 +261,18 @@ def test_no_refused_row_gives_nan_and_warning():
     assert res.n_refused == {"privileged": 0, "unprivileged": 0}
 
 
-def test_scorer_multigroup_requires_privileged():
+def test_scorer_multigroup_privileged_by_rule_or_given():
     X, y = numeric_data(600, 13)
     rng = np.random.default_rng(0)
     X3 = X.assign(sex=np.where(X.sex == "F", rng.choice(["F", "N"], len(X)), "M"))
     model = model_on(["proxy", "skill"]).fit(X3, y)
     clf = make_pipeline(StandardScaler(), LogisticRegression())
-    with pytest.raises(ValueError, match=r"3 values.*privileged="):
-        make_cflips_scorer(sensitive_features="sex", k=3, sensitive_classifier=clf)(model, X3, y)
+    # without privileged=, the rule of privileged_group (issue 27) chooses it on the fold
+    chosen = privileged_group(model.predict(X3), X3["sex"]).label
+    auto = make_cflips_scorer(sensitive_features="sex", k=3, sensitive_classifier=clf,
+                              random_state=0)(model, X3, y)
+    assert auto == make_cflips_scorer(sensitive_features="sex", k=3, sensitive_classifier=clf,
+                                      privileged=chosen, random_state=0)(model, X3, y)
     score = make_cflips_scorer(sensitive_features="sex", k=3, sensitive_classifier=clf,
                                privileged="M", random_state=0)(model, X3, y)
     assert np.isfinite(score) and score < 0

@@ -25,6 +25,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from threadpoolctl import threadpool_limits
 
 from skfairverify import CounterfactualFairness
+from skfairverify.counterfactual import privileged_group
 from skfairverify.metrics import make_cflips_scorer, make_ndccf_scorer
 
 FEATURES = ["proxy", "skill", "job"]
@@ -170,10 +171,14 @@ def test_intersection_equals_a_compound_column_built_by_hand(data):
         expected)
 
 
-def test_intersection_with_more_than_two_groups_needs_privileged(data):
+def test_intersection_with_more_than_two_groups_privileged_by_rule(data):
     X, y, _, _ = data
-    with pytest.raises(ValueError, match=r"'sex' x 'race' has 6 values.*privileged="):
-        audit(["sex", "race"]).fit(X, y)
+    fitted = audit(["sex", "race"]).fit(X, y)  # was refused; now the stated rule (issue 27)
+    labels = X["sex"].astype(str) + "|" + X["race"].astype(str)
+    chosen = privileged_group(fitted.estimator_.predict(X), labels)
+    assert fitted.privileged_ == chosen.label
+    assert fitted.privileged_rule_ == chosen.rule
+    assert len(fitted.groups_) == 6
     with pytest.raises(ValueError, match=r"privileged='M' is not a value of 'sex' x 'race'"):
         audit(["sex", "race"], privileged="M").fit(X, y)
 

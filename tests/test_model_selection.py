@@ -121,7 +121,7 @@ def test_nan_candidates_never_qualify():
         (("acc", ["sp"], 0.1), TypeError, "'constraint' parameter"),
         (("acc", "sp", float("nan")), ValueError, "'threshold' parameter"),
         (("acc", "sp", float("inf")), ValueError, "'threshold' parameter"),
-        (("acc", "sp", True), ValueError, "finite number"),
+        (("acc", "sp", True), ValueError, "not a bool"),  # the Interval constraint refuses bools
         (("acc", {"sp": float("nan")}), ValueError, "finite number"),
         (("acc", {"sp": "0.1"}), ValueError, "finite number"),
         (("acc", {1: 0.1}), TypeError, "names must be strings"),

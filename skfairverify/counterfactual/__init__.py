@@ -18,6 +18,7 @@ from ._column_subset import ColumnSubsetClassifier
 from ._crossfit import CrossFittedSensitiveClassifier
 from ._dice import DiceCounterfactuals
 from ._fairness import CounterfactualFairness, default_sensitive_classifier
+from ._groups import MIN_GROUP_SIZE, PRIVILEGED_RULE, PrivilegedGroup, privileged_group
 from ._kdtree import KDTreeCounterfactuals
 from ._linear import LinearCounterfactuals
 from ._metrics import counterfactual_flips, ndccf
@@ -26,6 +27,8 @@ from ._results import CounterfactualResult
 
 __all__ = [
     "GENERATORS",
+    "MIN_GROUP_SIZE",
+    "PRIVILEGED_RULE",
     "BaseGenerator",
     "ColumnSubsetClassifier",
     "CounterfactualFairness",
@@ -35,8 +38,10 @@ __all__ = [
     "DiceCounterfactuals",
     "KDTreeCounterfactuals",
     "LinearCounterfactuals",
+    "PrivilegedGroup",
     "counterfactual_flips",
     "default_sensitive_classifier",
     "make_generator",
     "ndccf",
+    "privileged_group",
 ]

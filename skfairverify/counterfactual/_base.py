@@ -11,19 +11,25 @@ Distance (the ranking, which nDCCF depends on): L1 over the mutable columns, a
 numeric column counted after min-max scaling on the training rows
 (``|c_j - x_j| / (max_j - min_j)``) and a categorical column (pandas ``category``,
 ``object``, ``string`` or ``bool``) counting 1 when its value changes. This is the
-proximity of DiCE with min-max scaled features. With ``ranking="prediction"`` the
-generated set is re-ranked by ``|E[f(x)] - E[f(c)]|`` (Section 6.4 of the paper),
-where ``E[f]`` is ``predict_proba`` of the desired class (``decision_function``
-when there is no ``predict_proba``).
+proximity of DiCE with min-max scaled features. Missing values: a missing category is
+a category of its own (missing against missing counts 0, against a value 1), and for
+the distance only a missing numeric value counts as the column's training median (the
+rows keep their NaN; the model reads them as it does, e.g. through its imputer).
+With ``ranking="prediction"`` the generated set is re-ranked by
+``|E[f(x)] - E[f(c)]|`` (Section 6.4 of the paper), where ``E[f]`` is ``predict_proba``
+of the desired class (``decision_function`` when there is no ``predict_proba``).
 
 This module is the one place where ``k`` (:data:`K_CONSTRAINT`) and the rows of a
-frame (:func:`check_frame`: a DataFrame, the columns of ``fit``, no NaN) are checked.
+frame (:func:`check_frame`: a DataFrame, unique column names, the columns of ``fit``)
+are checked.
 """
 
 from __future__ import annotations
 
+import time
+import warnings
 from dataclasses import dataclass
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -33,6 +39,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._categories import category_codes, match_categories
 from ..utils._compat import Interval, StrOptions, validate_params
 from ..utils._validation import check_unique_columns
+from ._budget import GenerationTimeout
 
 __all__ = [
     "K_CONSTRAINT",
@@ -40,6 +47,7 @@ __all__ = [
     "CounterfactualSet",
     "check_frame",
     "is_categorical",
+    "missing_columns",
 ]
 
 #: The constraint on ``k`` (number of counterfactuals per row) used everywhere.
@@ -140,7 +148,10 @@ def is_categorical(series: pd.Series) -> bool:
 
 
 def check_frame(X, columns=None, *, what: str = "X") -> pd.DataFrame:
-    """``X`` as a non-empty DataFrame restricted to ``columns``, without NaN.
+    """``X`` as a DataFrame with unique column names, restricted to ``columns``.
+
+    Missing values are accepted (the model reads them as it does; see the module's
+    distance); infinite numbers are refused (the distance scales by the range).
 
     Parameters
     ----------
@@ -162,10 +173,21 @@ def check_frame(X, columns=None, *, what: str = "X") -> pd.DataFrame:
         if missing:
             raise ValueError(f"{what} lacks the columns {missing} seen in fit.")
         X = X[list(columns)]
-    nan_cols = [c for c in X.columns if X[c].isna().any()]
-    if nan_cols:
-        raise ValueError(f"{what} contains missing values (NaN) in the columns {nan_cols}.")
+    infinite = [c for c in X.columns if not is_categorical(X[c])
+                and np.isinf(X[c].to_numpy(dtype=float, na_value=np.nan)).any()]
+    if infinite:
+        raise ValueError(
+            f"{what} holds infinite values in the columns {infinite}: the counterfactual "
+            "distance scales every numeric column by its range, which infinity makes "
+            "undefined. Replace them first (e.g. clip to the finite values, or NaN, which "
+            "the audit reads as missing)."
+        )
     return X
+
+
+def missing_columns(X: pd.DataFrame) -> list:
+    """The columns of ``X`` holding a missing value (for the messages that name them)."""
+    return [c for c in X.columns if X[c].isna().any()]
 
 
 class _Proximity:
@@ -180,17 +202,41 @@ class _Proximity:
         self.features = list(features)
         self.numeric = [c for c in features if not is_categorical(X[c])]
         self.categorical = [c for c in features if is_categorical(X[c])]
-        lo = X[self.numeric].min().to_numpy(dtype=float) if self.numeric else np.zeros(0)
-        hi = X[self.numeric].max().to_numpy(dtype=float) if self.numeric else np.zeros(0)
-        rng = hi - lo
-        rng[~(rng > 0)] = 1.0
-        self.low, self.high, self.range = lo, hi, rng
+        values = self._numbers(X)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
+            lo, hi = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
+            median = np.nanmedian(values, axis=0)
+        lo[~np.isfinite(lo)] = 0.0  # a column without any value
+        hi[~np.isfinite(hi)] = 0.0
+        # half the range, which cannot overflow (hi - lo can, near 1e308); halving is
+        # exact, so (x - lo) / (hi - lo) is computed as (x/2 - lo/2) / (hi/2 - lo/2)
+        half = 0.5 * hi - 0.5 * lo
+        half[~(half > 0)] = 0.5
+        self.low, self.high, self.half = lo, hi, half
+        with np.errstate(over="ignore"):
+            self.range = 2.0 * half  # infinite for a span beyond the float range
+        self.median = np.where(np.isfinite(median), median, lo)
         self.categories = {c: category_codes(X[c], name=c)[1] for c in self.categorical}
+
+    def _numbers(self, X: pd.DataFrame) -> np.ndarray:
+        """The numeric columns as floats (NaN where missing)."""
+        if not self.numeric:
+            return np.zeros((len(X), 0))
+        return X[self.numeric].to_numpy(dtype=float, na_value=np.nan)
+
+    def _filled(self, X: pd.DataFrame) -> np.ndarray:
+        """The numeric columns, a missing value replaced by the column's training median."""
+        values = self._numbers(X)
+        missing = np.isnan(values)
+        if missing.any():
+            values = np.where(missing, self.median, values)
+        return values
 
     def encode(self, X: pd.DataFrame) -> np.ndarray:
         parts = []
         if self.numeric:
-            parts.append((X[self.numeric].to_numpy(dtype=float) - self.low) / self.range)
+            parts.append((0.5 * self._filled(X) - 0.5 * self.low) / self.half)
         for c in self.categorical:
             cats = self.categories[c]
             codes = match_categories(X[c], cats, name=c)
@@ -206,9 +252,8 @@ class _Proximity:
         """Row-wise distance between two aligned frames."""
         d = np.zeros(len(A))
         if self.numeric:
-            a = A[self.numeric].to_numpy(dtype=float)
-            b = B[self.numeric].to_numpy(dtype=float)
-            d += np.abs(a - b).dot(1.0 / self.range)
+            gap = np.abs(0.5 * self._filled(A) - 0.5 * self._filled(B))
+            d += gap.dot(1.0 / self.half)  # = |a - b| . (1 / range), bit for bit
         for c in self.categorical:
             both = np.concatenate([A[c].to_numpy(dtype=object), B[c].to_numpy(dtype=object)])
             codes, _ = category_codes(both, name=c)
@@ -295,8 +340,10 @@ class BaseGenerator(BaseEstimator):
         self.dtypes_ = X.dtypes
         return X
 
-    @validate_params({"k": [K_CONSTRAINT]}, prefer_skip_nested_validation=True)
-    def generate(self, X: pd.DataFrame, k: int) -> CounterfactualSet:
+    @validate_params({"k": [K_CONSTRAINT],
+                      "max_time": [Interval(Real, 0, None, closed="neither"), None]},
+                     prefer_skip_nested_validation=True)
+    def generate(self, X: pd.DataFrame, k: int, *, max_time=None) -> CounterfactualSet:
         """Up to ``k`` ranked counterfactuals of every query row.
 
         Parameters
@@ -305,6 +352,11 @@ class BaseGenerator(BaseEstimator):
             Query rows (typically refused by the model), with the columns of ``fit``.
         k : int
             Number of counterfactuals per row (fewer when not enough are found).
+        max_time : float, default=None
+            CPU seconds (``time.process_time``) this call may spend; a generator that
+            loops over rows (dice-ml's) stops beyond it with a
+            :class:`~skfairverify.s3p.TableTooLargeError`. ``None``: no limit. The
+            vectorised generators are bounded by the rows and ignore it.
 
         Returns
         -------
@@ -312,7 +364,32 @@ class BaseGenerator(BaseEstimator):
         """
         check_is_fitted(self, self._fitted_attribute)
         Xq = check_frame(X, list(self.feature_names_in_))
+        self._deadline = np.inf if max_time is None else time.process_time() + max_time
         return self._generate(Xq, int(k))
+
+    def max_counterfactuals(self, k: int) -> int:
+        """Largest number of counterfactuals this generator returns for one row.
+
+        Parameters
+        ----------
+        k : int
+            The number asked for.
+
+        Returns
+        -------
+        int
+            ``k`` here; a generator with fewer candidates returns fewer.
+        """
+        return int(k)
+
+    def _check_time(self, rows_done: int) -> None:
+        """Raise :class:`GenerationTimeout` once this call's CPU budget is spent."""
+        now = time.process_time()
+        deadline = getattr(self, "_deadline", np.inf)
+        if now > deadline:
+            raise GenerationTimeout(
+                f"{type(self).__name__}.generate spent its max_time after {rows_done} row(s).",
+                rows_done)
 
     def _generate(self, Xq: pd.DataFrame, k: int) -> CounterfactualSet:  # pragma: no cover
         raise NotImplementedError

@@ -16,7 +16,8 @@ import pandas as pd
 
 from .._optional import import_optional
 from ..utils._compat import StrOptions
-from ._base import BaseGenerator, CounterfactualSet
+from ._base import BaseGenerator, CounterfactualSet, missing_columns
+from ._budget import GenerationTimeout
 
 __all__ = ["DiceCounterfactuals"]
 
@@ -63,9 +64,16 @@ class DiceCounterfactuals(BaseGenerator):
     :mod:`skfairverify.counterfactual`), or by the prediction gap.
 
     dice-ml is slow (tens of milliseconds per query for ``genetic`` and ``random``,
-    seconds to minutes for ``kdtree``); prefer :class:`KDTreeCounterfactuals`
-    except for parity with the paper. dice-ml's ``genetic`` method takes no seed,
-    so its output is not reproducible; ``random`` is seeded from ``random_state``.
+    seconds to minutes for ``kdtree``, and a row can take minutes in its post-hoc
+    sparsity search: up to 10,000 model calls per counterfactual and feature); prefer
+    :class:`KDTreeCounterfactuals` except for parity with the paper.
+    ``generate(X, k, max_time=...)`` bounds a call's CPU time: the model calls stop once
+    it is spent (:class:`~skfairverify.CounterfactualFairness` passes its own
+    ``max_time``). dice-ml does not accept missing values (its data interface takes the
+    range and spread of every column): rows with NaN are refused with a ``ValueError``;
+    impute them before, or use ``"kdtree"`` / ``"linear"``. dice-ml's ``genetic``
+    method takes no seed, so its output is not reproducible; ``random`` is seeded from
+    ``random_state``.
     The ``kdtree`` method only returns training rows whose immutable columns equal the
     query's: with a sensitive column held fixed, every counterfactual is a person of
     the query's own group, which is why
@@ -125,6 +133,7 @@ class DiceCounterfactuals(BaseGenerator):
         self
         """
         X = self._fit_common(X, estimator)
+        _refuse_missing(X, "fit")
         dice_ml = import_optional("dice_ml", "the dice counterfactual generators")
         outcome = "__skfv_outcome__"
         frame = X.copy()
@@ -135,7 +144,8 @@ class DiceCounterfactuals(BaseGenerator):
         self.continuous_ = [c for c in X.columns if c in self.proximity_.numeric]
         data = dice_ml.Data(dataframe=frame, continuous_features=self.continuous_,
                             outcome_name=outcome)
-        model = dice_ml.Model(model=_StringInputModel(estimator, X.dtypes), backend="sklearn")
+        model = dice_ml.Model(model=_StringInputModel(estimator, X.dtypes, self),
+                              backend="sklearn")
         with _dice_warnings_filtered():
             self.explainer_ = dice_ml.Dice(data, model, method=self.method)
         return self
@@ -145,6 +155,7 @@ class DiceCounterfactuals(BaseGenerator):
 
         Rows for which dice-ml finds nothing (or fails) have no entry.
         """
+        _refuse_missing(Xq, "generate")
         kwargs = dict(self.dice_kwargs or {})
         if self.method == "random" and self.random_state is not None:
             kwargs.setdefault("random_seed", int(self.random_state))
@@ -158,6 +169,8 @@ class DiceCounterfactuals(BaseGenerator):
             np.random.seed(int(self.random_state))  # noqa: NPY002
         try:
             for i in range(len(query)):
+                self._check_time(i)
+                self._rows_done = i
                 cf = self._ask(query.iloc[[i]], k, kwargs)
                 if cf is not None and len(cf):
                     frames.append(cf[list(Xq.columns)])
@@ -182,9 +195,23 @@ class DiceCounterfactuals(BaseGenerator):
                 res = self.explainer_.generate_counterfactuals(
                     row, total_CFs=k, desired_class=_dice_class(self),
                     features_to_vary=self.features_, verbose=False, **kwargs)
+        except GenerationTimeout:  # raised by the model's calls: the budget is spent
+            raise
         except Exception:  # dice-ml raises when it finds nothing  # noqa: BLE001
             return None
         return res.cf_examples_list[0].final_cfs_df
+
+
+def _refuse_missing(X: pd.DataFrame, method: str) -> None:
+    """dice-ml cannot read missing values: refuse them, naming the columns."""
+    columns = missing_columns(X)
+    if columns:
+        raise ValueError(
+            f"DiceCounterfactuals.{method}: X has missing values in the columns {columns}, "
+            "which dice-ml does not accept (its data interface takes the range and spread "
+            "of every column). Impute them first, or use generator='kdtree' or 'linear', "
+            "which accept missing values."
+        )
 
 
 def _is_text(series: pd.Series) -> bool:
@@ -218,12 +245,14 @@ def _restore_dtypes(frame: pd.DataFrame, dtypes: pd.Series) -> pd.DataFrame:
 class _StringInputModel:
     """Give the model back the column dtypes it was trained with (dice-ml passes strings)."""
 
-    def __init__(self, estimator, dtypes: pd.Series):
+    def __init__(self, estimator, dtypes: pd.Series, owner):
         self.estimator = estimator
         self.dtypes = dtypes
         self.classes_ = estimator.classes_
+        self.owner = owner  # the generator: its generate call's CPU budget
 
     def _fix(self, X):
+        self.owner._check_time(getattr(self.owner, "_rows_done", 0))
         X = pd.DataFrame(X).reset_index(drop=True)
         return _restore_dtypes(X[list(self.dtypes.index)], self.dtypes)
 

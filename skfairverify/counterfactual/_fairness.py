@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -19,16 +20,26 @@ from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OrdinalEncoder
 from sklearn.utils.validation import check_is_fitted
-from tqdm.auto import tqdm
 
 from .._linear import Term, term_names
-from ..utils._categories import category_codes
-from ..utils._compat import HasMethods, Interval
+from ..s3p import TableTooLargeError
+from ..s3p._errors import DEFAULT_MAX_TABLE_SIZE
+from ..utils._categories import category_codes, equals, match_categories, positive_label
+from ..utils._compat import N_JOBS, HasMethods, Interval, StrOptions
 from ..utils._fitting import fit_with_weights
 from ..utils._validation import check_sample_weight
-from ._base import K_CONSTRAINT, CounterfactualSet, check_frame, is_categorical
+from ._base import (
+    K_CONSTRAINT,
+    BaseGenerator,
+    CounterfactualSet,
+    check_frame,
+    is_categorical,
+    missing_columns,
+)
+from ._budget import Budget, GenerationTimeout, single_threaded
 from ._column_subset import ColumnSubsetClassifier
 from ._crossfit import CrossFittedSensitiveClassifier, group_report
+from ._groups import MIN_GROUP_SIZE, group_table, privileged_group
 from ._metrics import _curves, _flip_matrix
 from ._registry import GENERATOR_CONSTRAINT, check_audit_generator, make_generator
 from ._results import CounterfactualResult
@@ -37,6 +48,9 @@ from ._sensitive import SEPARATOR, group_labels, method_values, resolve_fit_sens
 __all__ = ["CounterfactualFairness", "default_sensitive_classifier"]
 
 _NAMES = {1: "privileged", 0: "unprivileged"}
+#: Largest number of entries of the counterfactual frames of one call (rows x
+#: counterfactuals per row x columns), the engine's default table size.
+MAX_ENTRIES = DEFAULT_MAX_TABLE_SIZE
 
 
 def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline:
@@ -44,9 +58,13 @@ def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline
 
     Categorical columns are ordinal-encoded (unknown categories become missing) and
     handled natively by :class:`~sklearn.ensemble.HistGradientBoostingClassifier`;
-    numeric columns pass through. :class:`CounterfactualFairness` cross-fits it when
-    ``sensitive_classifier=None``; tune a copy (e.g. with ``GridSearchCV`` over
-    ``classify__*`` parameters) and pass the unfitted best one instead.
+    numeric columns pass through. Missing values are accepted (the gradient boosting
+    handles them natively). Columns are selected by name when every column label is a
+    string, by position otherwise (integer labels ``{1: ..., 2: ...}`` are not
+    positions). The classifier depends only on ``X``'s columns and ``random_state``.
+    :class:`CounterfactualFairness` cross-fits it when ``sensitive_classifier=None``;
+    tune a copy (e.g. with ``GridSearchCV`` over ``classify__*`` parameters) and pass
+    the unfitted best one instead.
 
     Parameters
     ----------
@@ -71,8 +89,11 @@ def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline
     >>> clf.fit(X, [0, 1, 0, 1]).predict(X).shape
     (4,)
     """
-    cat = [c for c in X.columns if is_categorical(X[c])]
-    num = [c for c in X.columns if c not in cat]
+    flags = [is_categorical(X.iloc[:, j]) for j in range(X.shape[1])]
+    cat = [j for j, flag in enumerate(flags) if flag]
+    num = [j for j, flag in enumerate(flags) if not flag]
+    if all(isinstance(c, str) for c in X.columns):  # names; positions for other labels
+        cat, num = [X.columns[j] for j in cat], [X.columns[j] for j in num]
     encoder = ColumnTransformer(
         [
             ("cat", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=np.nan,
@@ -94,6 +115,7 @@ class _Audit:
 
     X: pd.DataFrame              # the audited rows (refused, group recognised)
     group: np.ndarray            # 1 = privileged, 0 = unprivileged
+    codes: np.ndarray            # the (compound) group of each row: index in groups_
     weight: np.ndarray           # their weights (ones when unweighted)
     counterfactuals: CounterfactualSet
     s_cf: np.ndarray             # predicted group (0/1) of each counterfactual, (n, k)
@@ -145,16 +167,20 @@ class CounterfactualFairness(BaseEstimator):
         after :func:`~sklearn.base.clone`. A pipeline that drops the sensitive
         columns, or sensitive values passed apart from ``X``, realise *unawareness*. A
         :class:`~sklearn.frozen.FrozenEstimator` is used as is. Binary; the
-        favorable decision is ``classes_[-1]`` (1 for 0/1 labels).
+        favorable decision is ``pos_label`` (``1`` for labels in ``{0, 1}`` or
+        ``{-1, 1}``). It may read missing values (a pipeline with an imputer, or a
+        model that handles NaN natively): the audit passes the rows as they are.
     sensitive_features : str, list of str, array-like, Series or DataFrame, default=None
         A column name of ``X``, a list of column names (their intersection), or the
         values for the rows passed to ``fit`` (one per row; a DataFrame or 2-d array
         for several attributes). Values given here apply to ``fit`` only:
         :meth:`evaluate` then needs the values of its rows. ``None``: pass the values
         to ``fit(X, y, sensitive_features=...)``. Exactly one source per call: names
-        or values here, or values to the method. With two groups the attribute is
-        used as is; with more, ``privileged`` names the privileged group and all the
-        others form the unprivileged group.
+        or values here, or values to the method. The privileged group (``privileged``,
+        or the rule of :func:`~skfairverify.counterfactual.privileged_group`) is
+        compared with all the others together, and ``evaluate``'s ``by_group`` breaks
+        that comparison down into one row per group (per compound group for several
+        attributes). Sensitive values may not be missing.
     generator : str or generator object, default="kdtree"
         ``"kdtree"`` (:class:`KDTreeCounterfactuals`), ``"linear"``
         (:class:`LinearCounterfactuals`, linear models only), ``"dice-genetic"``,
@@ -186,19 +212,43 @@ class CounterfactualFairness(BaseEstimator):
         ``fit`` (the kd-tree counterfactuals), or CFlips is biased towards 0.
     privileged : label or tuple, default=None
         Privileged group: a value of the sensitive attribute, or for several
-        attributes a compound label ``"a|b"`` or the tuple of values ``(a, b)``.
-        ``None``: the group with the higher rate of favorable decisions of the fitted
-        model on the training data (required when there are more than two groups).
+        attributes a compound label ``"a|b"`` or the tuple of values ``(a, b)``
+        (matched by the package's category rule: ``1`` is ``1.0``, never ``"1"``).
+        ``None``: the group with the highest rate of favorable decisions of the fitted
+        model on the training rows; of three or more groups, among those with at least
+        ``min_group_size`` refused rows (:func:`~skfairverify.counterfactual.
+        privileged_group`; the rule is stored in ``privileged_rule_``).
+    pos_label : label, default=None
+        The favorable decision of the model, as in scikit-learn's metrics. ``None``:
+        ``1`` for classes in ``{0, 1}`` or ``{-1, 1}`` (booleans included); a model of
+        two other labels (``"no"`` / ``"yes"``) needs it (a ``ValueError`` says so,
+        never a guess).
+    min_group_size : int, default=30
+        Rows a group needs: refused training rows, to be chosen as the privileged one
+        of three or more groups when ``privileged=None``; audited rows with
+        counterfactuals, for its comparison not to be flagged ``small_sample`` in
+        ``evaluate``'s ``by_group``.
     cv : int, default=5
         Number of cross-fitting folds of the sensitive-feature classifier (>= 2).
         Folds are drawn over distinct rows (copies of a row share a fold),
         stratified by group.
     random_state : int, RandomState instance or None, default=None
         Seed of the default sensitive classifier and of randomised generators.
+    max_time : float, default=600.0
+        Budget of the counterfactual generation of one ``evaluate`` /
+        ``proxy_correlations`` call, in CPU seconds of the generating process
+        (``time.process_time``: a busy machine does not change the decision). After
+        the first chunk of rows, the rows left times the CPU seconds per row measured
+        on it is refused beyond ``max_time``; during the run a generator that loops over
+        rows (dice-ml's) stops once it is spent. Both raise
+        :class:`~skfairverify.s3p.TableTooLargeError` naming the rows, the seconds and
+        what to change. The models run with one thread while generating.
     n_jobs : int, default=None
         Number of joblib workers over chunks of query rows.
-    verbose : int, default=0
-        Show a tqdm progress bar over the refused rows when > 0.
+    verbose : int, bool or "auto", default="auto"
+        Progress bar (tqdm) over the refused rows: ``"auto"`` shows it when the
+        generation is expected to take more than 5 s (estimated after the first chunk),
+        ``0`` / ``False`` never, any other value always.
 
     Attributes
     ----------
@@ -221,6 +271,9 @@ class CounterfactualFairness(BaseEstimator):
         The fitted counterfactual generator.
     privileged_ : label
         The privileged group (a compound ``"a|b"`` label for several attributes).
+    privileged_rule_ : str
+        How it was chosen: ``"given (privileged=)"`` or the rule of
+        :func:`~skfairverify.counterfactual.privileged_group`.
     selection_rates_ : pandas.Series
         Rate of favorable decisions of each group on the training rows (weighted by
         ``sample_weight``), when ``privileged`` is chosen from them.
@@ -290,21 +343,28 @@ class CounterfactualFairness(BaseEstimator):
         "privileged": "no_validation",
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
-        "verbose": ["verbose"],
+        "pos_label": "no_validation",  # any label: checked against the model's classes
+        "min_group_size": [Interval(Integral, 1, None, closed="left")],
+        "max_time": [Interval(Real, 0, None, closed="neither")],
+        "n_jobs": N_JOBS,
+        "verbose": ["verbose", StrOptions({"auto"})],
     }
 
     def __init__(self, estimator, sensitive_features=None, *, generator="kdtree", k=10,
-                 sensitive_classifier=None, privileged=None, cv=5, random_state=None,
-                 n_jobs=None, verbose=0):
+                 sensitive_classifier=None, privileged=None, pos_label=None,
+                 min_group_size=MIN_GROUP_SIZE, cv=5, random_state=None, max_time=600.0,
+                 n_jobs=None, verbose="auto"):
         self.estimator = estimator
         self.sensitive_features = sensitive_features
         self.generator = generator
         self.k = k
         self.sensitive_classifier = sensitive_classifier
         self.privileged = privileged
+        self.pos_label = pos_label
+        self.min_group_size = min_group_size
         self.cv = cv
         self.random_state = random_state
+        self.max_time = max_time
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -405,13 +465,14 @@ class CounterfactualFairness(BaseEstimator):
         weights = check_sample_weight(sample_weight, len(X))
         self.sensitive_features_ = columns
         self._from_values = from_values
-        labels = group_labels(Xa[columns])
-        self.groups_ = np.asarray(pd.unique(labels), dtype=object)
+        codes, groups = category_codes(group_labels(Xa[columns]), name=self._describe())
+        self.groups_ = np.asarray(groups, dtype=object)
         self.sample_weight_ = weights
         self.estimator_ = self._fit_estimator(X, y, weights)
-        self.privileged_ = self._choose_privileged(X, labels, weights)
-        s_bin = (labels == self.privileged_).astype(int)
-        self._fit_sensitive_classifier(Xa.drop(columns=columns), s_bin, weights)
+        self.privileged_ = self._choose_privileged(X, codes, weights)
+        s_bin = (codes == self._privileged_code()).astype(int)
+        with single_threaded():  # the fold models in a loop (OpenMP slows 10x when busy)
+            self._fit_sensitive_classifier(Xa.drop(columns=columns), s_bin, weights)
         self.generator_ = self._fit_generator(Xa, X.columns)
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         self.n_features_in_ = X.shape[1]
@@ -419,7 +480,8 @@ class CounterfactualFairness(BaseEstimator):
 
     def _fit_generator(self, Xa: pd.DataFrame, model_columns):
         """The generator, fitted on the audit frame with the sensitive columns fixed."""
-        gen = make_generator(self.generator, random_state=self.random_state)
+        gen = make_generator(self.generator, random_state=self.random_state,
+                             desired_class=self.favorable_)
         columns = self.sensitive_features_
         if hasattr(gen, "get_params") and "immutable_features" in gen.get_params(deep=False):
             own = gen.get_params(deep=False)["immutable_features"] or []
@@ -433,15 +495,27 @@ class CounterfactualFairness(BaseEstimator):
         if isinstance(self.estimator, FrozenEstimator):
             est = self.estimator
         else:
-            est = fit_with_weights(clone(self.estimator), X, y, weights,
-                               what="the decision model")
+            try:
+                est = fit_with_weights(clone(self.estimator), X, y, weights,
+                                       what="the decision model")
+            except ValueError as exc:
+                missing = missing_columns(X)
+                if not missing:
+                    raise
+                raise ValueError(
+                    f"The decision model refused X, which has missing values (NaN) in the "
+                    f"columns {missing}: give it an imputer (a Pipeline with SimpleImputer) "
+                    f"or use a model that handles NaN (HistGradientBoostingClassifier). "
+                    f"The model said: {exc}"
+                ) from exc
         classes = getattr(est, "classes_", None)
         if classes is None or len(classes) != 2:
             raise ValueError(
                 "The estimator must be a binary classifier; got classes "
                 f"{None if classes is None else list(classes)}."
             )
-        self.favorable_ = classes[-1]
+        self.favorable_ = positive_label(list(classes), self.pos_label,
+                                         name="the estimator's classes_")
         return est
 
     def _privileged_label(self):
@@ -451,29 +525,30 @@ class CounterfactualFairness(BaseEstimator):
             return SEPARATOR.join(str(v) for v in priv)
         return priv
 
-    def _choose_privileged(self, X, labels: np.ndarray, weights):
+    def _choose_privileged(self, X, codes: np.ndarray, weights):
         groups = list(self.groups_)
         if self.privileged is not None:
-            privileged = self._privileged_label()
-            if privileged not in set(groups):
+            position = match_categories([self._privileged_label()], groups,
+                                        name=self._describe())[0]
+            if position < 0:
                 raise ValueError(
                     f"privileged={self.privileged!r} is not a value of "
                     f"{self._describe()}: {groups}."
                 )
-            return privileged
-        if len(groups) > 2:
-            shown = groups if len(groups) <= 10 else [*groups[:10], "..."]
-            raise ValueError(
-                f"Sensitive feature {self._describe()} has {len(groups)} values {shown}; "
-                "pass privileged=<value> to binarise it (that value against all others)."
-            )
-        w = np.ones(len(X)) if weights is None else weights
-        accepted = (np.asarray(self.estimator_.predict(X)) == self.favorable_) * w
-        totals = pd.Series(w).groupby(labels).sum()
+            self.privileged_rule_ = "given (privileged=)"
+            return groups[position]
+        chosen = privileged_group(self.estimator_.predict(X), self.groups_[codes],
+                                  favorable=self.favorable_, sample_weight=weights,
+                                  min_group_size=self.min_group_size)
         name = SEPARATOR.join(str(c) for c in self.sensitive_features_)
-        self.selection_rates_ = (pd.Series(accepted).groupby(labels).sum() / totals).rename(
-            "selection_rate").rename_axis(name)
-        return self.selection_rates_.idxmax()
+        self.selection_rates_ = chosen.rates["selection_rate"].rename_axis(name)
+        self.privileged_rule_ = chosen.rule
+        return chosen.label
+
+    def _privileged_code(self) -> int:
+        """Position of the privileged group in ``groups_``."""
+        return int(match_categories([self.privileged_], list(self.groups_),
+                                    name=self._describe())[0])
 
     def _fit_sensitive_classifier(self, X_ns: pd.DataFrame, s_bin: np.ndarray,
                                   weights) -> None:
@@ -505,25 +580,30 @@ class CounterfactualFairness(BaseEstimator):
     def _check_frozen_classifier(self, clf) -> None:
         labels = [v.item() if isinstance(v, np.generic) else v
                   for v in getattr(clf, "classes_", [])]
-        known = set(self.groups_)
-        unknown = [v for v in labels if v not in known]
-        if unknown or self.privileged_ not in labels:
+        name = f"the classes_ of the sensitive_classifier and {self._describe()}"
+        known = match_categories(labels, list(self.groups_), name=name)
+        unknown = [v for v, position in zip(labels, known) if position < 0]
+        has_privileged = match_categories([self.privileged_], labels, name=name)[0] >= 0
+        if unknown or not has_privileged:
             raise ValueError(
                 "The frozen sensitive_classifier must predict the raw values of "
                 f"{self._describe()} {list(self.groups_)}; its classes_ are "
                 f"{labels} (not sensitive values: {unknown}"
-                + ("" if self.privileged_ in labels else
+                + ("" if has_privileged else
                    f"; the privileged value {self.privileged_!r} is missing") + ")."
             )
 
     # ------------------------------------------------------------------ audit
     def _sensitive_proba(self, X_ns: pd.DataFrame) -> np.ndarray:
         clf = self.sensitive_classifier_
-        col = list(clf.classes_).index(self._s_label)
+        col = match_categories([self._s_label], list(clf.classes_),
+                               name="the sensitive classifier's classes_")[0]
         return np.asarray(clf.predict_proba(X_ns))[:, col]
 
     def _sensitive_pred(self, X_ns: pd.DataFrame) -> np.ndarray:
-        return (np.asarray(self.sensitive_classifier_.predict(X_ns)) == self._s_label).astype(int)
+        pred = np.asarray(self.sensitive_classifier_.predict(X_ns), dtype=object)
+        return equals(pred, self._s_label,
+                      name="the sensitive classifier's predictions").astype(int)
 
     def _generate(self, Xq: pd.DataFrame) -> CounterfactualSet:
         n = len(Xq)
@@ -532,26 +612,52 @@ class CounterfactualFairness(BaseEstimator):
         # The chunks never depend on n_jobs: a model's decisions on a batch may depend on
         # the batch (e.g. a ColumnTransformer switches between sparse and dense output
         # with the batch's density) and a seeded generator draws per call.
+        self._check_output_size(Xq)
         size = int(getattr(self.generator_, "query_chunk_size", 512))
         starts = list(range(0, n, size))
-        jobs = (delayed(self.generator_.generate)(Xq.iloc[i:i + size], self.k) for i in starts)
-        results = Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)
+        budget = Budget(self.max_time, n, self.verbose, type(self.generator_).__name__)
+        bounded = isinstance(self.generator_, BaseGenerator)  # takes generate(max_time=)
+        jobs = (delayed(_timed_generate)(self.generator_, Xq.iloc[i:i + size], self.k,
+                                         budget.remaining() if bounded else None)
+                for i in starts)  # lazy: each chunk gets the budget left at its dispatch
         parts = []
-        with tqdm(total=n, disable=not self.verbose, desc="counterfactuals",
-                  unit="row") as bar:
-            for i, res in zip(starts, results):
-                parts.append((i, res))
-                bar.update(res.n_queries)
+        try:
+            with single_threaded():
+                results = Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)
+                for i, (res, seconds) in zip(starts, results):
+                    parts.append((i, res))
+                    budget.add(res.n_queries, seconds)
+        except GenerationTimeout as exc:
+            raise budget.timeout(exc, exc.seconds) from None
+        finally:
+            budget.close()
         return CounterfactualSet.concat(parts, n)
 
-    def _check_groups(self, values: np.ndarray) -> None:
-        known = pd.Index(self.groups_)
-        unseen = pd.unique(values[known.get_indexer(values) < 0])
+    def _check_output_size(self, Xq: pd.DataFrame) -> None:
+        """Refuse, before generating, counterfactual frames beyond ``MAX_ENTRIES`` entries."""
+        gen = self.generator_
+        per_row = (gen.max_counterfactuals(self.k) if isinstance(gen, BaseGenerator)
+                   else int(self.k))
+        entries = len(Xq) * per_row * (Xq.shape[1] + 2)  # values, distance and rank
+        if entries <= MAX_ENTRIES:
+            return
+        raise TableTooLargeError(
+            f"The counterfactuals of {len(Xq):,} audited rows would take {entries:,} entries "
+            f"({entries * 8 / 2**30:,.1f} GiB): up to {per_row:,} per row (k={self.k:,}) x "
+            f"{Xq.shape[1] + 2} values, beyond {MAX_ENTRIES:,}. Lower k, or audit fewer rows "
+            "at a time (the per-group means of several calls combine by their n_refused)."
+        )
+
+    def _group_codes(self, values: np.ndarray) -> np.ndarray:
+        """The group (position in ``groups_``) of every value; unseen values refused."""
+        codes = match_categories(values, list(self.groups_), name=self._describe())
+        unseen = pd.unique(values[codes < 0])
         if len(unseen):
             raise ValueError(
                 f"{self._describe()} holds values {list(unseen)} not seen in fit (seen: "
                 f"{list(self.groups_)}); they cannot be assigned to a group."
             )
+        return codes
 
     def _audit_rows(self, X: pd.DataFrame, sensitive_features=None, sample_weight=None,
                     method: str = "evaluate") -> _Audit:
@@ -562,10 +668,10 @@ class CounterfactualFairness(BaseEstimator):
         Xa = self._audit_frame(X, sensitive_features, method)
         weights = check_sample_weight(sample_weight, len(X))
         weights = np.ones(len(X)) if weights is None else weights
-        values = group_labels(Xa[columns])
-        self._check_groups(values)
-        s_bin = (values == self.privileged_).astype(int)
-        refused = np.asarray(self.estimator_.predict(X)) != self.favorable_
+        codes = self._group_codes(group_labels(Xa[columns]))
+        s_bin = (codes == self._privileged_code()).astype(int)
+        refused = ~equals(np.asarray(self.estimator_.predict(X), dtype=object),
+                          self.favorable_, name="the estimator's decisions")
         recognised = self._sensitive_pred(Xa.drop(columns=columns)) == s_bin
         keep = refused & recognised
         cs = self._generate(Xa.loc[keep])
@@ -574,7 +680,8 @@ class CounterfactualFairness(BaseEstimator):
             s_cf_pred = self._sensitive_pred(
                 cs.counterfactuals.drop(columns=columns).reset_index(drop=True))
         return _Audit(
-            X=Xa.loc[keep], group=s_bin[keep], weight=weights[keep], counterfactuals=cs,
+            X=Xa.loc[keep], group=s_bin[keep], codes=codes[keep], weight=weights[keep],
+            counterfactuals=cs,
             s_cf=cs.to_matrix(s_cf_pred, _matrix_width(cs, self.k)),
             refused_all={g: weights[refused & (s_bin == g)].sum() for g in (1, 0)},
         )
@@ -648,7 +755,24 @@ class CounterfactualFairness(BaseEstimator):
             n_refused_all={_NAMES[g]: count(v) for g, v in audit.refused_all.items()},
             n_without_counterfactuals=n_without, empty_groups=empty,
             counterfactuals=audit.counterfactuals,
+            by_group=self._by_group(audit, cflips[:, K - 1], nd[:, K - 1], n_av, count),
+            groups=self._sides(), min_group_size=int(self.min_group_size),
+            privileged_rule=self.privileged_rule_,
         )
+
+    def _sides(self) -> dict:
+        """The groups on each side of the comparison, for the legends."""
+        privileged = self._privileged_code()
+        return {"privileged": [self.groups_[privileged]],
+                "unprivileged": [g for j, g in enumerate(self.groups_) if j != privileged]}
+
+    def _by_group(self, audit: _Audit, cflips, nd, n_av, count) -> pd.DataFrame:
+        """One row per (compound) group: values at k and the comparison with the privileged."""
+        table = group_table(audit.codes, list(self.groups_), self._privileged_code(),
+                            {"cflips": cflips, "ndccf": nd, "available": n_av},
+                            audit.weight, int(self.min_group_size), count)
+        table.index.name = SEPARATOR.join(str(c) for c in self.sensitive_features_)
+        return table
 
     # ------------------------------------------------------------------ proxies
     def proxy_correlations(self, X: pd.DataFrame, *, sensitive_features=None) -> pd.DataFrame:
@@ -673,7 +797,9 @@ class CounterfactualFairness(BaseEstimator):
         DataFrame
             Columns ``feature``, ``correlation``, ``p_value`` and ``n_changed`` (number
             of counterfactuals that change the feature), sorted by decreasing
-            correlation; features that never change (constant ``eps``) are omitted.
+            correlation; features that never change (constant ``eps``) are omitted. A
+            numeric perturbation with a missing value on either side has no difference
+            and is left out of that feature's correlation.
 
         Raises
         ------
@@ -693,9 +819,11 @@ class CounterfactualFairness(BaseEstimator):
         delta = self._sensitive_proba(cf) - self._sensitive_proba(base)
         rows = []
         for name, e in _perturbations(base, cf).items():
-            if np.ptp(e) == 0 or np.ptp(delta) == 0:
+            known = np.isfinite(e)  # a missing numeric value has no difference
+            e, d = e[known], delta[known]
+            if len(e) < 3 or np.ptp(e) == 0 or np.ptp(d) == 0:
                 continue
-            r, p = stats.pearsonr(e, delta)
+            r, p = stats.pearsonr(e, d)
             rows.append((name, float(r), float(p), int(np.count_nonzero(e))))
         out = pd.DataFrame(rows, columns=["feature", "correlation", "p_value", "n_changed"])
         return out.sort_values("correlation", ascending=False, ignore_index=True)
@@ -703,10 +831,22 @@ class CounterfactualFairness(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = True
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         return tags
+
+
+def _timed_generate(generator, X: pd.DataFrame, k: int, max_time):
+    """``generator.generate`` on one chunk and the CPU seconds it took in its process."""
+    start = time.process_time()
+    try:
+        result = (generator.generate(X, k) if max_time is None
+                  else generator.generate(X, k, max_time=max(max_time, 1e-9)))
+    except GenerationTimeout as exc:
+        exc.seconds = time.process_time() - start
+        raise
+    return result, time.process_time() - start
 
 
 def _mean(values: np.ndarray, weights: np.ndarray, with_weights: bool) -> np.ndarray:

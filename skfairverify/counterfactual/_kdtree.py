@@ -8,12 +8,13 @@ import numpy as np
 import pandas as pd
 from sklearn.neighbors import NearestNeighbors
 
-from ..utils._compat import Interval
+from ..utils._compat import N_JOBS, Interval
 from ._base import BaseGenerator, CounterfactualSet
 
 __all__ = ["KDTreeCounterfactuals"]
 
 _TIE = 1e-9  # scale of the candidate-position offset that breaks distance ties
+_PAIRS = 2**19  # (query, neighbour) pairs of one neighbour search (rows of its frame)
 
 
 class KDTreeCounterfactuals(BaseGenerator):
@@ -44,7 +45,9 @@ class KDTreeCounterfactuals(BaseGenerator):
     ranking : {"distance", "prediction"}, default="distance"
         ``"prediction"`` re-ranks the k nearest by ``|E[f(x)] - E[f(c)]|``.
     batch_size : int, default=2048
-        Number of queries per nearest-neighbour call (bounds memory).
+        Number of queries per nearest-neighbour call (bounds memory); fewer when a call
+        would exceed 2**19 (query, neighbour) pairs (rows searched again with more
+        neighbours).
     n_jobs : int, default=None
         Passed to :class:`~sklearn.neighbors.NearestNeighbors`.
 
@@ -72,7 +75,7 @@ class KDTreeCounterfactuals(BaseGenerator):
     _parameter_constraints: dict = {
         **BaseGenerator._parameter_constraints,
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
     }
 
     def __init__(self, *, immutable_features=None, desired_class=None, ranking="distance",
@@ -114,6 +117,10 @@ class KDTreeCounterfactuals(BaseGenerator):
         )
         return self
 
+    def max_counterfactuals(self, k: int) -> int:
+        """Largest number of counterfactuals of one row: ``k``, or the candidates if fewer."""
+        return min(int(k), len(self.candidates_))
+
     def _compose(self, Xq: pd.DataFrame, qpos: np.ndarray, cidx: np.ndarray) -> pd.DataFrame:
         mut = self.candidates_[self.features_].iloc[cidx].reset_index(drop=True)
         if self.immutable_features_:
@@ -130,8 +137,10 @@ class KDTreeCounterfactuals(BaseGenerator):
         n_nb = min(k, n_cand)
         while len(pending):
             next_pending = []
-            for start in range(0, len(pending), self.batch_size):
-                rows = pending[start:start + self.batch_size]
+            # at most _PAIRS (query, neighbour) pairs per call: n_nb grows up to n_cand
+            batch = max(1, min(self.batch_size, _PAIRS // n_nb))
+            for start in range(0, len(pending), batch):
+                rows = pending[start:start + batch]
                 frame, qpos, dist, cidx, short = self._search(Xq, enc[rows], rows, n_nb, k)
                 next_pending.append(short)
                 frames.append(frame)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from sklearn.frozen import FrozenEstimator
 
+from ..s3p import TableTooLargeError
 from ..utils._categories import match_categories
 from ..utils._compat import Interval
 from ._base import BaseGenerator, CounterfactualSet
@@ -44,6 +45,15 @@ class LinearCounterfactuals(BaseGenerator):
     Plans are ranked by distance (or by the prediction gap), so the ``k``
     counterfactuals of a row change diverse feature subsets. Each one is re-checked
     with the model.
+
+    Missing values: a counterfactual never changes a missing value (the rule does not
+    know it), so a plan that would is not used for that row; the row keeps its NaN and
+    the model reads it as it does (through its imputer). The need of such a row is the
+    model's own decision value (``decision_function``), not the rule's. The plans number
+    ``p + p (p - 1) / 2 + sum_c m_c (1 + p)`` for ``p`` numeric features and ``m_c``
+    categories of column ``c``; beyond ``MAX_PLANS`` (65,536) ``fit`` raises
+    :class:`~skfairverify.s3p.TableTooLargeError`, and rows are evaluated in blocks of at
+    most ``2**22`` (row, plan) pairs.
 
     Parameters
     ----------
@@ -118,13 +128,14 @@ class LinearCounterfactuals(BaseGenerator):
         self.low_, self.high_ = prox.low[where], prox.high[where]
         self.range_ = prox.range[where]
         self.integer_ = np.array(
-            [pd.api.types.is_integer_dtype(X[c]) or bool(np.all(np.mod(X[c], 1) == 0))
+            [pd.api.types.is_integer_dtype(X[c]) or bool(np.all(np.mod(X[c].dropna(), 1) == 0))
              for c in self.num_], dtype=bool)
         self.cat_ = {
             column[c]: sign * rule.category_coef(c)
             for c in rule.categorical_features
             if column[c] in self.features_
         }
+        _check_plans(len(self._plans()), len(self.num_), self.cat_)
         return self
 
     # each plan returns (deltas (n, p) for numeric, feasible mask) given need (n,)
@@ -183,7 +194,7 @@ class LinearCounterfactuals(BaseGenerator):
             cur_coef = np.append(coefs.to_numpy(dtype=float), 0.0)[codes]
             target = match_categories([v], list(coefs.index), name=c)[0]
             gain = float(coefs.iloc[target]) - cur_coef
-            changed = codes != target
+            changed = (codes != target) & Xq[c].notna().to_numpy()  # a NaN stays NaN
             rest = need - gain
             if j is None:
                 delta = np.zeros((n, len(self.num_)))
@@ -197,13 +208,17 @@ class LinearCounterfactuals(BaseGenerator):
 
     def _generate(self, Xq: pd.DataFrame, k: int) -> CounterfactualSet:
         """Closed-form counterfactuals of every query row, the ``k`` best kept."""
-        x = Xq[self.num_].to_numpy(dtype=float) if self.num_ else np.zeros((len(Xq), 0))
-        d = self.sign_ * self.rule_.decision_function(Xq)
-        need = np.maximum(self.margin - d, 1e-12)
         plans = self._plans()
         n = len(Xq)
         if not plans or n == 0:
             return self._finalize(Xq, Xq.iloc[:0], np.zeros(0, int), np.zeros(0), k)
+        block = max(1, _PAIRS_PER_BLOCK // len(plans))
+        if n > block:  # bound the (rows, plans) distance array
+            parts = [(i, self._generate(Xq.iloc[i:i + block], k)) for i in range(0, n, block)]
+            return CounterfactualSet.concat(parts, n)
+        x = (Xq[self.num_].to_numpy(dtype=float, na_value=np.nan) if self.num_
+             else np.zeros((n, 0)))
+        need = np.maximum(self.margin - self._decision(Xq), 1e-12)
         dist = np.column_stack([self._run_plan(p, Xq, x, need)[2] for p in plans])
         # a margin of candidates, as some may fail the model's re-check
         take = min(len(plans), 2 * k)
@@ -223,6 +238,19 @@ class LinearCounterfactuals(BaseGenerator):
         ok = self._accepted(cfs)
         return self._finalize(Xq, cfs.loc[ok], pos[ok], dist_all[ok], k)
 
+    def max_counterfactuals(self, k: int) -> int:
+        """Largest number of counterfactuals of one row: ``k``, or the plans if fewer."""
+        return min(int(k), len(self._plans()))
+
+    def _decision(self, Xq: pd.DataFrame) -> np.ndarray:
+        """The signed decision value: the rule's, the model's on rows with missing values."""
+        d = self.sign_ * self.rule_.decision_function(Xq)
+        unknown = ~np.isfinite(d)
+        if unknown.any() and hasattr(self.estimator_, "decision_function"):
+            model = np.asarray(self.estimator_.decision_function(Xq.loc[unknown]), dtype=float)
+            d[unknown] = self.sign_ * model
+        return d
+
     def _apply(self, rows: pd.DataFrame, x: np.ndarray, delta: np.ndarray, cat) -> pd.DataFrame:
         """The rows changed by a plan's numeric deltas and categorical switch."""
         frame = rows.copy()
@@ -240,6 +268,25 @@ class LinearCounterfactuals(BaseGenerator):
             else:
                 frame[c] = pd.Series([v] * len(frame), index=frame.index, dtype=col.dtype)
         return frame
+
+
+#: Largest number of plans of one row (``fit`` refuses more), and of (row, plan) pairs of
+#: one block of the distance array.
+MAX_PLANS = 2**16
+_PAIRS_PER_BLOCK = 2**22
+
+
+def _check_plans(n_plans: int, n_numeric: int, categories: dict) -> None:
+    """Refuse, at fit, more plans per row than :data:`MAX_PLANS`."""
+    if n_plans <= MAX_PLANS:
+        return
+    n_cats = sum(len(c) for c in categories.values())
+    raise TableTooLargeError(
+        f"LinearCounterfactuals would evaluate {n_plans:,} plans per row ({n_numeric:,} "
+        f"numeric features: every one and every pair; {n_cats:,} categories, each alone and "
+        f"with every numeric feature), beyond {MAX_PLANS:,}. Use generator='kdtree', or "
+        "audit a model of fewer features (immutable_features= also removes them)."
+    )
 
 
 def _rule_columns(rule, X: pd.DataFrame) -> dict:

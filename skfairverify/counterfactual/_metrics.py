@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..utils._categories import category_codes
 from ..utils._compat import validate_params
 from ._base import K_CONSTRAINT
 
@@ -74,11 +75,14 @@ def _flip_matrix(s_orig, s_cf) -> tuple[np.ndarray, np.ndarray]:
     if pd.isna(orig).any():
         raise ValueError("s_orig contains missing values; every row needs a sensitive value.")
     available = ~pd.isna(cf) if cf.size else np.zeros(cf.shape, dtype=bool)
-    # the flip indicator, computed only where a counterfactual exists
+    # the flip indicator, computed only where a counterfactual exists, by the package's
+    # one category rule: 1, 1.0 and True are one group, "1" another, and 1 next to "1"
+    # is refused (a type mismatch is never counted as a flip)
     raw = np.zeros(cf.shape, dtype=float)
-    if cf.size:
-        neq = cf != orig[:, None]
-        raw[available] = neq[available].astype(float)
+    codes, _ = category_codes(np.concatenate([orig, cf[available]]), name="s_orig and s_cf")
+    if available.any():
+        rows = np.nonzero(available)[0]
+        raw[available] = (codes[orig.shape[0]:] != codes[rows]).astype(float)
     # move the available entries to the left, keeping their order (stable sort)
     order = np.argsort(~available, axis=1, kind="stable")
     flips = np.take_along_axis(raw, order, axis=1)
@@ -142,7 +146,9 @@ def counterfactual_flips(s_orig, s_cf, k: int | None = None) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``k < 1``, the shapes disagree or ``s_orig`` has missing values.
+        If ``k < 1``, the shapes disagree, ``s_orig`` has missing values, or the labels
+        mix strings and numbers that print alike (``1`` and ``"1"``: a type mismatch
+        is refused, never counted as a flip; ``1``, ``1.0`` and ``True`` are one group).
 
     See Also
     --------
@@ -193,7 +199,8 @@ def ndccf(s_orig, s_cf, k: int | None = None) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``k < 1``, the shapes disagree or ``s_orig`` has missing values.
+        If ``k < 1``, the shapes disagree, ``s_orig`` has missing values, or the labels
+        mix strings and numbers that print alike (see :func:`counterfactual_flips`).
 
     See Also
     --------

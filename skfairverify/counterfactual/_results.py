@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..utils._html import counterfactual_tables
+from ..utils._html import counterfactual_tables, frame_table
 from ..utils._results import Result
 from ._base import CounterfactualSet
 
@@ -65,6 +65,23 @@ class CounterfactualResult(Result):
     counterfactuals : CounterfactualSet
         The counterfactuals of the audited rows (indexed by the rows' labels in ``X``
         and the rank).
+    by_group : pandas.DataFrame or None
+        One row per group (per compound group for several attributes), as the
+        verifier's groups: ``side`` (``"privileged"`` / ``"unprivileged"``),
+        ``cflips`` and ``ndccf`` at ``k`` (means over the group's audited rows with
+        counterfactuals; a flip is a counterfactual on the other side of the
+        privileged group), ``delta_cflips`` (the group minus the privileged group) and
+        ``delta_ndccf`` (the privileged group minus the group), ``n_refused``,
+        ``n_without_counterfactuals`` and ``small_sample``: the comparison rests on
+        fewer than ``min_group_size`` audited rows with counterfactuals (in the group,
+        or in the privileged group). The pooled ``cflips`` / ``ndccf`` are the means
+        of the unprivileged rows together.
+    groups : dict
+        ``{"privileged": [label], "unprivileged": [labels]}``: the groups on each side.
+    min_group_size : int or None
+        The row count below which a comparison is flagged ``small_sample``.
+    privileged_rule : str or None
+        How the privileged group was chosen.
 
     Examples
     --------
@@ -93,6 +110,10 @@ audited rows 10 privileged / 12 unprivileged)
     n_without_counterfactuals: dict = field(default_factory=dict)
     empty_groups: list = field(default_factory=list)
     counterfactuals: CounterfactualSet | None = None
+    by_group: pd.DataFrame | None = None
+    groups: dict = field(default_factory=dict)
+    min_group_size: int | None = None
+    privileged_rule: str | None = None
 
     @classmethod
     def from_per_k(cls, per_k: pd.DataFrame, **fields) -> CounterfactualResult:
@@ -145,16 +166,31 @@ audited rows 10 privileged / 12 unprivileged)
                 columns[name] = [counts.get(g, np.nan) for g in _GROUPS]
         return pd.DataFrame(columns, index=pd.Index(list(_GROUPS), name="group"))
 
+    @property
+    def small_sample(self) -> list:
+        """The groups whose comparison rests on fewer than ``min_group_size`` rows."""
+        if self.by_group is None:
+            return []
+        return list(self.by_group.index[self.by_group["small_sample"].to_numpy(bool)])
+
     def _html_parts(self) -> list[str]:
         """The tables of the audit report's counterfactual section."""
-        return counterfactual_tables(self.cflips, self.ndccf, self.n_refused,
-                                     self.sensitive_classifier)
+        parts = counterfactual_tables(self.cflips, self.ndccf, self.n_refused,
+                                      self.sensitive_classifier)
+        if self.by_group is not None:
+            parts.insert(1, frame_table(
+                self.by_group, f"Per group at k={self.k} (delta: compared with the "
+                f"privileged group {self.privileged!r}; small_sample: fewer than "
+                f"{self.min_group_size} audited rows with counterfactuals)"))
+        return parts
 
     def _summary(self) -> str:
         def fmt(v):
             return "NaN" if not np.isfinite(v) else f"{v:.4g}"
 
         rows = " / ".join(f"{fmt(self.n_refused.get(g, np.nan))} {g}" for g in _GROUPS)
+        small = self.small_sample
+        flag = f"; small samples: {small[:5]}" if small else ""
         return (f"k={self.k}, privileged={self.privileged!r}: CFlips delta "
                 f"{fmt(self.cflips['delta'])}, nDCCF delta {fmt(self.ndccf['delta'])}, "
-                f"audited rows {rows}")
+                f"audited rows {rows}{flag}")

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
+from ..utils._categories import category_codes, match_categories, positive_label
 from ..utils._validation import check_unique_columns
 from ._values import VALUE_NAMES, _resolve_coefficients
 from ._variance import _check_metric
@@ -67,8 +68,8 @@ def check_esl_params(metric="tpr", value="shapley", baseline=0.5) -> None:
     _check_baseline(baseline)
 
 
-def _binary_vector(values, name: str) -> np.ndarray:
-    """1-d array of 0/1 (bool or numeric) without NaN."""
+def _label_vector(values, name: str) -> np.ndarray:
+    """1-d array of labels without missing values."""
     if isinstance(values, pd.DataFrame):
         if values.shape[1] != 1:
             raise ValueError(f"{name} must be one-dimensional, got {values.shape[1]} columns.")
@@ -78,17 +79,37 @@ def _binary_vector(values, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}.")
     if pd.isna(arr).any():
         raise ValueError(f"{name} contains NaN.")
-    try:
-        num = arr.astype(float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must contain only 0 and 1, got {np.unique(arr)[:5]}.") from None
-    bad = ~np.isin(num, (0.0, 1.0))
-    if bad.any():
-        raise ValueError(
-            f"{name} must contain only 0 and 1 (1 = favorable), got values "
-            f"{np.unique(arr[bad])[:5].tolist()}."
-        )
-    return num.astype(np.int8)
+    return arr
+
+
+def _binary_targets(arrays: dict, pos_label=None) -> list[np.ndarray]:
+    """0/1 vectors (1 = ``pos_label``) of label arrays that share one pair of labels.
+
+    ``arrays`` maps each array's name to its values (e.g. ``y_true`` and ``y_pred``).
+    Labels are matched by the package's one rule (``1``, ``1.0`` and ``True`` are one
+    label, ``"1"`` another, and the two together are refused); the favorable one is
+    ``pos_label``, or ``1`` for labels in ``{0, 1}`` / ``{-1, 1}``
+    (:func:`~skfairverify.utils._categories.positive_label`).
+    """
+    vectors = [_label_vector(v, name) for name, v in arrays.items()]
+    if all(v.dtype.kind in "biuf" for v in vectors):
+        joined = np.concatenate(vectors)  # numbers stay numbers (fast factorization)
+    else:
+        joined = np.concatenate([v.astype(object) for v in vectors])
+    names = " and ".join(arrays)
+    codes, labels = category_codes(joined, name=names)
+    positive = positive_label(labels, pos_label, name=names)
+    hit = match_categories([positive], labels, name=names)[0]
+    out, start = [], 0
+    for v in vectors:
+        out.append((codes[start:start + v.shape[0]] == hit).astype(np.int8))
+        start += v.shape[0]
+    return out
+
+
+def _binary_vector(values, name: str, pos_label=None) -> np.ndarray:
+    """0/1 vector (1 = favorable, ``pos_label``) of one label array."""
+    return _binary_targets({name: values}, pos_label)[0]
 
 
 def _check_same_length(values: np.ndarray, name: str, n_rows: int, against: str) -> None:

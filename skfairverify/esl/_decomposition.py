@@ -18,6 +18,7 @@ from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
 from ..utils._compat import (
+    N_JOBS,
     HasMethods,
     Interval,
     RealNotInt,
@@ -28,6 +29,7 @@ from ..utils._fitting import check_weights_accepted, fit_with_weights
 from ..utils._validation import check_sample_weight, check_sensitive, check_sensitive_features
 from ._checks import (
     _as_frame,
+    _binary_targets,
     _binary_vector,
     _check_baseline,
     _check_confidence,
@@ -41,9 +43,10 @@ from ._group import (
     _check_first_stage_size,
     _denominator_rows,
     _first_stage_map,
+    check_group_arrays,
 )
 from ._inference import _wald
-from ._limits import MAX_COALITIONS, MAX_FITS, check_limit, check_n_fits
+from ._limits import MAX_COALITIONS, MAX_FITS, MAX_TABLE_SIZE, check_limit, check_n_fits
 from ._results import ESLDecompositionResult
 from ._values import _coefficient_matrix, _esl_coefficients, _needed_coalitions, _needed_sizes
 from ._variance import _DENOMINATOR_ROWS, METRICS, _bootstrap_design, _check_metric, _Problem
@@ -116,11 +119,15 @@ def _group_label(label):
 
 
 def _validate_rows(X, y, X_test, y_test, sensitive_features, sample_weight,
-                   sample_weight_test, test_size, random_state) -> _Rows:
+                   sample_weight_test, test_size, random_state, pos_label) -> _Rows:
     """Validate the inputs; split ``X`` into train and test rows when ``X_test`` is None."""
     X = _as_frame(X, "X")
-    y = _binary_vector(y, "y")
+    both = X_test is not None and y_test is not None
+    targets = _binary_targets({"y": y, "y_test": y_test} if both else {"y": y}, pos_label)
+    y = targets[0]
     _check_same_length(y, "y", X.shape[0], "X")
+    if X.shape[0] == 0:
+        raise ValueError("esl_decomposition needs rows: X and y are empty.")
     weights = check_sample_weight(sample_weight, X.shape[0])
     if X_test is None:
         if y_test is not None or sample_weight_test is not None:
@@ -130,8 +137,10 @@ def _validate_rows(X, y, X_test, y_test, sensitive_features, sample_weight,
     X_test = _as_frame(X_test, "X_test")
     if y_test is None:
         raise ValueError("y_test is required with X_test.")
-    y_test = _binary_vector(y_test, "y_test")
+    y_test = targets[1]
     _check_same_length(y_test, "y_test", X_test.shape[0], "X_test")
+    if X_test.shape[0] == 0:
+        raise ValueError("esl_decomposition needs evaluation rows: X_test is empty.")
     w_test = check_sample_weight(sample_weight_test, X_test.shape[0],
                                  name="sample_weight_test")
     _check_not_aligned_with_train(sensitive_features, X, X_test)
@@ -332,13 +341,15 @@ def _assemble(values, fits: _Fits, groups: _Groups, rows: _Rows, settings: _Sett
         "test_size": [Interval(RealNotInt, 0, 1, closed="neither"),
                       Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
         "verbose": ["verbose"],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "sample_weight": ["array-like", None],
         "sample_weight_test": ["array-like", None],
         "max_fits": [Interval(Integral, 1, None, closed="left")],
         "max_coalitions": [Interval(Integral, 1, None, closed="left")],
+        "pos_label": "no_validation",  # any label: checked against the labels of y
+        "max_table_size": [Interval(Integral, 1, None, closed="left")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -365,6 +376,8 @@ def esl_decomposition(
     sample_weight_test=None,
     max_fits: int = MAX_FITS,
     max_coalitions: int = MAX_COALITIONS,
+    pos_label=None,
+    max_table_size: int = MAX_TABLE_SIZE,
 ) -> ESLDecompositionResult:
     """Two-stage ESL: contributions of every feature to every group's ESL value.
 
@@ -377,13 +390,15 @@ def esl_decomposition(
     Parameters
     ----------
     estimator : estimator object
-        Unfitted binary classifier (``fit``/``predict``, labels 0/1), cloned for every
-        coalition. It must accept any subset of the feature columns (in a
-        ``ColumnTransformer`` select columns with ``make_column_selector``).
+        Unfitted binary classifier (``fit``/``predict``), cloned for every coalition and
+        fit on the 0/1 indicator of the favorable label (1 = ``pos_label``). It must
+        accept any subset of the feature columns (in a ``ColumnTransformer`` select
+        columns with ``make_column_selector``); missing values in ``X`` reach it as they
+        are (a pipeline with an imputer, or a model that handles NaN, accepts them).
     X : pandas.DataFrame of shape (n_samples, n_columns)
         Training data (or all data, split when ``X_test`` is None).
     y : array-like of shape (n_samples,)
-        0/1 labels (1 = favorable).
+        Binary labels: 0/1 (1 = favorable), or two labels with ``pos_label``.
     sensitive_features : str, list of str, array-like, Series or DataFrame
         The sensitive attribute(s): the name(s) of columns of ``X`` (and of ``X_test``),
         never used as model features, or the values themselves, one per evaluation row
@@ -442,6 +457,14 @@ def esl_decomposition(
     max_coalitions : int, default=2**20
         Largest number of coalitions of groups of the first stage, as in
         :func:`group_esl`.
+    pos_label : label, default=None
+        The favorable label of ``y`` and ``y_test``, as in :func:`group_esl` (``None``:
+        ``1`` for labels in ``{0, 1}`` or ``{-1, 1}``; other labels need it).
+    max_table_size : int, default=50_000_000
+        Largest number of entries of an array of the groups: the covariance of every
+        feature's contribution to every group (``((n_features + 1) (n_groups + 1))^2``
+        entries) and, with several attributes, the ``coalitions x cells`` map; refused
+        above with :class:`~skfairverify.s3p.TableTooLargeError` before any fit.
 
     Returns
     -------
@@ -471,8 +494,9 @@ def esl_decomposition(
     Raises
     ------
     TableTooLargeError
-        If the members need more than ``max_fits`` coalition models or more than
-        ``max_coalitions`` coalitions of groups; raised before any fit.
+        If the members need more than ``max_fits`` coalition models, more than
+        ``max_coalitions`` coalitions of groups, or an array of the groups more than
+        ``max_table_size`` entries; raised before any fit.
 
     Notes
     -----
@@ -526,27 +550,29 @@ def esl_decomposition(
     settings = _Settings(metric, _check_baseline(baseline), ci, n_bootstrap, random_state,
                          n_jobs, verbose, _check_confidence(confidence))
     rows = _validate_rows(X, y, X_test, y_test, sensitive_features, sample_weight,
-                          sample_weight_test, test_size, random_state)
+                          sample_weight_test, test_size, random_state, pos_label)
     if ci == "bootstrap":  # refuse weights the bootstrap cannot draw before any fit
         _bootstrap_design(rows.w_test, rows.y_test.shape[0])
     players = _resolve_features(features, rows.X_train, rows.sensitive_names)
     _check_players_in_test(players, rows.X_test)
     groups = _resolve_groups(rows, metric)
-    _check_work(values, players, groups, rows, max_fits, max_coalitions)
+    _check_work(values, players, groups, rows, (max_fits, max_coalitions, max_table_size))
     fits = _fit_coalitions(estimator, rows, players, values, settings, t_start)
     estimates = [_estimate_member(v, fits, groups, rows, settings) for v in values]
     return _assemble(values, fits, groups, rows, settings, estimates, t_start)
 
 
-def _check_work(values, players: dict, groups: _Groups, rows: _Rows, max_fits,
-                max_coalitions) -> None:
-    """Count the fits and the group coalitions before any fit; refuse above the caps."""
+def _check_work(values, players: dict, groups: _Groups, rows: _Rows, limits) -> None:
+    """Count the fits, group coalitions and group arrays before any fit; refuse above."""
+    max_fits, max_coalitions, max_table_size = limits
     max_fits = check_limit(max_fits, "max_fits")
     check_n_fits(_needed_sizes(values, len(players)), max_fits, n_test=rows.X_test.shape[0],
                  values=values)
     for value in values:
         _check_first_stage_size(groups.levels, value, max_coalitions,
                                 caller="esl_decomposition")
+        check_group_arrays(groups.levels, value, max_table_size, caller="esl_decomposition",
+                           n_outputs=len(players) + 1, extra_leaves=1)
 
 
 def _check_denominators(problem, used, fits: _Fits, unions, group_index, metric):

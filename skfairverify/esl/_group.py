@@ -10,8 +10,17 @@ import pandas as pd
 
 from ..utils._compat import Interval, StrOptions, validate_params
 from ..utils._validation import check_sample_weight, check_sensitive_features
-from ._checks import _binary_vector, _check_same_length, check_esl_params
-from ._limits import MAX_COALITIONS, check_limit, check_n_coalitions
+from ._checks import _binary_targets, _check_same_length, check_esl_params
+from ._limits import (
+    MAX_COALITIONS,
+    MAX_TABLE_SIZE,
+    TableTooLargeError,
+    check_limit,
+    check_n_coalitions,
+    count_coalitions,
+    format_bytes,
+)
+from ._one_attribute import one_attribute_estimates
 from ._results import GroupESLResult
 from ._values import VALUE_NAMES, _check_n_players, _coefficient_matrix, _resolve_coefficients
 from ._variance import _DENOMINATOR_ROWS, METRICS, _metric_parts, _Problem
@@ -110,6 +119,37 @@ def _check_first_stage_size(levels: list[list], value, max_coalitions: int,
         remaining = max(remaining // max(count, 1), 1)
 
 
+def check_group_arrays(levels: list[list], value, max_table_size: int,
+                       caller: str = "group_esl", n_outputs: int = 1,
+                       extra_leaves: int = 0) -> None:
+    """Refuse, before building them, arrays of the groups beyond ``max_table_size``.
+
+    The ``(n_outputs * (groups + extra_leaves))^2`` covariance (for one attribute in
+    :func:`group_esl` the other arrays are sparse); with several attributes also the
+    dense ``coalitions x cells`` map of the stages.
+    """
+    max_table_size = check_limit(max_table_size, "max_table_size")
+    n_cells = int(np.prod([len(lv) for lv in levels]))
+    side = n_outputs * (n_cells + extra_leaves)
+    entries = side**2
+    what = f"the ({side:,} x {side:,}) covariance"
+    if len(levels) > 1:
+        unions = int(np.prod([count_coalitions(
+            _resolve_coefficients(value, len(lv)), max_table_size) for lv in levels]))
+        if unions * n_cells > entries:
+            entries = unions * n_cells
+            what = f"the map of {unions:,} coalitions on {n_cells:,} cells"
+    if entries <= max_table_size:
+        return
+    groups = "groups" if len(levels) == 1 else "cells (intersections)"
+    raise TableTooLargeError(
+        f"{caller} on {n_cells:,} {groups} would build {what}: {entries:,} entries "
+        f"({format_bytes(8 * entries)}), beyond max_table_size={max_table_size:,}. Use "
+        "fewer groups (bin a numeric sensitive column, merge rare groups), or raise "
+        "max_table_size if the memory allows."
+    )
+
+
 def _value_name(value) -> str:
     return repr(value) if isinstance(value, str) else "given as constants"
 
@@ -169,6 +209,8 @@ def _first_stage_map(levels: list[list], value) -> tuple[np.ndarray, np.ndarray]
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "sample_weight": ["array-like", None],
         "max_coalitions": [Interval(Integral, 1, None, closed="left")],
+        "pos_label": "no_validation",  # any label: checked against the labels
+        "max_table_size": [Interval(Integral, 1, None, closed="left")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -183,6 +225,8 @@ def group_esl(
     confidence: float = 0.95,
     sample_weight=None,
     max_coalitions: int = MAX_COALITIONS,
+    pos_label=None,
+    max_table_size: int = MAX_TABLE_SIZE,
 ) -> GroupESLResult:
     """Split a classification metric among sensitive groups with an ESL value.
 
@@ -199,9 +243,10 @@ def group_esl(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        True labels, 0/1 (1 = favorable).
+        True labels: two labels at most (``1`` = favorable for labels in ``{0, 1}`` or
+        ``{-1, 1}``; others need ``pos_label``).
     y_pred : array-like of shape (n_samples,)
-        Predicted labels, 0/1.
+        Predicted labels, among the labels of ``y_true``.
     sensitive_features : array-like, pandas.Series or pandas.DataFrame
         The sensitive values, one per row (as fairlearn's ``MetricFrame``). A DataFrame
         (or 2-d array) of several attributes gives the intersections, split attribute by
@@ -230,6 +275,18 @@ def group_esl(
         raises :class:`~skfairverify.s3p.TableTooLargeError` before any work, naming the
         count, the memory and the alternative (``value="equal_surplus"``, ``n + 1``
         coalitions, or fewer groups).
+    pos_label : label, default=None
+        The favorable label of ``y_true`` and ``y_pred``, as in scikit-learn's metrics
+        (``pos_label="survived"``). ``None``: ``1`` for labels in ``{0, 1}`` or
+        ``{-1, 1}`` (booleans included); any other pair of labels is refused with a
+        ``ValueError`` asking for it, never guessed. Labels are matched by the package's
+        one rule: ``1``, ``1.0`` and ``True`` are one label, ``"1"`` another, and ``1``
+        next to ``"1"`` is refused.
+    max_table_size : int, default=50_000_000
+        Largest number of entries of an array of the groups: the ``n_groups x n_groups``
+        covariances (with several attributes, also the ``coalitions x cells`` map). A
+        larger one raises :class:`~skfairverify.s3p.TableTooLargeError` before any work,
+        naming the groups, entries and memory.
 
     Returns
     -------
@@ -243,11 +300,13 @@ def group_esl(
     Raises
     ------
     ValueError
-        Unknown metric or value, lengths that differ, NaN, labels other than 0/1, a
-        sensitive attribute with one group, a group (or intersection) without the rows
-        the metric needs (e.g. no positives for ``"tpr"``), negative weights.
+        Unknown metric or value, no rows, lengths that differ, NaN, more than two labels
+        or two labels other than 0/1 without ``pos_label``, a sensitive attribute with
+        one group, a group (or intersection) without the rows the metric needs (e.g. no
+        positives for ``"tpr"``), negative weights.
     TableTooLargeError
-        If the member needs more than ``max_coalitions`` coalitions of groups.
+        If the member needs more than ``max_coalitions`` coalitions of groups, or an
+        array of the groups more than ``max_table_size`` entries.
 
     Notes
     -----
@@ -299,33 +358,55 @@ def group_esl(
     """
     check_esl_params(metric, value, baseline)
     baseline = float(baseline)
-    y = _binary_vector(y_true, "y_true")
-    yhat = _binary_vector(y_pred, "y_pred")
+    y, yhat = _binary_targets({"y_true": y_true, "y_pred": y_pred}, pos_label)
     _check_same_length(yhat, "y_pred", y.shape[0], "y_true")
+    if y.shape[0] == 0:
+        raise ValueError(
+            "group_esl needs rows: y_true, y_pred and sensitive_features are empty."
+        )
     weights = check_sample_weight(sample_weight, y.shape[0])
     frame = check_sensitive_features(sensitive_features, n_rows=y.shape[0]).frame
     cells, levels, index = _cells(frame.reset_index(drop=True))
     what = "group" if len(levels) == 1 else "intersection"
     _check_cells(cells, index, _denominator_rows(metric, y, yhat, weights), metric, what)
     _check_first_stage_size(levels, value, max_coalitions)
+    check_group_arrays(levels, value, max_table_size)
+    params = {"metric": metric, "value": value, "baseline": baseline,
+              "confidence": float(confidence),
+              "coefficients": _resolve_coefficients(value, len(levels[0]))}
+    if len(levels) == 1:
+        estimates = one_attribute_estimates(metric, y, yhat, cells, len(index),
+                                            params["coefficients"], baseline, weights)
+        return _result(estimates, index, params)
     unions, matrix = _first_stage_map(levels, value)
     problem = _Problem(yhat[:, None], y, cells, len(index), unions, metric, baseline, weights)
     identity = np.ones((1, 1))
     cells_only = np.eye(len(index))
     raw = _Problem(yhat[:, None], y, cells, len(index), cells_only.astype(bool), metric, 1.0,
                    weights)
+    estimates = {
+        "esl_values": problem.outputs(identity, matrix)[0],
+        "total": problem.num.sum() / problem.den.sum() / baseline,
+        "metric_by_group": raw.outputs(identity, cells_only)[0],
+        "esl_covariance": problem.covariance(identity, matrix),
+        "metric_covariance": raw.covariance(identity, cells_only),
+    }
+    return _result(estimates, index, params)
+
+
+def _result(estimates: dict, index: pd.Index, params: dict) -> GroupESLResult:
+    """The GroupESLResult of the estimates (arrays) of the groups ``index``."""
+    def frame(matrix):
+        return pd.DataFrame(matrix, index=index, columns=index)
+
     return GroupESLResult._from_estimates(
-        esl_values=pd.Series(problem.outputs(identity, matrix)[0], index=index,
-                             name="esl_value"),
-        total=problem.num.sum() / problem.den.sum() / baseline,
-        metric_by_group=pd.Series(raw.outputs(identity, cells_only)[0], index=index,
-                                  name=metric),
-        esl_covariance=pd.DataFrame(problem.covariance(identity, matrix), index=index,
-                                    columns=index),
-        metric_covariance=pd.DataFrame(raw.covariance(identity, cells_only), index=index,
-                                       columns=index),
-        metric=metric, value=value, baseline=baseline, confidence=float(confidence),
-        coefficients=_resolve_coefficients(value, len(levels[0])),
+        esl_values=pd.Series(estimates["esl_values"], index=index, name="esl_value"),
+        total=estimates["total"],
+        metric_by_group=pd.Series(estimates["metric_by_group"], index=index,
+                                  name=params["metric"]),
+        esl_covariance=frame(estimates["esl_covariance"]),
+        metric_covariance=frame(estimates["metric_covariance"]),
+        **params,
     )
 
 

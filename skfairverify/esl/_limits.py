@@ -16,12 +16,16 @@ from math import comb, log10
 import numpy as np
 
 from ..s3p import TableTooLargeError
+from ..s3p._errors import DEFAULT_MAX_TABLE_SIZE
 
 #: Default ``max_coalitions`` of :func:`esl_value`, :func:`group_esl`,
 #: :func:`esl_decomposition` and :func:`make_esl_scorer` (about a million coalitions).
 MAX_COALITIONS = 2**20
 #: Default ``max_fits`` of :func:`esl_decomposition`: every member on 12 features.
 MAX_FITS = 2**12
+#: Default ``max_table_size`` of :func:`group_esl`, :func:`esl_decomposition` and
+#: :func:`make_esl_scorer`: entries of one array of the groups (the engine's default).
+MAX_TABLE_SIZE = DEFAULT_MAX_TABLE_SIZE
 
 _ALTERNATIVE = (
     "Shapley, Solidarity, Consensus and LSP evaluate every one of the 2^n - 1 coalitions "

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Iterator, Mapping
 from itertools import combinations
-from math import comb, exp, lgamma, log
+from math import comb, lgamma, log
 
 import numpy as np
 
@@ -144,14 +144,16 @@ def _resolve_coefficients(value, n: int) -> np.ndarray:
 def _weight(n: int, s: int) -> float:
     """``w(s) = (s-1)!(n-s)!/n! = 1 / (n C(n-1, s-1))`` for ``1 <= s <= n``, else 0.
 
-    A correctly rounded ratio of integers up to 1024 players (no float overflow of the
-    binomial), ``exp`` of ``lgamma`` above (tiny weights underflow to 0).
+    A correctly rounded ratio of Python integers for every ``n`` (true division of
+    integers never overflows; tiny weights underflow to 0). ``exp`` of ``lgamma`` was
+    used above 1,024 players: its relative error (about ``1e-16 lgamma(n + 1)``, 2e-12
+    at 3,000 players) broke efficiency by 1e-9 on Equal Surplus over 3,000 groups, whose
+    ``c_in + (n - 1) c_out`` must cancel exactly. Only the sizes a member needs are
+    computed (two for Equal Surplus).
     """
     if s < 1 or s > n:
         return 0.0
-    if n <= 1024:
-        return 1 / (n * comb(n - 1, s - 1))
-    return exp(lgamma(s) + lgamma(n - s + 1) - lgamma(n + 1))
+    return 1 / (n * comb(n - 1, s - 1))
 
 
 def _coalitions_by_size(b: np.ndarray) -> Iterator[tuple[int, float, float, np.ndarray]]:

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import numpy as np
 from joblib import Parallel, delayed
+from scipy import sparse
 
 METRICS = ("selection_rate", "tpr", "fpr", "ppv", "npv")
 
@@ -133,11 +134,12 @@ class _Problem:
         n0, n1, d0, d1 = self.parts
         a = n0[:, None] + n1[:, None] * self.yhat
         d = d0[:, None] + d1[:, None] * self.yhat
-        if weights is None:
-            onehot = np.zeros((self.n_cells, self.yhat.shape[0]))
-            row_weight = 1.0 if self.weights is None else self.weights
-            onehot[self.cells, np.arange(self.yhat.shape[0])] = row_weight
-            return onehot @ a, onehot @ d
+        if weights is None:  # a sparse (cells x rows) indicator: never rows x cells dense
+            n_rows = self.yhat.shape[0]
+            row_weight = np.ones(n_rows) if self.weights is None else self.weights
+            onehot = sparse.csr_matrix((row_weight, (self.cells, np.arange(n_rows))),
+                                       shape=(self.n_cells, n_rows))
+            return np.asarray(onehot @ a), np.asarray(onehot @ d)
         num = np.empty((weights.shape[0], self.n_cells, a.shape[1]))
         den = np.empty_like(num)
         for c in range(self.n_cells):

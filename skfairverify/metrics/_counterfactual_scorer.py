@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.frozen import FrozenEstimator
 
 from ..counterfactual import ColumnSubsetClassifier, CounterfactualFairness
+from ..counterfactual._groups import MIN_GROUP_SIZE
 from ..utils._compat import validate_params
 from ._base import _FairnessScorer
 
@@ -29,8 +30,10 @@ _AUDIT = CounterfactualFairness._parameter_constraints
 _CONSTRAINTS = {
     "sensitive_features": [str, Integral, list, tuple, None],
     **{name: _AUDIT[name] for name in ("k", "generator", "sensitive_classifier", "cv",
-                                       "random_state", "n_jobs")},
+                                       "random_state", "n_jobs", "min_group_size",
+                                       "max_time")},
     "privileged": "no_validation",
+    "pos_label": "no_validation",
 }
 
 
@@ -46,10 +49,11 @@ class _CounterfactualScorer(_FairnessScorer):
     ``sensitive_classifier`` (a :class:`~sklearn.frozen.FrozenEstimator` predicting
     the raw sensitive values from the non-sensitive columns) it is used as is.
 
-    The privileged group is ``privileged``, or, for a two-valued attribute, the group
-    with the higher rate of favorable decisions on the fold. For an attribute with
-    more than two values ``privileged`` is required (the gap is then that value
-    against all the others together).
+    The privileged group is ``privileged``, or the group with the highest rate of
+    favorable decisions on the fold (of three or more groups, among those with at least
+    ``min_group_size`` refused rows: :func:`~skfairverify.counterfactual.
+    privileged_group`); with more than two groups the gap is that group against all the
+    others together.
 
     Sample weights (``sample_weight``, routed or passed by the search) weight the
     fold's rows: they are passed to the audit's ``fit`` (the sensitive classifier's
@@ -79,11 +83,16 @@ class _CounterfactualScorer(_FairnessScorer):
         Number of cross-fitting parts of the sensitive-feature classifier in a fold.
     random_state : int, default=None
     n_jobs : int, default=None
+    pos_label : label, default=None
+        The model's favorable decision (see :class:`~skfairverify.CounterfactualFairness`).
+    min_group_size : int, default=30
+    max_time : float, default=600.0
+        CPU seconds of the counterfactual generation per fold.
     """
 
     def __init__(self, sensitive_features=None, *, metric="cflips", k=10, generator="kdtree",
                  sensitive_classifier=None, privileged=None, cv=5, random_state=None,
-                 n_jobs=None):
+                 n_jobs=None, pos_label=None, min_group_size=MIN_GROUP_SIZE, max_time=600.0):
         super().__init__(sensitive_features)
         self.metric = metric
         self.k = k
@@ -93,6 +102,9 @@ class _CounterfactualScorer(_FairnessScorer):
         self.cv = cv
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.pos_label = pos_label
+        self.min_group_size = min_group_size
+        self.max_time = max_time
 
     def _score(self, estimator, X, y, sensitive: pd.DataFrame, sample_weight=None) -> float:
         names = self._sensitive_names
@@ -105,7 +117,9 @@ class _CounterfactualScorer(_FairnessScorer):
         audit = CounterfactualFairness(
             model, names, generator=self.generator, k=self.k,
             sensitive_classifier=self.sensitive_classifier, privileged=self.privileged,
-            cv=self.cv, random_state=self.random_state, n_jobs=self.n_jobs,
+            pos_label=self.pos_label, min_group_size=self.min_group_size, cv=self.cv,
+            random_state=self.random_state, max_time=self.max_time, n_jobs=self.n_jobs,
+            verbose=0,  # a search shows its own progress
         )
         audit.fit(X, y, sample_weight=sample_weight, **route)
         with warnings.catch_warnings():
@@ -125,7 +139,8 @@ class _CounterfactualScorer(_FairnessScorer):
 @validate_params(_CONSTRAINTS, prefer_skip_nested_validation=True)
 def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtree",
                        sensitive_classifier=None, privileged=None, cv: int = 5,
-                       random_state=None, n_jobs: int | None = None):
+                       random_state=None, n_jobs: int | None = None, pos_label=None,
+                       min_group_size: int = MIN_GROUP_SIZE, max_time: float = 600.0):
     """Scorer ``-|delta CFlips@k|`` for ``GridSearchCV`` (greater is better).
 
     ``delta = CFlips(unprivileged) - CFlips(privileged)`` over the refused rows of the
@@ -136,7 +151,7 @@ def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtre
     sensitive_features : str or list of str, default=None
         Columns of ``X`` with the sensitive attributes (the model receives them with
         ``X``, the sensitive classifier does not); several columns audit their
-        intersection (groups ``"a|b"``; ``privileged`` required with more than two).
+        intersection (groups ``"a|b"``).
         ``None``: pass the values as metadata (the model never sees them),
         ``scorer.set_score_request(sensitive_features=True)`` under
         ``sklearn.config_context(enable_metadata_routing=True)``, and
@@ -151,14 +166,23 @@ def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtre
         :class:`~sklearn.frozen.FrozenEstimator` (predicting the raw sensitive values
         from the non-sensitive columns) is used as is.
     privileged : label, default=None
-        Privileged value; ``None``: the group with the higher (weighted) favorable
-        rate on the fold (two-valued attribute only; required with more values).
+        Privileged value; ``None``: the group with the highest (weighted) favorable
+        rate on the fold (of three or more groups, among those with at least
+        ``min_group_size`` refused rows).
     cv : int, default=5
         Parts of the cross-fitting of the sensitive classifier within a fold.
     random_state : int, RandomState instance or None, default=None
         Seed of the sensitive classifier, its folds and randomised generators.
     n_jobs : int, default=None
         Number of joblib workers of the audit.
+    pos_label : label, default=None
+        The model's favorable decision; ``None``: ``1`` for classes in ``{0, 1}`` or
+        ``{-1, 1}`` (other classes need it).
+    min_group_size : int, default=30
+        See :class:`~skfairverify.CounterfactualFairness`.
+    max_time : float, default=600.0
+        CPU seconds of the counterfactual generation of one fold (see
+        :class:`~skfairverify.CounterfactualFairness`).
 
     Returns
     -------
@@ -181,14 +205,16 @@ def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtre
     return _CounterfactualScorer(
         sensitive_features, metric="cflips", k=k, generator=generator,
         sensitive_classifier=sensitive_classifier, privileged=privileged, cv=cv,
-        random_state=random_state, n_jobs=n_jobs,
+        random_state=random_state, n_jobs=n_jobs, pos_label=pos_label,
+        min_group_size=min_group_size, max_time=max_time,
     )
 
 
 @validate_params(_CONSTRAINTS, prefer_skip_nested_validation=True)
 def make_ndccf_scorer(*, sensitive_features=None, k: int = 10, generator="kdtree",
                       sensitive_classifier=None, privileged=None, cv: int = 5,
-                      random_state=None, n_jobs: int | None = None):
+                      random_state=None, n_jobs: int | None = None, pos_label=None,
+                      min_group_size: int = MIN_GROUP_SIZE, max_time: float = 600.0):
     """Scorer ``-|delta nDCCF@k|`` for ``GridSearchCV`` (greater is better).
 
     ``delta = nDCCF(privileged) - nDCCF(unprivileged)``; the parameters, the weights
@@ -207,13 +233,19 @@ def make_ndccf_scorer(*, sensitive_features=None, k: int = 10, generator="kdtree
     sensitive_classifier : classifier, default=None
         See :func:`make_cflips_scorer`.
     privileged : label, default=None
-        Privileged value; ``None``: the group with the higher favorable rate.
+        Privileged value; ``None``: as in :func:`make_cflips_scorer`.
     cv : int, default=5
         Parts of the cross-fitting of the sensitive classifier within a fold.
     random_state : int, RandomState instance or None, default=None
         Seed of the sensitive classifier, its folds and randomised generators.
     n_jobs : int, default=None
         Number of joblib workers of the audit.
+    pos_label : label, default=None
+        See :func:`make_cflips_scorer`.
+    min_group_size : int, default=30
+        See :func:`make_cflips_scorer`.
+    max_time : float, default=600.0
+        See :func:`make_cflips_scorer`.
 
     Returns
     -------
@@ -231,5 +263,6 @@ def make_ndccf_scorer(*, sensitive_features=None, k: int = 10, generator="kdtree
     return _CounterfactualScorer(
         sensitive_features, metric="ndccf", k=k, generator=generator,
         sensitive_classifier=sensitive_classifier, privileged=privileged, cv=cv,
-        random_state=random_state, n_jobs=n_jobs,
+        random_state=random_state, n_jobs=n_jobs, pos_label=pos_label,
+        min_group_size=min_group_size, max_time=max_time,
     )

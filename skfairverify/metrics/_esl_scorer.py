@@ -6,7 +6,7 @@ from numbers import Integral, Real
 
 from ..esl import group_esl
 from ..esl._checks import check_esl_params
-from ..esl._limits import MAX_COALITIONS
+from ..esl._limits import MAX_COALITIONS, MAX_TABLE_SIZE
 from ..esl._values import VALUE_NAMES
 from ..esl._variance import METRICS
 from ..utils._compat import Interval, StrOptions, validate_params
@@ -53,6 +53,11 @@ class _ESLScorer(_FairnessScorer):
     max_coalitions : int, default=2**20
         Passed to :func:`group_esl` (``units="esl"``); ``units="metric"`` needs the
         group metrics only and evaluates the Equal Surplus map (``n + 1`` coalitions).
+    pos_label : label, default=None
+        The favorable label of ``y`` and of the model's predictions (see
+        :func:`group_esl`).
+    max_table_size : int, default=50_000_000
+        Passed to :func:`group_esl`.
 
     Examples
     --------
@@ -72,13 +77,16 @@ class _ESLScorer(_FairnessScorer):
     """
 
     def __init__(self, sensitive_features=None, *, metric="tpr", value="equal_surplus",
-                 baseline=0.5, units="metric", max_coalitions=MAX_COALITIONS):
+                 baseline=0.5, units="metric", max_coalitions=MAX_COALITIONS,
+                 pos_label=None, max_table_size=MAX_TABLE_SIZE):
         super().__init__(sensitive_features=sensitive_features)
         self.metric = metric
         self.value = value
         self.baseline = baseline
         self.units = units
         self.max_coalitions = max_coalitions
+        self.pos_label = pos_label
+        self.max_table_size = max_table_size
 
     def _score(self, estimator, X, y, sensitive, sample_weight=None):
         if y is None:
@@ -88,7 +96,8 @@ class _ESLScorer(_FairnessScorer):
         value = self.value if units == "esl" else "equal_surplus"
         result = group_esl(y, estimator.predict(X), sensitive_features=sensitive,
                            metric=self.metric, value=value, baseline=self.baseline,
-                           sample_weight=sample_weight, max_coalitions=self.max_coalitions)
+                           sample_weight=sample_weight, max_coalitions=self.max_coalitions,
+                           pos_label=self.pos_label, max_table_size=self.max_table_size)
         by_group = result.metric_by_group if units == "metric" else result.esl_values
         return -float(by_group.max() - by_group.min())
 
@@ -101,6 +110,8 @@ class _ESLScorer(_FairnessScorer):
         "baseline": [Interval(Real, 0, None, closed="neither")],
         "units": [StrOptions(set(_UNITS))],
         "max_coalitions": [Interval(Integral, 1, None, closed="left")],
+        "pos_label": "no_validation",  # any label: checked against the labels of y
+        "max_table_size": [Interval(Integral, 1, None, closed="left")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -112,6 +123,8 @@ def make_esl_scorer(
     baseline: float = 0.5,
     units: str = "metric",
     max_coalitions: int = MAX_COALITIONS,
+    pos_label=None,
+    max_table_size: int = MAX_TABLE_SIZE,
 ):
     """Make a scorer of the gap between groups for ``GridSearchCV(scoring=...)``.
 
@@ -140,6 +153,14 @@ def make_esl_scorer(
         (see :func:`group_esl`): beyond 20 groups every member but Equal Surplus raises
         :class:`~skfairverify.s3p.TableTooLargeError`. ``units="metric"`` needs only the
         group metrics and evaluates ``n + 1`` coalitions whatever ``value``.
+    pos_label : label, default=None
+        The favorable label of ``y`` and of the model's predictions, as in
+        scikit-learn's metrics: ``None`` means ``1`` for labels in ``{0, 1}`` or
+        ``{-1, 1}``; a model of two other labels (``"died"`` / ``"survived"``) needs it
+        (a ``ValueError`` says so, never a guess).
+    max_table_size : int, default=50_000_000
+        Largest number of entries of an array of the groups (the groups x groups
+        covariance), as in :func:`group_esl`.
 
     Returns
     -------
@@ -173,4 +194,5 @@ def make_esl_scorer(
     """
     check_esl_params(metric, value, baseline)
     return _ESLScorer(sensitive_features=sensitive_features, metric=metric, value=value,
-                      baseline=baseline, units=units, max_coalitions=max_coalitions)
+                      baseline=baseline, units=units, max_coalitions=max_coalitions,
+                      pos_label=pos_label, max_table_size=max_table_size)

@@ -61,13 +61,35 @@ def plot_proxy_correlations(correlations: pd.DataFrame, *, top: int | None = 20,
     return ax
 
 
+def _side_names(result, shown: int = 3) -> dict:
+    """Legend entries naming the groups of each side (``privileged: M``)."""
+    groups = dict(getattr(result, "groups", None) or {})
+    privileged = getattr(result, "privileged", None)
+    if not groups.get("privileged") and privileged is not None:
+        groups["privileged"] = [privileged]
+    names = {}
+    for side in ("privileged", "unprivileged"):
+        members = [str(g) for g in groups.get(side, [])]
+        if not members:
+            names[side] = side
+        elif len(members) <= shown:
+            names[side] = wrap(f"{side}: {', '.join(members)}")
+        else:
+            names[side] = wrap(f"{side}: {', '.join(members[:shown])} and "
+                               f"{len(members) - shown} more")
+    return names
+
+
 def plot_cflips_at_k(result, *, metric: str = "cflips", ax=None):
     """CFlips@k (or nDCCF@k) curves per group from :meth:`CounterfactualFairness.evaluate`.
+
+    The legend names the groups of each side (``privileged: M``, ``unprivileged: F``;
+    the first three and a count when one side has more).
 
     Parameters
     ----------
     result : CounterfactualResult
-        Output of ``evaluate`` (uses ``result.per_k``).
+        Output of ``evaluate`` (uses ``result.per_k`` and ``result.groups``).
     metric : {"cflips", "ndccf"}, default="cflips"
         Which curves to draw.
     ax : matplotlib Axes, default=None
@@ -88,10 +110,11 @@ def plot_cflips_at_k(result, *, metric: str = "cflips", ax=None):
     ...                       "ndccf_privileged": [1., .9], "ndccf_unprivileged": [.4, .5]},
     ...                      index=pd.Index([1, 2], name="k"))
     >>> result = CounterfactualResult.from_per_k(
-    ...     per_k, n_refused={"privileged": 8, "unprivileged": 9}, privileged="M")
+    ...     per_k, n_refused={"privileged": 8, "unprivileged": 9}, privileged="M",
+    ...     groups={"privileged": ["M"], "unprivileged": ["F"]})
     >>> ax = plot_cflips_at_k(result)
     >>> [line.get_label() for line in ax.get_lines()]
-    ['privileged (M)', 'unprivileged']
+    ['privileged: M', 'unprivileged: F']
     """
     if metric not in ("cflips", "ndccf"):
         raise ValueError(f"metric must be 'cflips' or 'ndccf'; got {metric!r}.")
@@ -104,11 +127,10 @@ def plot_cflips_at_k(result, *, metric: str = "cflips", ax=None):
     if ax is None:
         _, (ax,) = new_axes(6.5, 3.5)
     label = "CFlips@k" if metric == "cflips" else "nDCCF@k"
-    privileged = getattr(result, "privileged", None)
+    names = _side_names(result)
     for group, style in (("privileged", "-o"), ("unprivileged", "-s")):
-        name = group if privileged is None or group == "unprivileged" else (
-            f"privileged ({privileged})")
-        ax.plot(per_k.index, per_k[f"{metric}_{group}"], style, label=name, markersize=3)
+        ax.plot(per_k.index, per_k[f"{metric}_{group}"], style, label=names[group],
+                markersize=3)
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

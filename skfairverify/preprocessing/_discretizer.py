@@ -87,6 +87,49 @@ def _ignore_kbins_warnings() -> None:
     )
 
 
+#: Columns whose largest magnitude exceeds this are binned on values scaled by a power of
+#: two (exact): k-means squares the values (overflow from about 1e154) and the uniform
+#: strategy subtracts the extremes (overflow near 1e308).
+_LARGE = 2.0**500
+
+
+def _column_scales(X: np.ndarray, threshold: float) -> np.ndarray:
+    """Per column, ``2**-e`` with ``max |x| < 2**e`` where it exceeds ``threshold``, else 1.
+
+    Multiplying by a power of two is exact (no rounding), so a scaled column gives the
+    same bins, means and edges once scaled back.
+    """
+    if X.shape[0] == 0:
+        return np.ones(X.shape[1])
+    largest = np.abs(X).max(axis=0)
+    _, exponent = np.frexp(largest)
+    return np.where(largest > threshold, np.ldexp(1.0, -exponent), 1.0)
+
+
+def _unscaled_edges(edges, scale: float, values: np.ndarray) -> np.ndarray:
+    """The edges of a column binned at ``scale``, back in its units.
+
+    k-means can leave an edge beyond the values when clusters coincide (an empty
+    cluster's centre); on a scaled column that edge, divided back, would overflow, so
+    it is clipped to the column's range first.
+    """
+    edges = np.asarray(edges, dtype=float)
+    if scale == 1.0:
+        return edges
+    scaled = values * scale
+    return np.clip(edges, scaled.min(), scaled.max()) / scale
+
+
+def _bin_scales(magnitude: np.ndarray) -> np.ndarray:
+    """Per bin, ``2**-e`` with the bin's largest magnitude below ``2**e`` (1 when small).
+
+    Scaling by a power of two is exact; by the bin's own largest value (not the
+    column's), small values in a bin of their own keep their precision.
+    """
+    _, exponent = np.frexp(magnitude)
+    return np.where(magnitude > 1.0, np.ldexp(1.0, -exponent), 1.0)
+
+
 def _num_rows(X) -> int | None:
     """Rows of an input without converting it (None when it has no shape)."""
     shape = getattr(X, "shape", None)
@@ -239,11 +282,13 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             random_state=self.random_state,
             dtype=np.float64,
         )
+        self._scale = _column_scales(X, _LARGE)
         with warnings.catch_warnings():
             _ignore_kbins_warnings()
-            kbins.fit(X, sample_weight=sample_weight)
+            kbins.fit(X * self._scale, sample_weight=sample_weight)
         self._kbins = kbins
-        self.bin_edges_ = [np.asarray(e, dtype=float) for e in kbins.bin_edges_]
+        self.bin_edges_ = [_unscaled_edges(e, s, X[:, j])
+                           for j, (e, s) in enumerate(zip(kbins.bin_edges_, self._scale))]
         self.n_bins_ = np.asarray(kbins.n_bins_, dtype=np.int64)
         self.bin_means_ = self._bin_means(X, sample_weight)
         return self
@@ -252,9 +297,14 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         """Weighted mean of the values in every bin (the midpoint of an empty bin).
 
         Rows are binned in chunks (the bin indices of all rows at once would take three
-        copies of ``X``); the per-bin sums add up over the chunks.
+        copies of ``X``); the per-bin sums add up over the chunks. The sums are of the
+        values scaled, bin by bin, by a power of two below the bin's largest magnitude
+        (exact) when the column's values exceed ``2**500``, so that they cannot
+        overflow and small values keep their precision: values near 1e308 have finite
+        means, and a bin of 1e-300 next to them has mean 1e-300.
         """
         k = [int(n) for n in self.n_bins_]
+        scales = self._mean_scales(X, k, chunk_rows)
         mass = [np.zeros(kj) for kj in k]
         sums = [np.zeros(kj) for kj in k]
         for start in range(0, X.shape[0], chunk_rows):
@@ -263,17 +313,40 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
             w = np.ones(idx.shape[0]) if sample_weight is None else sample_weight[rows]
             for j in range(X.shape[1]):
                 mass[j] += np.bincount(idx[:, j], weights=w, minlength=k[j])
-                sums[j] += np.bincount(idx[:, j], weights=w * X[rows, j], minlength=k[j])
+                scaled = X[rows, j] * scales[j][idx[:, j]]
+                sums[j] += np.bincount(idx[:, j], weights=w * scaled, minlength=k[j])
         means = []
         for j in range(X.shape[1]):
             edges = self.bin_edges_[j]
             # A bin without weight: the midpoint of its edges (finite, since a bin with an
             # infinite edge is the single bin of a constant feature and holds every value).
             with np.errstate(invalid="ignore"):  # -inf + inf of that single bin
-                mid = 0.5 * (edges[:-1] + edges[1:])
-            means.append(np.where(mass[j] > 0, sums[j] / np.where(mass[j] > 0, mass[j], 1.0),
-                                  mid))
+                mid = 0.5 * edges[:-1] + 0.5 * edges[1:]
+            mean = sums[j] / np.where(mass[j] > 0, mass[j], 1.0) / scales[j]
+            means.append(np.where(mass[j] > 0, mean, mid))
         return means
+
+    def _mean_scales(self, X, k: list, chunk_rows: int) -> list:
+        """Per feature and bin, the power of two the bin's values are summed at.
+
+        1 for the columns whose sums cannot overflow (largest magnitude at most
+        ``2**500``: the sums are those of the values themselves); for the others, from
+        each bin's largest magnitude, found in one more pass over the rows.
+        """
+        large = [j for j in range(X.shape[1])
+                 if X.shape[0] and np.abs(X[:, j]).max() > _LARGE]
+        scales = [np.ones(kj) for kj in k]
+        if not large:
+            return scales
+        peak = {j: np.zeros(k[j]) for j in large}
+        for start in range(0, X.shape[0], chunk_rows):
+            rows = slice(start, start + chunk_rows)
+            idx = self._index(X[rows])
+            for j in large:
+                np.maximum.at(peak[j], idx[:, j], np.abs(X[rows, j]))
+        for j in large:
+            scales[j] = _bin_scales(peak[j])
+        return scales
 
     def transform(self, X):
         """One-hot encode the bin of each value.
@@ -399,7 +472,7 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ helpers
 
     def _index(self, X):
-        idx = self._kbins.transform(X)
+        idx = self._kbins.transform(X * self._scale)
         return idx.astype(np.int64)
 
     def _validate(self, X, reset):

@@ -8,9 +8,9 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..utils._compat import Interval, StrOptions, validate_params
-from ._errors import evidence_error
+from ._errors import DEFAULT_MAX_TABLE_SIZE, evidence_error
 from ._network import BayesNet
-from ._plan import DEFAULT_MAX_TABLE_SIZE, ENGINES, Plan, make_plan
+from ._plan import ENGINES, Plan, make_plan
 from ._validation import check_evidence, check_network, check_vars
 
 # Types and options are checked here; the meaning of the values (integer-valued

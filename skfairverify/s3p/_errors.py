@@ -9,6 +9,9 @@ INT64_MAX = int(np.iinfo(np.int64).max)
 # by their common divisor) must stay below this bound so that every sum and
 # difference of scores in the engines is exact in int64.
 MAX_SCORE_RANGE = 2**62
+#: Default ``max_table_size`` (float64 entries of a working table) of the engine and of
+#: :meth:`~skfairverify.s3p.BayesNet.sample`.
+DEFAULT_MAX_TABLE_SIZE = 50_000_000
 
 
 class TableTooLargeError(MemoryError):

@@ -8,7 +8,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._errors import DEFAULT_MAX_TABLE_SIZE, TableTooLargeError
+
 _ROW_TOL = 1e-6
+#: What :meth:`BayesNet.from_pgmpy` reads of a pgmpy model.
+_PGMPY_METHODS = ("nodes", "get_cpds", "get_parents")
 
 
 def _as_int(value, what: str) -> int:
@@ -368,7 +372,8 @@ class BayesNet:
             state_names=self.state_names,
         )
 
-    def sample(self, n_samples: int, random_state=None) -> np.ndarray:
+    def sample(self, n_samples: int, random_state=None, *,
+               max_table_size: int = DEFAULT_MAX_TABLE_SIZE) -> np.ndarray:
         """Draw states of all variables by ancestral (forward) sampling.
 
         Parameters
@@ -377,11 +382,21 @@ class BayesNet:
             Number of joint samples.
         random_state : int, numpy Generator or None, default=None
             Seed or generator.
+        max_table_size : int, default=50_000_000
+            Largest number of entries of one array of the draw: the samples
+            (``n_samples x n_variables`` int64) and, per variable, the cumulative
+            table rows of every sample (``n_samples x`` its number of states).
 
         Returns
         -------
         samples : ndarray of shape (n_samples, n_variables)
             State indices (int).
+
+        Raises
+        ------
+        TableTooLargeError
+            If an array would exceed ``max_table_size`` entries; raised before any
+            allocation, naming the size. Draw the samples in batches.
 
         Examples
         --------
@@ -393,6 +408,7 @@ class BayesNet:
         n_samples = _as_int(n_samples, "n_samples")
         if n_samples < 0:
             raise ValueError(f"n_samples must be non-negative, got {n_samples}.")
+        self._check_sample_size(n_samples, _as_int(max_table_size, "max_table_size"))
         rng = np.random.default_rng(random_state)
         out = np.zeros((n_samples, self.n_variables), dtype=np.int64)
         for i in self._order:
@@ -404,6 +420,23 @@ class BayesNet:
             u = rng.random(n_samples)[:, None]
             out[:, i] = np.minimum((u >= rows).sum(axis=1), self.cardinalities[i] - 1)
         return out
+
+    def _check_sample_size(self, n_samples: int, max_table_size: int) -> None:
+        """Refuse, before allocating, a draw whose arrays exceed ``max_table_size``."""
+        width = max(self.n_variables, max(self.cardinalities, default=1))
+        entries = n_samples * width
+        if entries <= max_table_size:
+            return
+        rows = max(max_table_size // width, 1)
+        raise TableTooLargeError(
+            f"BayesNet.sample(n_samples={n_samples:,}) would allocate arrays of {entries:,} "
+            f"entries ({entries * 8 / 2**30:,.1f} GiB): {n_samples:,} samples x {width:,} "
+            f"({self.n_variables:,} variable(s), {max(self.cardinalities, default=1):,} "
+            f"states for the largest), beyond max_table_size={max_table_size:,}. Draw the "
+            f"samples in batches "
+            f"of at most {rows:,} (one call per batch, each with its own generator), or "
+            "raise max_table_size."
+        )
 
     def __repr__(self) -> str:
         n_edges = sum(len(pa) for pa in self.parents)
@@ -428,6 +461,14 @@ class BayesNet:
         network : BayesNet
             The same distribution.
 
+        Raises
+        ------
+        TypeError
+            If ``model`` is not a pgmpy model (it lacks ``nodes``, ``get_cpds`` or
+            ``get_parents``).
+        ValueError
+            If a node has no CPD or a CPD disagrees with the graph.
+
         Examples
         --------
         >>> from pgmpy.models import DiscreteBayesianNetwork
@@ -442,6 +483,15 @@ class BayesNet:
         >>> net.names, net.parents
         (['A', 'B'], [(), (0,)])
         """
+        lacking = [m for m in _PGMPY_METHODS if not callable(getattr(model, m, None))]
+        if lacking:
+            raise TypeError(
+                "BayesNet.from_pgmpy needs a pgmpy DiscreteBayesianNetwork with a "
+                f"TabularCPD for every node; got {type(model).__name__}, which has no "
+                f"{', '.join(lacking)}. Build the network with pgmpy (model.fit(data) or "
+                "model.add_cpds(...)), or give the tables to BayesNet(cardinalities, "
+                "parents, cpts) directly."
+            )
         nodes = list(model.nodes())
         index = {node: k for k, node in enumerate(nodes)}
         cpds = {}

@@ -32,7 +32,6 @@ from ._validation import (
     check_weights,
 )
 
-DEFAULT_MAX_TABLE_SIZE = 50_000_000
 ENGINES = ("auto", "frontier", "elimination")
 # Largest number of assignments of evidence_vars planned as one run per assignment.
 _MAX_SPLIT_GROUPS = 64

@@ -16,6 +16,11 @@ goes through :func:`match_categories`, so that they can never disagree:
   ValueError naming the column: merging them or keeping them apart would both be a
   guess, and one of the two readings would be silently wrong;
 * a pandas ``Categorical`` is read through its values, under the same rule.
+
+The favorable label of binary labels (:func:`positive_label`) is chosen under the same
+rule, as scikit-learn's metrics choose it: ``pos_label`` when given, else ``1`` for labels
+in ``{0, 1}`` or ``{-1, 1}``; two other labels (``"died"`` / ``"survived"``) without
+``pos_label`` are refused, never guessed.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from numbers import Number
 import numpy as np
 import pandas as pd
 
-__all__ = ["category_codes", "equals", "match_categories"]
+__all__ = ["category_codes", "equals", "match_categories", "positive_label"]
 
 _MISSING = ("missing",)
 
@@ -269,3 +274,80 @@ def equals(values, category, *, name) -> np.ndarray:
     [True, True, True, False, False]
     """
     return match_categories(values, [category], name=name) == 0
+
+
+def _is_numeric_binary(labels) -> bool:
+    """Whether every label is a number in ``{0, 1}`` or every one in ``{-1, 1}``."""
+    keys = [_key(v) for v in labels]
+    if not all(k[0] == "num" for k in keys):
+        return False
+    values = {k[1] for k in keys}
+    return values <= {0, 1} or values <= {-1, 1}
+
+
+def positive_label(labels, pos_label=None, *, name: str):
+    """The favorable label among binary ``labels``, as scikit-learn's metrics choose it.
+
+    Parameters
+    ----------
+    labels : sequence
+        The distinct labels (e.g. a classifier's ``classes_``, or the categories of
+        ``y_true`` and ``y_pred`` together), distinct under the matching rule.
+    pos_label : object, default=None
+        The favorable label. ``None``: ``1`` when the labels are numbers in ``{0, 1}``
+        or in ``{-1, 1}`` (booleans included: ``True`` is ``1``); any other labels need
+        it.
+    name : str
+        What the labels are, for the messages (e.g. ``"y_true and y_pred"``).
+
+    Returns
+    -------
+    object
+        The element of ``labels`` matching ``pos_label`` (``1`` matches ``1.0`` and
+        ``True``, never ``"1"``); ``pos_label`` itself when it is absent from at most one
+        label (e.g. no row has the favorable label).
+
+    Raises
+    ------
+    ValueError
+        More than two labels; two labels other than ``{0, 1}`` / ``{-1, 1}`` without
+        ``pos_label``; a ``pos_label`` that is not one of two labels; labels that print
+        alike (``1`` and ``"1"``).
+
+    Examples
+    --------
+    >>> from skfairverify.utils._categories import positive_label
+    >>> positive_label([0, 1], name="y")
+    1
+    >>> positive_label([False, True], name="y")
+    True
+    >>> positive_label(["died", "survived"], "survived", name="y")
+    'survived'
+    >>> positive_label(["died", "survived"], name="y")
+    Traceback (most recent call last):
+    ...
+    ValueError: The labels of y are ['died', 'survived'] and pos_label is not given: ...
+    """
+    labels = list(labels)
+    # refuses labels that print alike (1 next to "1"), pos_label included
+    category_codes(labels + ([] if pos_label is None else [pos_label]), name=name)
+    if len(labels) > 2:
+        raise ValueError(
+            f"The labels of {name} are {labels[:10]} ({len(labels)} labels); binary labels "
+            "are needed: they must contain only 0 and 1 (1 = favorable), or two labels "
+            "with pos_label naming the favorable one. Map the labels to two first."
+        )
+    if pos_label is None:
+        if not _is_numeric_binary(labels):
+            raise ValueError(
+                f"The labels of {name} are {labels} and pos_label is not given: pass "
+                "pos_label=<the favorable label> (as scikit-learn's metrics ask), or use "
+                "labels in {0, 1} (1 = favorable)."
+            )
+        pos_label = 1
+    position = match_categories([pos_label], labels, name=name)[0]
+    if position >= 0:
+        return labels[position]
+    if len(labels) == 2:
+        raise ValueError(f"pos_label={pos_label!r} is not one of the labels {labels} of {name}.")
+    return pos_label

@@ -133,7 +133,7 @@ def check_sensitive(
     Raises
     ------
     ValueError
-        On a length mismatch, no column, a missing value, values of different types that
+        On a length mismatch, no column, no row, a missing value, values of different types that
         print alike (``1`` and ``"1"``, see :func:`check_unambiguous`), or an attribute
         with a single group; the message names the column.
 
@@ -170,6 +170,14 @@ def check_sensitive(
         frame.index = index
     elif n_rows is not None:
         frame = frame.reset_index(drop=True)
+    _check_groups(frame, name)
+    return frame
+
+
+def _check_groups(frame: pd.DataFrame, name: str) -> None:
+    """Every sensitive column: rows, no missing value, unambiguous, two groups at least."""
+    if len(frame) == 0:
+        raise ValueError(f"{name} has no rows: at least two groups are needed.")
     for col in frame.columns:
         if frame[col].isna().any():
             raise ValueError(f"{name} column {col!r} contains NaN (missing values).")
@@ -179,7 +187,6 @@ def check_sensitive(
                 f"{name} column {col!r} has a single group ({frame[col].iloc[0]!r}); "
                 "at least two are needed."
             )
-    return frame
 
 
 class SensitiveFeatures(NamedTuple):
