@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
-from time import perf_counter
 
 import numpy as np
 import pandas as pd
@@ -24,11 +23,13 @@ from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
 from ..utils._html import influence_note, interval_note
+from ..utils._threads import cpu_seconds
 from ..utils._validation import check_sample_weight
 from ._checks import (
     _InputChecksMixin,
     check_y_shape,
     estimator_has,
+    missing_values_error,
     positive_rows,
     take_rows,
     takes_sensitive_features,
@@ -179,19 +180,23 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         ``tolerance``, a :class:`~skfairverify.verification.SamplingToleranceWarning`
         names the widest interval (the intervals keep their guarantee).
     max_time : float, default=600.0
-        Sampling path: time budget in seconds of the sampling of ``fit`` and
-        ``verify``. After the first batch (1,000 rows of the first group) the rows
-        that ``tolerance`` needs are estimated (the Clopper-Pearson width ``~ 2 z
-        sqrt(p (1 - p) / n)`` at the batch's rate, for every interval, at most
-        ``max_samples`` each) and their time at the batch's measured cost per row (the
-        model's ``predict`` and the sampler). A small batch also carries the per-call
-        overhead of ``predict``, so the first estimate refuses only beyond ten times
-        ``max_time``; the second, larger batch refines the time per row and refuses
-        beyond ``max_time``: a :class:`~skfairverify.s3p.TableTooLargeError` names the
-        estimate, ``tolerance`` and ``max_samples``. The rows of the posterior draws
-        (``n_draws > 0``) are in the estimate (from every group's rows), and the
-        message then names ``n_draws``. With ``verbose`` a progress bar counts the
-        sampled rows against the estimate.
+        Sampling path: budget in CPU seconds of the sampling of ``fit`` and ``verify``
+        (the model's ``predict``, run with one thread, and the sampler), turned into a
+        number of rows: the refusal is decided on counts, so that the same fit runs (or
+        is refused) alike on an idle machine and on one whose cores are busy, which
+        lengthens the wall time but not the CPU time. After the first batch (1,000 rows
+        of the first group) the rows that ``tolerance`` needs are estimated (the
+        Clopper-Pearson width ``~ 2 z sqrt(p (1 - p) / n)`` at the batch's rate, for
+        every interval, at most ``max_samples`` each) and compared with the rows
+        ``max_time`` allows at the batch's CPU time per row. A small batch also carries
+        the per-call overhead of ``predict``, so the first estimate refuses only beyond
+        ten times the rows allowed; the cost per row is then measured once on the
+        second, larger batch, which refuses beyond them: a
+        :class:`~skfairverify.s3p.TableTooLargeError` names the rows needed and
+        allowed, the cost per row, ``tolerance`` and ``max_samples``. The rows of the
+        posterior draws (``n_draws > 0``) are in the estimate (from every group's rows),
+        and the message then names ``n_draws``. With ``verbose`` a progress bar counts
+        the sampled rows against the estimate.
     n_draws : int, default=50
         Exact paths: networks drawn from the posterior of the learned network's
         parameters (a product of Dirichlet distributions given the structure, under the
@@ -551,7 +556,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                 "classifier first."
             )
 
-    def _fit_estimator(self, X, y, weight, sensitive):
+    def _fit_estimator(self, X, y, weight, sensitive, frame):
         """Fit a clone of ``estimator`` on ``X, y`` (with the weights when given).
 
         A fairlearn mitigator (its ``fit`` takes ``sensitive_features``) also gets the
@@ -568,7 +573,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                 )
             values = sensitive.iloc[:, 0] if sensitive.shape[1] == 1 else sensitive
             return estimator.fit(X, y, sensitive_features=values.to_numpy())
-        return fit_with_weights(estimator, X, y, weight)
+        try:
+            return fit_with_weights(estimator, X, y, weight)
+        except ValueError as exc:
+            raise missing_values_error(exc, frame, estimator) from exc
 
     def _select_path(self, frame, y, weight) -> str:
         """``"exact"`` (a linear rule or a tree is read) or ``"sampling"`` (any model).
@@ -736,7 +744,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             keep = np.flatnonzero(weight > 0)
             X = take_rows(X, keep)
             frame, y, weight = positive_rows(frame, y, weight)
-        self.estimator_ = self._fit_estimator(X, y, weight, frame[sensitive])
+        self.estimator_ = self._fit_estimator(X, y, weight, frame[sensitive], frame)
         self.method_ = self._select_path(frame, y, weight)
         learned = isinstance(self.network, str) and self.network == "learn"
         self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
@@ -931,9 +939,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         if draws is None:
             return point, None
         rates_of = self._draw_rates_of(net, exact=point)
-        start = perf_counter()
+        start = cpu_seconds()  # CPU time: a busy machine does not multiply it
         rates_of(net)  # one draw's work: the plan of the draws, on the point network
-        check_draws_work(perf_counter() - start, len(draws), " + ".join(subset),
+        check_draws_work(cpu_seconds() - start, len(draws), " + ".join(subset),
                          self.max_table_size)
         values = np.array([rates_of(self._reference_network(subset, reference, d))
                            for d in draws], dtype=float)
