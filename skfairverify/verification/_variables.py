@@ -35,6 +35,7 @@ from ..s3p import TableTooLargeError
 from ..utils._categories import match_categories
 
 __all__ = ["CHUNK_ROWS", "MAX_CODES_BYTES", "MAX_SENSITIVE_VALUES", "ColumnBins", "Encoding",
+           "bins_formed",
            "Variable", "check_codes_size", "code_dtype", "distinct_numbers", "missing_fields",
            "ordered_states", "row_chunks", "sorted_values"]
 
@@ -124,6 +125,31 @@ def ordered_states(encoding) -> list:
         else:
             out.append(v.cardinality - 1 if v.missing else True)
     return out
+
+
+def bins_formed(encoding, asked):
+    """The bins the numeric variables actually have, and a note when fewer than asked.
+
+    The most states of a non-sensitive numeric variable (its quantile bins once equal
+    edges are merged, or its distinct values kept one state each; the missing state
+    not counted) when that is below ``asked``; ``asked`` when no variable is numeric
+    (or ``asked`` is None: a user network).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._variables import Encoding, Variable, bins_formed
+    >>> enc = Encoding([Variable("x", "values", [0, 1, 2], np.zeros(3))])
+    >>> bins_formed(enc, 10**6)
+    (3, '; 3 formed: the numeric columns have fewer distinct values than 1000000 bins')
+    """
+    counts = [v.cardinality - int(v.missing) for v in encoding.variables
+              if not v.sensitive and v.kind in ("binned", "values")]
+    if asked is None or not counts or max(counts) >= asked:
+        return asked, ""
+    formed = max(counts)
+    return formed, (f"; {formed} formed: the numeric columns have fewer distinct values "
+                    f"than {asked} bins")
 
 
 def row_chunks(n_rows: int, chunk: int | None = None) -> list[slice]:

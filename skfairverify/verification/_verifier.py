@@ -46,7 +46,7 @@ from ._results import FairnessInfluenceResult, VerificationResult
 from ._sensitive import _SensitiveMixin
 from ._trees import is_tree_model
 from ._trees_path import _TreePathMixin
-from ._variables import Encoding
+from ._variables import Encoding, bins_formed
 from ._warnings import MIN_AGREEMENT, EstimateOutsideIntervalWarning
 
 __all__ = ["FairnessVerifier"]
@@ -315,7 +315,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     discretizer_ : BinningDiscretizer or None
         Bins of the binned numeric columns (None when there is none).
     n_bins_ : int or None
-        Number of bins used (None with a user network).
+        Number of bins used: the bins asked, or the most that a numeric column formed
+        when every one formed fewer (fewer distinct values, or equal quantiles merged;
+        ``n_bins_reason_`` says so); None with a user network.
     n_bins_reason_ : str
         Why ``n_bins_`` bins: the candidates tried, the held-out agreement that chose
         among them and what capped them (``max_bins`` or the smallest sensitive
@@ -630,6 +632,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         return classes
 
     def _set_variables(self, encoding: Encoding, sensitive: list[str]) -> None:
+        self.n_bins_, fewer = bins_formed(encoding, self.n_bins_)  # the bins formed
+        self.n_bins_reason_ += fewer
         self._encoding = encoding
         self.discretizer_ = encoding.discretizer
         self.variables_ = encoding.names
