@@ -19,8 +19,15 @@ from sklearn.model_selection import train_test_split
 from ..utils._compat import HasMethods, Interval, RealNotInt, validate_params
 from ..utils._html import interval_note
 from ..utils._validation import check_sensitive_features
-from ._common import RELEARNED_LABEL, VERIFIED_LABEL, jsonable, records
-from ._data import default_model, taking_all_columns, top_features, unaware_model
+from ._common import RELEARNED_LABEL, VERIFIED_LABEL, jsonable, records, small_samples
+from ._data import (
+    default_model,
+    favorable_model,
+    missing_counts,
+    taking_all_columns,
+    top_features,
+    unaware_model,
+)
 from ._empirical import empirical_group_metrics
 from ._report import AuditReport
 from ._tables import comparison_records
@@ -94,14 +101,33 @@ def _check_inputs(X, y, sensitive_features, steps) -> tuple[pd.DataFrame, pd.Ser
     return X, pd.Series(np.asarray(y), index=X.index, name="target"), list(names)
 
 
-def _fit_model(model, X_train, y_train, X, sensitive_features, verbose) -> tuple[object, str]:
-    """The model to audit and its description."""
+def _fit_model(model, X_train, y_train, X, sensitive_features, verbose,
+               label=None) -> tuple[object, str]:
+    """The model to audit (deciding 0/1, 1 = favourable) and its description."""
     if model is not None:
-        return taking_all_columns(model, X), f"user model {type(model).__name__}"
+        decided, note = favorable_model(taking_all_columns(model, X), X, label)
+        description = f"user model {type(model).__name__}"
+        return decided, description + (f" ({note})" if note else "")
     n = X.shape[1] - len(sensitive_features)
     _say(verbose, f"training a logistic regression on {n} non-sensitive columns")
     return (unaware_model(X_train, y_train, sensitive_features),
             "LogisticRegression on the non-sensitive columns (unaware)")
+
+
+def _check_missing(model, X, description: str) -> None:
+    """Refuse, naming the columns, a user model that cannot decide rows with missing values."""
+    rows = X[X.isna().any(axis=1)]
+    if rows.empty:
+        return
+    try:
+        model.predict(rows.iloc[:50])
+    except ValueError as exc:
+        raise ValueError(
+            f"The {description} cannot decide the rows with missing values (columns "
+            f"{list(missing_counts(X))}): {' '.join(str(exc).split())[:200]}. Save a model "
+            "with an imputer in its pipeline (or one that handles NaN), or drop those "
+            "columns with --drop."
+        ) from exc
 
 
 def _relearned_on_test_rows(verifier, X_test, y_test
@@ -217,6 +243,27 @@ def _counterfactual_section(cf, result, attribute: str, k: int, caught: list,
     }
 
 
+def _fit_on_rows_it_accepts(cf, X_train, y_train, X_test):
+    """Fit ``cf``; the test rows to evaluate, and the rows dropped (None: every row).
+
+    When the step refuses missing values, the rows with one are left out (counted, with
+    the reason); tried on all rows first, so that the step takes every row once it
+    accepts missing values.
+    """
+    try:
+        return cf.fit(X_train, y_train), X_test, None
+    except ValueError as exc:
+        if not (X_train.isna().any().any() and "missing values" in str(exc)):
+            raise
+    keep_train, keep_test = X_train.notna().all(axis=1), X_test.notna().all(axis=1)
+    dropped = {"train": int((~keep_train).sum()), "test": int((~keep_test).sum())}
+    dropped["reason"] = (
+        f"{dropped['train']:,} training and {dropped['test']:,} test rows with a missing "
+        "value left out: CounterfactualFairness does not take missing values (columns "
+        + ", ".join(missing_counts(X_train)) + ")")
+    return cf.fit(X_train[keep_train], y_train[keep_train]), X_test[keep_test], dropped
+
+
 PRIVILEGED_RULE = ("the group with the highest rate of favorable decisions of the model on "
                    "the training rows")
 
@@ -241,16 +288,21 @@ def _counterfactual_step(audit: _Audit, timings: dict, k: int) -> None:
     t0 = time.perf_counter()
     privileged, rule = _privileged(audit, attribute)
     cf = CounterfactualFairness(audit.frozen, attribute, k=k, privileged=privileged,
-                                random_state=audit.random_state,
-                                verbose=audit.verbose).fit(audit.X_train, audit.y_train)
+                                random_state=audit.random_state, verbose=audit.verbose)
+    cf, X_test, dropped = _fit_on_rows_it_accepts(cf, audit.X_train, audit.y_train,
+                                                  audit.X_test)
+    if dropped:
+        audit.say(f"counterfactuals: {dropped['reason']}")
     audit.say(f"counterfactuals: privileged group of {attribute!r} = {cf.privileged_!r} "
               f"({rule})")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = cf.evaluate(audit.X_test)
+        result = cf.evaluate(X_test)
     timings["counterfactual"] = time.perf_counter() - t0
-    audit.report.sections["counterfactual"] = _counterfactual_section(cf, result, attribute,
-                                                                       k, caught, rule)
+    section = _counterfactual_section(cf, result, attribute, k, caught, rule)
+    section["dropped_rows"] = dropped
+    section["small_samples"] = small_samples(section["n_refused"])
+    audit.report.sections["counterfactual"] = section
     if audit.figures:
         from ..plotting import plot_cflips_at_k
 
@@ -319,6 +371,9 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> N
     )
     timings["esl"] = time.perf_counter() - t0
     audit.report.sections.update(_esl_sections(first, second, attribute, chosen))
+    positives = audit.X_test[attribute][np.asarray(audit.y_test) == 1]
+    audit.report.sections["esl_first_stage"]["rows"] = {
+        str(g): int(n) for g, n in positives.value_counts(sort=False).items() if n}
     if audit.figures:
         from ..plotting import plot_esl_contributions, plot_esl_intervals, plot_group_shares
 
@@ -344,6 +399,7 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> N
         "figures": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "provenance": [dict, None],
     },
     prefer_skip_nested_validation=True,
 )
@@ -363,6 +419,7 @@ def run_audit(
     verbose: int = 1,
     privileged=None,
     max_fits: int = 2**12,
+    provenance: dict | None = None,
 ) -> AuditReport:
     """Audit a linear model for fairness on one dataset.
 
@@ -408,6 +465,13 @@ def run_audit(
         Largest number of coalition models the ESL second stage may fit
         (``2 ** n_esl_features - 1`` for the Shapley member); beyond it the audit is
         refused with :class:`~skfairverify.s3p.TableTooLargeError` before any fit.
+    provenance : dict, default=None
+        What the data's loading did, shown on the first lines of every report and kept
+        in its ``dataset``: ``rows_read``, ``dropped_rows`` (``{"rows", "reason"}``
+        records), ``favorable_label`` (``{"column", "value", "rule", "labels"}``: a
+        user ``model`` fitted on those labels is read through them),
+        ``columns_left_out`` (``{"columns", "reason"}`` records); ``missing_values``
+        (column -> count) is counted on ``X``. The command line fills it in.
 
     Returns
     -------
@@ -434,7 +498,11 @@ def run_audit(
         X, y, test_size=test_size, stratify=y, random_state=random_state
     )
     t0 = time.perf_counter()
-    model, description = _fit_model(model, X_train, y_train, X, sensitive_features, verbose)
+    provenance = {"rows_read": int(len(X)), "missing_values": missing_counts(X),
+                  **(provenance or {})}
+    model, description = _fit_model(model, X_train, y_train, X, sensitive_features, verbose,
+                                    provenance.get("favorable_label"))
+    _check_missing(model, X, description)
     timings["model"] = time.perf_counter() - t0
     report = AuditReport(
         dataset={
@@ -445,6 +513,7 @@ def run_audit(
             "sensitive_features": sensitive_features,
             "train_rows": int(len(X_train)),
             "test_rows": int(len(X_test)),
+            **provenance,
         },
         model={
             "description": description,
@@ -457,8 +526,11 @@ def run_audit(
     )
     audit = _Audit(X_train, X_test, y_train, y_test, model, model.predict(X_test),
                    sensitive_features, random_state, verbose, figures, report, privileged)
-    report.sections["empirical"] = empirical_group_metrics(
-        y_test, audit.y_pred, X_test[sensitive_features])
+    empirical = empirical_group_metrics(y_test, audit.y_pred, X_test[sensitive_features])
+    empirical["small_samples"] = small_samples({
+        " / ".join(str(g[c]) for c in sensitive_features): g["rows"]
+        for g in empirical["groups"]})
+    report.sections["empirical"] = empirical
     if "verify" in steps:
         _verify_step(audit, timings)
     if "counterfactual" in steps:
