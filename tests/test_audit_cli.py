@@ -52,6 +52,8 @@ def files(tmp_path):
     """A good CSV and the bad files a user may point to."""
     good = tmp_path / "data.csv"
     _frame().to_csv(good, index=False)
+    _frame().assign(region=["n", "s", "e"] * 100)[["sex", "region", "approved"]].to_csv(
+        tmp_path / "groups.csv", index=False)
     (tmp_path / "header.csv").write_text("proxy,other,sex,approved\n")
     (tmp_path / "nan.csv").write_text("proxy,other,sex,approved\n1,,F,\n,2,M,\n")
     (tmp_path / "bad.csv").write_text('a,b\n1,2,3,4\n"x\n')
@@ -104,7 +106,9 @@ MISTAKES = [
      "was fitted on column(s) ['height'] that the data lacks"),
     (["--dataset", "german", "--target", "credit"], "--target and --positive apply to --csv"),
     (["--csv", "{d}/data.csv", *CSV, "--positive", "yes", "--sensitive-features", "sex",
-      "proxy", "other"], "Every feature of data.csv is a sensitive column"),
+      "proxy", "other"], "The sensitive column 'proxy' is numeric with 286 distinct values"),
+    (["--csv", "{d}/groups.csv", *CSV, "--positive", "yes", "--sensitive-features", "sex",
+      "region"], "Every feature of groups.csv is a sensitive column"),
     (["--dataset", "german", "--sensitive-features", "colour"],
      "Column(s) ['colour'] not found in the german data"),
     (["--dataset", "german", "--privileged", "Martian"],

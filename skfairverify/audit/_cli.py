@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,7 +86,11 @@ def _parser() -> argparse.ArgumentParser:
     src.add_argument("--csv", metavar="FILE", help="a CSV file with a header row")
     audit.add_argument("--target", help="label column of the CSV")
     audit.add_argument("--positive", help="favorable value of the CSV label (needed unless "
-                                          "the labels are 0/1, when 1 is taken and said so)")
+                                          "the labels are 0/1, when 1 is taken and said "
+                                          "so), or a threshold of a numeric label: '>=70'")
+    audit.add_argument("--na-values", nargs="+", metavar="TEXT",
+                       help="texts that mean a missing value in the CSV, besides pandas' "
+                            "own (empty, NA, NaN, ...), e.g. '?'")
     columns = audit.add_mutually_exclusive_group()
     columns.add_argument("--features", nargs="+", metavar="COL",
                          help="the feature columns to use (the sensitive columns are "
@@ -152,7 +157,7 @@ def _data(args) -> tuple:
     if args.csv:
         X, y, sensitive_features, provenance = load_csv(
             args.csv, args.target, args.sensitive_features, args.positive,
-            features=args.features, drop=args.drop)
+            features=args.features, drop=args.drop, na_values=args.na_values)
         return X, y, sensitive_features, Path(args.csv).name, provenance
     name = args.dataset or "german"
     X, y, sensitive_features, provenance = load_bundled(name)
@@ -323,6 +328,22 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = _parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():  # restores the warnings' display on exit
+        warnings.showwarning = _warning_line(args)
+        return _main(args, parser)
+
+
+def _warning_line(args):
+    """A warning of the run as one line on standard error (no file, no source line)."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not args.quiet:
+            print(f"[audit] {category.__name__}: {' '.join(str(message).split())}",
+                  file=sys.stderr, flush=True)
+
+    return show
+
+
+def _main(args, parser) -> int:
     try:
         job = _prepare(args, parser)
     except (ValueError, TypeError, OSError) as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +35,11 @@ PRIVILEGED = {
 IDENTIFIER_SHARE = {"number": 0.99, "text": 0.5}
 #: Columns with fewer non-missing rows are never called identifiers.
 IDENTIFIER_MIN_ROWS = 20
+#: A column with at most LEAK_MAX_VALUES values whose values alone give the label on this
+#: share of the rows (the majority label of each value) may be the label under another
+#: name (COMPAS's ``is_recid`` beside ``two_year_recid``): the audit names it.
+LEAK_AGREEMENT = 0.95
+LEAK_MAX_VALUES = 20
 
 
 def default_model() -> object:
@@ -118,13 +124,37 @@ def missing_counts(frame: pd.DataFrame) -> dict:
     return {str(c): int(n) for c, n in frame.isna().sum().items() if n}
 
 
+_THRESHOLD = re.compile(r"^\s*(>=|<=|>|<)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*$")
+_COMPARE = {">=": np.greater_equal, "<=": np.less_equal, ">": np.greater, "<": np.less}
+
+
+def _threshold_target(labels: pd.Series, target: str, positive: str):
+    """0/1 labels of a numeric label compared with a threshold (``--positive '>=70'``)."""
+    op, value = _THRESHOLD.match(positive).groups()
+    numbers = pd.to_numeric(labels, errors="coerce")
+    if numbers.isna().any():
+        bad = sorted(map(str, pd.unique(labels[numbers.isna()])))[:5]
+        raise ValueError(f"--positive {positive!r} compares the target {target!r} with a "
+                         f"number, but it holds values that are not numbers: {bad}.")
+    y = _COMPARE[op](numbers.to_numpy(dtype=float), float(value)).astype(int)
+    if y.min() == y.max():
+        raise ValueError(f"--positive {positive!r}: every row of {target!r} is on the same "
+                         "side of the threshold; the audit needs both outcomes.")
+    label = {"column": target, "value": f"{op} {value}", "labels": [],
+             "rule": "given with --positive (a threshold of the numeric label)"}
+    return pd.Series(y, index=labels.index, name="target"), label
+
+
 def binary_target(labels: pd.Series, target: str, positive) -> tuple[pd.Series, dict]:
     """0/1 labels (1 where the label is the favourable ``positive``) and how it was chosen.
 
     Without ``positive``, only 0/1 (or False/True) labels have an obvious favourable
     value, 1 (True), taken and said so; any other two labels need ``--positive`` (the
-    last sorted label is never taken in silence: "rejected" after "approved").
+    last sorted label is never taken in silence: "rejected" after "approved"). A numeric
+    label may be compared with a threshold: ``positive=">=70"``.
     """
+    if positive is not None and _THRESHOLD.match(str(positive)):
+        return _threshold_target(labels.dropna(), target, str(positive))
     labels = labels.dropna()
     if pd.api.types.is_float_dtype(labels) and np.all(np.mod(labels, 1) == 0):
         labels = labels.astype("int64")  # 0.0 / 1.0 read with missing labels: 0 / 1
@@ -136,9 +166,12 @@ def binary_target(labels: pd.Series, target: str, positive) -> tuple[pd.Series, 
     if positive is None:
         texts = {str(v) for v in values}
         if len(values) != 2 or texts not in ({"0", "1"}, {"False", "True"}):
+            threshold = (" (or a threshold of this numeric label, e.g. --positive '>=VALUE')"
+                         if pd.api.types.is_numeric_dtype(labels) and len(values) > 2 else "")
             raise ValueError(
                 f"Target {target!r} has the values {shown}; pass --positive VALUE to say "
-                "which one is the favorable outcome (only 0/1 labels have an obvious one)."
+                f"which one is the favorable outcome{threshold} (only 0/1 labels have an "
+                "obvious one)."
             )
         positive = next(v for v in values if str(v) in ("1", "True"))
         rule = (f"guessed: the labels are {shown[0]}/{shown[1]}, so {positive} is taken as "
@@ -154,12 +187,15 @@ def binary_target(labels: pd.Series, target: str, positive) -> tuple[pd.Series, 
     return y, label
 
 
-def read_csv(path: str) -> pd.DataFrame:
-    """The CSV file's rows, or a ValueError / OSError naming what is wrong with the file."""
+def read_csv(path: str, na_values=None) -> pd.DataFrame:
+    """The CSV file's rows, or a ValueError / OSError naming what is wrong with the file.
+
+    ``na_values``: texts that mean a missing value, besides pandas' own.
+    """
     if Path(path).is_dir():
         raise ValueError(f"{path} is a directory, not a CSV file.")
     try:
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(path, na_values=na_values)
     except pd.errors.EmptyDataError as exc:
         raise ValueError(f"{path} is empty: no header row, no data.") from exc
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -210,6 +246,53 @@ def identifier_columns(frame: pd.DataFrame, columns: Sequence[str]) -> list[str]
                 out.append(c)
         elif share >= IDENTIFIER_SHARE["text"]:
             out.append(c)
+    return out
+
+
+def check_groups(frame: pd.DataFrame, sensitive_features: Sequence[str]) -> None:
+    """Refuse a numeric sensitive column with many values: a sensitive feature is groups."""
+    from ..verification import MAX_SENSITIVE_VALUES
+
+    for c in sensitive_features:
+        col = frame[c]
+        n = col.nunique()
+        if pd.api.types.is_numeric_dtype(col) and n > MAX_SENSITIVE_VALUES:
+            raise ValueError(
+                f"The sensitive column {c!r} is numeric with {n:,} distinct values, but a "
+                f"sensitive feature is a set of groups (at most {MAX_SENSITIVE_VALUES}); "
+                f"add a column of groups to the CSV, e.g. pd.cut(data[{c!r}], bins=[...], "
+                "labels=[...]), and name it with --sensitive-features."
+            )
+
+
+def label_leaks(frame: pd.DataFrame, y: pd.Series, columns: Sequence[str]) -> dict:
+    """Columns whose few values alone give the label on most rows, with that share.
+
+    For a column with at most :data:`LEAK_MAX_VALUES` values (a missing value is one)
+    and at least 10 rows per value on average,
+    the share of the rows whose label is the majority label of their value; named when
+    at least :data:`LEAK_AGREEMENT` and clearly above the majority label's own share.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify.audit._data import label_leaks
+    >>> y = pd.Series([0, 1] * 50)
+    >>> frame = pd.DataFrame({"copy": y.map({0: "no", 1: "yes"}), "noise": [1, 1, 2, 2] * 25})
+    >>> label_leaks(frame, y, ["copy", "noise"])
+    {'copy': 1.0}
+    """
+    base = max(float(y.mean()), 1.0 - float(y.mean()))
+    out = {}
+    for c in columns:
+        values = frame[c].astype(object).where(frame[c].notna(), "<missing>")
+        n_values = values.nunique()
+        if n_values > LEAK_MAX_VALUES or 10 * n_values > len(values):
+            continue  # many values, or few rows each: a majority per value means little
+        majority = y.groupby(values.to_numpy()).transform(lambda v: v.mean() >= 0.5)
+        share = float((majority.astype(int) == y).mean())
+        if share >= LEAK_AGREEMENT and share >= base + 0.05:
+            out[str(c)] = round(share, 4)
     return out
 
 
@@ -275,7 +358,8 @@ def _choose_features(frame, target, sensitive, features, drop) -> tuple[list, li
 
 
 def load_csv(path: str, target: str, sensitive_features: Sequence[str], positive=None, *,
-             features: Sequence[str] | None = None, drop: Sequence[str] | None = None):
+             features: Sequence[str] | None = None, drop: Sequence[str] | None = None,
+             na_values: Sequence[str] | None = None):
     """Features, 0/1 labels, sensitive columns and provenance of a CSV file.
 
     Missing values are data (the model imputes a number and flags it, a missing
@@ -284,10 +368,11 @@ def load_csv(path: str, target: str, sensitive_features: Sequence[str], positive
     were left out (``drop``, identifiers, or those not in ``features``) and how the
     favourable label was chosen.
     """
-    frame = read_csv(path)
+    frame = read_csv(path, na_values)
     check_columns(frame, target, sensitive_features, path,
                   others=[*(features or []), *(drop or [])])
     rows_read = len(frame)
+    check_groups(frame, sensitive_features)
     frame, dropped = _drop_missing(frame, target, list(sensitive_features), path)
     y, label = binary_target(frame[target], target, positive)
     kept, left = _choose_features(frame, target, list(sensitive_features), features, drop)
@@ -296,7 +381,8 @@ def load_csv(path: str, target: str, sensitive_features: Sequence[str], positive
         if frame[col].dtype == object or col in sensitive_features:
             frame[col] = frame[col].astype("category")
     provenance = {"rows_read": rows_read, "dropped_rows": dropped, "favorable_label": label,
-                  "columns_left_out": left, "missing_values": missing_counts(frame)}
+                  "columns_left_out": left, "missing_values": missing_counts(frame),
+                  "label_leaks": label_leaks(frame, y, kept)}
     return frame, y, list(sensitive_features), provenance
 
 

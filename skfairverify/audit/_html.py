@@ -414,8 +414,9 @@ def _esl_first(report: AuditReport, figures: dict) -> str:
     else:
         tables.append(f"<p>{len(frame)} groups: no single difference; the test of every "
                       "pair is group_esl(...).pairwise().</p>")
-    flag = small_sample_line(e.get("rows") or {}, "test rows with label 1")
-    tables += [f'<p class="warning">{escape(flag)}</p>'] if flag else []
+    flags = [small_sample_line(e.get("rows") or {}, "test rows with label 1"),
+             e.get("groups_left_out")]
+    tables += [f'<p class="warning">{escape(flag)}</p>' for flag in flags if flag]
     body = [_pair(tables, figures.pop("esl-first", [])), _how(
         f"The {e['metric'].upper()} of the model on all test rows, divided by the baseline "
         "of a random classifier, is split among the groups (Shapley value of the groups). "

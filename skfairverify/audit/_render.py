@@ -213,7 +213,8 @@ def _esl_first_text(e: dict) -> list[str]:
             _table_text(e["table"]),
             _esl_test_text(e),
             *[_wrap(line) for line in [small_sample_line(e.get("rows") or {},
-                                                         "test rows with label 1")] if line]]
+                                                         "test rows with label 1"),
+                                       e.get("groups_left_out")] if line]]
 
 
 def _esl_second_text(e: dict) -> list[str]:
@@ -267,11 +268,19 @@ def provenance_lines(d: dict) -> list[str]:
     for left in d.get("columns_left_out") or []:
         out.append(f"columns left out: {', '.join(map(str, left['columns']))} "
                    f"({left['reason']})")
+    leaks = d.get("label_leaks")
+    if leaks:
+        out.append("warning: column(s) that alone give the label on most rows, perhaps the "
+                   "label under another name: " + ", ".join(f"{c} ({v:.0%} of the rows)"
+                                                           for c, v in leaks.items())
+                   + "; leave them out with --drop")
     missing = d.get("missing_values")
     if missing:
+        shown = list(missing.items())[:8]
+        more = (f", and {len(missing) - 8} more columns (the JSON dataset lists them)"
+                if len(missing) > 8 else "")
         out.append("missing values kept as data (imputed by the model, a state of their "
-                   "own in the network): "
-                   + ", ".join(f"{c} {n:,}" for c, n in missing.items()))
+                   "own in the network): " + ", ".join(f"{c} {n:,}" for c, n in shown) + more)
     return out
 
 

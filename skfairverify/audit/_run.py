@@ -352,28 +352,62 @@ def _esl_sections(first, second, attribute: str, chosen: list[str]) -> dict:
     }
 
 
+def compound_groups(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """The compound group of every row: the values of ``columns`` joined by ``" / "``.
+
+    One column: that column itself. Several: their intersections, as one column named
+    ``"a / b"``, so that a step taking one attribute compares the verifier's groups.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify.audit._run import compound_groups
+    >>> compound_groups(pd.DataFrame({"race": ["W", "B"], "sex": ["F", "M"]}),
+    ...                 ["race", "sex"]).tolist()
+    ['W / F', 'B / M']
+    """
+    if len(columns) == 1:
+        return frame[columns[0]]
+    values = frame[columns].astype(str).agg(" / ".join, axis=1)
+    return values.rename(" / ".join(columns))
+
+
 def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> None:
     from ..esl import esl_decomposition, group_esl
 
-    attribute = audit.sensitive_features[0]
+    train = compound_groups(audit.X_train, audit.sensitive_features)
+    test = compound_groups(audit.X_test, audit.sensitive_features)
+    attribute = str(test.name)
     audit.say(f"ESL values: first stage (groups of {attribute!r}) and second stage "
               "(features)")
     t0 = time.perf_counter()
-    first = group_esl(audit.y_test, audit.y_pred, sensitive_features=audit.X_test[attribute],
-                      metric="tpr")
+    # a group without a test row of label 1 has no TPR: left out of this step, and said
+    has_positive = pd.Series(np.asarray(audit.y_test) == 1, index=test.index).groupby(
+        test.astype(object)).transform("any").to_numpy()
+    left_out = sorted(map(str, pd.unique(test[~has_positive])))
+    y_test, y_pred = audit.y_test[has_positive], audit.y_pred[has_positive]
+    test = test[has_positive]
+    first = group_esl(y_test, y_pred, sensitive_features=test, metric="tpr")
     candidates = [c for c in audit.X_train.columns if c not in audit.sensitive_features]
     chosen = top_features(audit.model, audit.X_train, candidates, n_features,
                           y=audit.y_train, random_state=audit.random_state)
+    X_train, X_test = audit.X_train, audit.X_test[has_positive]
+    if attribute not in X_train.columns:  # the compound groups, a column beside the others
+        X_train, X_test = X_train.assign(**{attribute: train}), X_test.assign(**{attribute: test})
     second = esl_decomposition(
-        default_model(), audit.X_train, audit.y_train, X_test=audit.X_test,
-        y_test=audit.y_test, sensitive_features=attribute, features=chosen, metric="tpr",
+        default_model(), X_train, audit.y_train, X_test=X_test,
+        y_test=y_test, sensitive_features=attribute, features=chosen, metric="tpr",
         random_state=audit.random_state, verbose=audit.verbose, max_fits=max_fits,
     )
     timings["esl"] = time.perf_counter() - t0
     audit.report.sections.update(_esl_sections(first, second, attribute, chosen))
-    positives = audit.X_test[attribute][np.asarray(audit.y_test) == 1]
-    audit.report.sections["esl_first_stage"]["rows"] = {
-        str(g): int(n) for g, n in positives.value_counts(sort=False).items() if n}
+    positives = test[np.asarray(y_test) == 1]
+    stage = audit.report.sections["esl_first_stage"]
+    stage["rows"] = {str(g): int(n) for g, n in positives.value_counts(sort=False).items()
+                     if n}
+    stage["groups_left_out"] = left_out and (
+        f"group(s) {', '.join(left_out)} left out of the ESL values: no test row of label "
+        "1, so no TPR")
     if audit.figures:
         from ..plotting import plot_esl_contributions, plot_esl_intervals, plot_group_shares
 

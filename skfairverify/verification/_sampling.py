@@ -37,9 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
-from tqdm.auto import tqdm
 
 from ..s3p import TableTooLargeError
+from ..utils._progress import progress
 from ..utils._threads import cpu_seconds, limited_threads
 from ._intervals import clopper_pearson
 
@@ -634,8 +634,9 @@ class SamplingCost:
     per-call overhead, so its cost per row is high: it refuses (TableTooLargeError
     naming the rows, the cost and the parameters that set them) only beyond ten times
     the rows allowed; the cost is then measured once on the second, larger batch, which
-    refuses beyond the rows allowed. ``per_row`` keeps the cost measured. With
-    ``verbose`` a progress bar counts the rows against the estimate.
+    refuses beyond the rows allowed. ``per_row`` keeps the cost measured. A progress
+    bar counts the rows against the estimate (at once with ``verbose``, else once the
+    sampling has run for 5 seconds).
     """
 
     #: The first (small) batch refuses only beyond this multiple of the budget.
@@ -700,10 +701,8 @@ class SamplingCost:
                 f"{rows * per_row:,.0f} CPU s in all). Raise tolerance (the rows needed "
                 "fall with its square), lower max_samples, or raise max_time."
             )
-        if not self.verbose:
-            return
-        if self._bar is None:
-            self._bar = tqdm(total=rows, unit="rows")
+        if self._bar is None:  # at once with verbose, else once it runs past 5 s
+            self._bar = progress(total=rows, unit="rows", verbose=self.verbose)
         self._bar.set_description(
             f"sampling (~{rows * per_row:,.0f} CPU s, {per_row * 1e6:,.1f} us/row)")
 

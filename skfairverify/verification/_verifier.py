@@ -17,12 +17,12 @@ from sklearn.base import (
 )
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
-from tqdm.auto import tqdm
 
 from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
 from ..utils._html import influence_note, interval_note
+from ..utils._progress import progress
 from ..utils._threads import cpu_seconds
 from ..utils._validation import check_sample_weight
 from ._checks import (
@@ -195,8 +195,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         :class:`~skfairverify.s3p.TableTooLargeError` names the rows needed and
         allowed, the cost per row, ``tolerance`` and ``max_samples``. The rows of the
         posterior draws (``n_draws > 0``) are in the estimate (from every group's rows),
-        and the message then names ``n_draws``. With ``verbose`` a progress bar counts
-        the sampled rows against the estimate.
+        and the message then names ``n_draws``. A progress bar counts the sampled rows
+        against the estimate (at once with ``verbose``, else once it has run 5 s).
     n_draws : int, default=50
         Exact paths: networks drawn from the posterior of the learned network's
         parameters (a product of Dirichlet distributions given the structure, under the
@@ -299,7 +299,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         Parallel jobs (joblib) over the networks (all rows, ``Y = 1``, ``Y = 0``) and
         over the features of :meth:`fairness_influence`.
     verbose : int, default=0
-        Progress bars when > 0.
+        Progress bars when > 0; with 0, the long loops (:meth:`fairness_influence`, the
+        sampling path's rows) show theirs once they have run for 5 seconds.
 
     Attributes
     ----------
@@ -958,8 +959,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             return [(r, None) for r in self._sampled_influence(nets)]
         tasks = [delayed(self._rates_without)(s, reference, draws) for s in subsets]
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-        return list(tqdm(parallel(tasks), total=len(tasks), desc="FIF",
-                         disable=not self.verbose))
+        return list(progress(parallel(tasks), verbose=self.verbose, total=len(tasks),
+                             desc="FIF"))
 
     def _influence_draws(self):
         """The posterior draws of the fitted network and their group rates, or Nones.
@@ -1036,7 +1037,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         of the bins. The draws cost one engine run per subset and draw (on the draws'
         coarser rule): on Adult (sex x race, 12 features) 6.3 s against 0.54 s for the
         point influences (``benchmarks/bench_fif_intervals.py --fif``); ``n_jobs`` runs
-        the subsets in parallel, ``intervals=False`` skips the draws. The first draw of
+        the subsets in parallel, ``intervals=False`` skips the draws; a progress bar
+        counts the subsets once the call has run 5 s (at once with ``verbose``). The
+        first draw of
         each subset is timed, and ``n_draws`` times its time must be within the work
         bound of ``max_table_size`` (a TableTooLargeError names ``n_draws`` otherwise).
         Without
