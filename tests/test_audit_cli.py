@@ -477,7 +477,7 @@ def test_html_without_matplotlib_is_refused_before_the_run(files, capsys, monkey
 @pytest.mark.parametrize("favorable", ["yes", "no"])
 def test_model_fitted_on_the_csv_labels(tmp_path, capsys, favorable):
     """A model fitted on the CSV's own 'yes' / 'no' labels is read through them: 1 where
-    it predicts the favourable label (exact verification when that is its classes_[1])."""
+    it predicts the favorable label (exact verification when that is its classes_[1])."""
     from sklearn.linear_model import LogisticRegression
 
     frame = _frame(n=300)
@@ -492,7 +492,7 @@ def test_model_fitted_on_the_csv_labels(tmp_path, capsys, favorable):
                            str(out_file), "--quiet"], capsys)
     assert code == 0, err
     data = json.loads(out_file.read_text())
-    assert f"{favorable!r} (the favourable label) is read as the favourable decision" in \
+    assert f"{favorable!r} (the favorable label) is read as the favorable decision" in \
         data["model"]["description"]
     assert data["verification"]["method"] == ("exact" if favorable == "yes" else "sampling")
     X_tr, X_te, y_tr, y_te = train_test_split(

@@ -223,3 +223,37 @@ def test_support_reference_keeps_the_missing_share():
     share = float(X["x"].isna().mean())
     assert dist[-1] == pytest.approx(share)
     np.testing.assert_allclose(dist[:-1], (1 - share) / (len(dist) - 1))
+
+
+def test_titanic_with_its_missing_values():
+    """The raw Titanic file (Age, Embarked, Cabin missing): an imputer pipeline verified
+    exactly on every one of the 891 rows, HistGradientBoosting on the raw NaN sampled."""
+    from skfairverify.datasets import load_titanic
+
+    titanic = load_titanic()
+    X = titanic.data[["Pclass", "Sex", "Age", "SibSp", "Parch", "Fare", "Embarked",
+                      "Cabin"]]
+    y = titanic.target
+    numeric = ["Age", "SibSp", "Parch", "Fare"]
+    model = make_pipeline(
+        make_column_transformer(
+            (make_pipeline(SimpleImputer(strategy="median", add_indicator=True),
+                           StandardScaler()), numeric),
+            (make_pipeline(SimpleImputer(strategy="most_frequent"),
+                           OneHotEncoder(handle_unknown="ignore")), ["Embarked"]),
+            (MissingIndicator(), ["Cabin"]),  # whether a cabin is known
+        ),
+        LogisticRegression(max_iter=1000),
+    )
+    ver = FairnessVerifier(model, ["Sex", "Pclass"], n_draws=0, random_state=0).fit(X, y)
+    assert ver.method_ == "exact" and ver.agreement_ > 0.99
+    assert ver.groups_["support"].sum() == 891 and len(ver.groups_) == 6
+    cabin = ver._encoding.variables[ver.variables_.index("Cabin")]
+    assert cabin.kind == "presence" and cabin.cardinality == 2  # not 148 categories
+    hgb = HistGradientBoostingClassifier(max_iter=30, categorical_features="from_dtype",
+                                         random_state=0)
+    Xc = X.drop(columns="Cabin").astype({"Sex": "category", "Embarked": "category"})
+    sampled = FairnessVerifier(hgb, "Sex", tolerance=0.05, n_draws=0,
+                               random_state=0).fit(Xc, y)
+    assert sampled.method_ == "sampling"
+    assert sampled.groups_["support"].sum() == 891

@@ -180,7 +180,7 @@ def _check_optional(args) -> None:
 
 
 def _say_provenance(args, provenance: dict) -> None:
-    """The lines that say which rows and columns the audit uses, and the favourable label."""
+    """The lines that say which rows and columns the audit uses, and the favorable label."""
     for line in provenance_lines(provenance):
         _say(args, line)
 

@@ -83,7 +83,7 @@ def load_bundled(name: str) -> tuple[pd.DataFrame, pd.Series, list[str], dict]:
 
     The provenance says which rows the loader leaves out and why (Adult: the rows with a
     missing value, as the literature does; COMPAS: ProPublica's filter) and what the
-    favourable label is.
+    favorable label is.
     """
     from ..datasets import load_adult, load_compas, load_german
 
@@ -112,7 +112,7 @@ def load_bundled(name: str) -> tuple[pd.DataFrame, pd.Series, list[str], dict]:
         "rows_read": int(len(X)) + sum(d["rows"] for d in dropped),
         "dropped_rows": dropped,
         "favorable_label": {"column": "target", "value": str(favorable),
-                            "rule": f"the documented favourable outcome of the {name} data"},
+                            "rule": f"the documented favorable outcome of the {name} data"},
         "columns_left_out": left,
         "missing_values": missing_counts(X),
     }
@@ -146,9 +146,9 @@ def _threshold_target(labels: pd.Series, target: str, positive: str):
 
 
 def binary_target(labels: pd.Series, target: str, positive) -> tuple[pd.Series, dict]:
-    """0/1 labels (1 where the label is the favourable ``positive``) and how it was chosen.
+    """0/1 labels (1 where the label is the favorable ``positive``) and how it was chosen.
 
-    Without ``positive``, only 0/1 (or False/True) labels have an obvious favourable
+    Without ``positive``, only 0/1 (or False/True) labels have an obvious favorable
     value, 1 (True), taken and said so; any other two labels need ``--positive`` (the
     last sorted label is never taken in silence: "rejected" after "approved"). A numeric
     label may be compared with a threshold: ``positive=">=70"``.
@@ -175,7 +175,7 @@ def binary_target(labels: pd.Series, target: str, positive) -> tuple[pd.Series, 
             )
         positive = next(v for v in values if str(v) in ("1", "True"))
         rule = (f"guessed: the labels are {shown[0]}/{shown[1]}, so {positive} is taken as "
-                "favourable; pass --positive to choose the other")
+                "favorable; pass --positive to choose the other")
     elif str(positive) not in {str(v) for v in values}:
         raise ValueError(f"--positive {positive!r} is not a value of the target {target!r}: "
                          f"{shown}.")
@@ -366,7 +366,7 @@ def load_csv(path: str, target: str, sensitive_features: Sequence[str], positive
     category is a category); only the rows without a label or a sensitive value are
     dropped, counted with their reason in the provenance, which also says which columns
     were left out (``drop``, identifiers, or those not in ``features``) and how the
-    favourable label was chosen.
+    favorable label was chosen.
     """
     frame = read_csv(path, na_values)
     check_columns(frame, target, sensitive_features, path,
@@ -377,8 +377,9 @@ def load_csv(path: str, target: str, sensitive_features: Sequence[str], positive
     y, label = binary_target(frame[target], target, positive)
     kept, left = _choose_features(frame, target, list(sensitive_features), features, drop)
     frame = frame[kept + [c for c in sensitive_features if c not in kept]].copy()
-    for col in frame.columns:
-        if frame[col].dtype == object or col in sensitive_features:
+    for col in frame.columns:  # text (object, or pandas' str) and sensitive: categories
+        if (col in sensitive_features or frame[col].dtype == object
+                or pd.api.types.is_string_dtype(frame[col])):
             frame[col] = frame[col].astype("category")
     provenance = {"rows_read": rows_read, "dropped_rows": dropped, "favorable_label": label,
                   "columns_left_out": left, "missing_values": missing_counts(frame),
@@ -460,19 +461,19 @@ def taking_all_columns(model, X: pd.DataFrame):
 
 
 class FavorableDecisions(ClassifierMixin, BaseEstimator):
-    """A fitted classifier's decisions as the audit reads them: 1 = the favourable label.
+    """A fitted classifier's decisions as the audit reads them: 1 = the favorable label.
 
-    The audit's labels are 0/1 (1 = favourable); a model fitted on the data's own labels
-    (``"no"`` / ``"yes"``, or 0/1 with 0 favourable) predicts those. This wrapper of
+    The audit's labels are 0/1 (1 = favorable); a model fitted on the data's own labels
+    (``"no"`` / ``"yes"``, or 0/1 with 0 favorable) predicts those. This wrapper of
     the fitted ``estimator`` predicts 1 where it predicts ``favorable``, 0 elsewhere,
-    and gives the probability of the favourable label as ``predict_proba[:, 1]``.
+    and gives the probability of the favorable label as ``predict_proba[:, 1]``.
 
     Parameters
     ----------
     estimator : classifier
         A fitted binary classifier.
     favorable : object
-        The class of ``estimator.classes_`` that is the favourable decision.
+        The class of ``estimator.classes_`` that is the favorable decision.
 
     Examples
     --------
@@ -516,7 +517,7 @@ class FavorableDecisions(ClassifierMixin, BaseEstimator):
         return [str(c) for c in self.estimator.classes_].index(str(self.favorable))
 
     def predict(self, X):
-        """1 where the estimator predicts the favourable label, else 0.
+        """1 where the estimator predicts the favorable label, else 0.
 
         Parameters
         ----------
@@ -531,7 +532,7 @@ class FavorableDecisions(ClassifierMixin, BaseEstimator):
         return (np.asarray(self.estimator.predict(X)) == favorable).astype(int)
 
     def predict_proba(self, X):
-        """Probabilities of the unfavourable and of the favourable decision.
+        """Probabilities of the unfavorable and of the favorable decision.
 
         Parameters
         ----------
@@ -547,12 +548,12 @@ class FavorableDecisions(ClassifierMixin, BaseEstimator):
 
 
 def favorable_model(model, X: pd.DataFrame, label: dict | None):
-    """``model`` deciding 0/1 with 1 = favourable, and how its labels were read (or None).
+    """``model`` deciding 0/1 with 1 = favorable, and how its labels were read (or None).
 
-    A model whose classes are 0/1 is taken as it is (1 = favourable, the audit's labels)
-    unless they are the target's own labels with 0 favourable; a model whose classes
+    A model whose classes are 0/1 is taken as it is (1 = favorable, the audit's labels)
+    unless they are the target's own labels with 0 favorable; a model whose classes
     are the target's labels (``"no"`` / ``"yes"``) is read through them: when the
-    favourable label is its ``classes_[1]`` its classes are renamed 0/1 in a copy (any
+    favorable label is its ``classes_[1]`` its classes are renamed 0/1 in a copy (any
     exact path of the verifier is kept); otherwise :class:`FavorableDecisions` wraps it
     (the verifier then samples it).
     """
@@ -566,12 +567,12 @@ def favorable_model(model, X: pd.DataFrame, label: dict | None):
             return model, None
         raise ValueError(
             f"The model predicts the classes {texts}, which are neither 0/1 nor the target's "
-            f"labels {raw}; fit it on the data's labels (or on 0/1, 1 = favourable)."
+            f"labels {raw}; fit it on the data's labels (or on 0/1, 1 = favorable)."
         )
     if texts == ["0", "1"] and str(label["value"]) == "1":
         return model, None
-    note = (f"the model predicts {texts}; {label['value']!r} (the favourable label) is read "
-            "as the favourable decision")
+    note = (f"the model predicts {texts}; {label['value']!r} (the favorable label) is read "
+            "as the favorable decision")
     if texts.index(str(label["value"])) == 1:
         renamed = _renamed_classes(model, X)
         if renamed is not None:

@@ -240,7 +240,7 @@ _SECTION_TEXT = {
 def provenance_lines(d: dict) -> list[str]:
     """What the audit used, one line per fact recorded in the report's ``dataset``.
 
-    The favourable label and how it was chosen, the rows read, used and dropped (with
+    The favorable label and how it was chosen, the rows read, used and dropped (with
     the reason), the columns left out and the missing values kept.
 
     Examples
@@ -287,7 +287,7 @@ def provenance_lines(d: dict) -> list[str]:
 def render_text(report: AuditReport) -> str:
     """The report as readable plain text.
 
-    Its first lines say what the audit used: the data, the favourable outcome and how
+    Its first lines say what the audit used: the data, the favorable outcome and how
     it was chosen, the rows dropped (with their reasons), the columns left out and the
     missing values kept.
     """

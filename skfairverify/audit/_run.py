@@ -103,7 +103,7 @@ def _check_inputs(X, y, sensitive_features, steps) -> tuple[pd.DataFrame, pd.Ser
 
 def _fit_model(model, X_train, y_train, X, sensitive_features, verbose,
                label=None) -> tuple[object, str]:
-    """The model to audit (deciding 0/1, 1 = favourable) and its description."""
+    """The model to audit (deciding 0/1, 1 = favorable) and its description."""
     if model is not None:
         decided, note = favorable_model(taking_all_columns(model, X), X, label)
         description = f"user model {type(model).__name__}"

@@ -703,8 +703,9 @@ class SamplingCost:
             )
         if self._bar is None:  # at once with verbose, else once it runs past 5 s
             self._bar = progress(total=rows, unit="rows", verbose=self.verbose)
-        self._bar.set_description(
-            f"sampling (~{rows * per_row:,.0f} CPU s, {per_row * 1e6:,.1f} us/row)")
+        self._bar.set_description(  # no refresh: a bar waiting for its delay stays hidden
+            f"sampling (~{rows * per_row:,.0f} CPU s, {per_row * 1e6:,.1f} us/row)",
+            refresh=bool(self.verbose))
 
     def close(self) -> None:
         if self._bar is not None:
