@@ -299,10 +299,10 @@ class LinearRule:
             return numbers
         if fill is None:
             raise ValueError(
-                f"Column {column!r} has {int(missing.sum()):,} missing value(s) (NaN) and the "
-                "model reads it as a number with no imputer before it, so those rows have no "
-                "decision. Put a SimpleImputer in the pipeline before the step that reads "
-                f"{column!r}, or drop or fill those rows before verifying."
+                f"Column {column!r} has missing values (NaN) in {int(missing.sum()):,} "
+                "row(s) and the model reads it as a number with no imputer before it, so "
+                "those rows have no decision. Put a SimpleImputer in the pipeline before the "
+                f"step that reads {column!r}, or drop or fill those rows before verifying."
             )
         numbers = numbers.copy()
         numbers[missing] = float(fill)
