@@ -257,3 +257,21 @@ def test_titanic_with_its_missing_values():
                                random_state=0).fit(Xc, y)
     assert sampled.method_ == "sampling"
     assert sampled.groups_["support"].sum() == 891
+
+
+def test_tree_reads_a_missing_indicator_of_a_text_column():
+    """A tree splitting on whether a text column is missing (MissingIndicator): a 2-state
+    variable, and the rates equal the enumeration of the model on every joint state."""
+    X, y = _data()
+    X = X[["a", "x"]].assign(note=np.where(np.isnan(X["x"]), None, "seen"))
+    model = make_pipeline(
+        make_column_transformer((SimpleImputer(strategy="median"), ["x"]),
+                                (MissingIndicator(), ["note"])),
+        DecisionTreeClassifier(max_depth=3, random_state=0))
+    ver = FairnessVerifier(model, "a", n_draws=0, random_state=0).fit(X, y)
+    note = ver._encoding.variables[ver.variables_.index("note")]
+    assert ver._exact_kind == "tree" and note.kind == "presence"
+    expected = _model_rates(ver)
+    got = ver.groups_.set_index("a")["positive_rate"]
+    for group, rate in expected.items():
+        assert got[group] == pytest.approx(rate, abs=1e-9)

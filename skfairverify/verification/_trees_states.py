@@ -20,7 +20,14 @@ from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from ..s3p import TableTooLargeError
 from ..utils._categories import match_categories
 from ._trees import CategorySet, Intervals, TreeLeaves
-from ._variables import Encoding, Variable, distinct_numbers, missing_fields, sorted_values
+from ._variables import (
+    Encoding,
+    Variable,
+    distinct_numbers,
+    missing_fields,
+    presence_variable,
+    sorted_values,
+)
 
 __all__ = [
     "CutBins",
@@ -272,6 +279,9 @@ def tree_encoding(X: pd.DataFrame, leaves: TreeLeaves, sensitive, *, n_bins=10,
                                       dtype=col.dtype))
             continue
         if not (_is_numeric(col) or is_bool_dtype(col)):
+            if _reads_missingness_only(leaves, c):  # a missing-value indicator of a text
+                variables.append(presence_variable(c, col, None, sample_weight))
+                continue
             raise ValueError(
                 f"Column {c!r} is read by the tree as a number but has dtype {col.dtype}."
             )
@@ -291,6 +301,14 @@ def tree_encoding(X: pd.DataFrame, leaves: TreeLeaves, sensitive, *, n_bins=10,
         binned.append(c)
         cuts.append(cut)
     return Encoding(variables, CutBins(cuts) if binned else None, binned)
+
+
+def _reads_missingness_only(leaves: TreeLeaves, column: str) -> bool:
+    """Whether every region's condition on ``column`` is about its missingness only."""
+    full = ((-np.inf, np.inf),)
+    return all(isinstance(r.conditions[column], Intervals)
+               and r.conditions[column].bounds in ((), full)
+               for r in leaves.regions if column in r.conditions)
 
 
 def _numeric_states(states):
@@ -421,6 +439,8 @@ def _allowed_cells(cond: Intervals, cells: np.ndarray, name: str,
 
 
 def _allowed(cond, var: Variable, encoding: Encoding) -> np.ndarray:
+    if var.kind == "presence":  # states: observed, missing
+        return np.array([float(bool(cond.bounds)), float(cond.missing)])
     if isinstance(cond, CategorySet):
         return _allowed_categories(cond, var.states, var.name)
     if var.kind == "binned":

@@ -37,7 +37,7 @@ from ..utils._categories import match_categories
 __all__ = ["CHUNK_ROWS", "MAX_CODES_BYTES", "MAX_SENSITIVE_VALUES", "ColumnBins", "Encoding",
            "bins_formed",
            "Variable", "check_codes_size", "code_dtype", "distinct_numbers", "missing_fields",
-           "ordered_states", "row_chunks", "sorted_values"]
+           "ordered_states", "presence_variable", "row_chunks", "sorted_values"]
 
 #: A numeric sensitive column with more distinct values than this is "continuous".
 MAX_SENSITIVE_VALUES = 10
@@ -535,7 +535,7 @@ def _values_variable(name, col, rule, sensitive, sample_weight) -> Variable:
                     values=vals, coef=w, **missing_fields(col, sample_weight))
 
 
-def _presence_variable(name, col, rule, sample_weight) -> Variable:
+def presence_variable(name, col, rule, sample_weight) -> Variable:
     """A column the model reads only through its missing-value indicator: two states."""
     states = ["observed", np.nan]
     return Variable(name, "presence", states, _contributions(rule, name, states),
@@ -656,7 +656,7 @@ class Encoding:
             elif kind == "values":
                 variables.append(_values_variable(c, col, rule, sens, sample_weight))
             elif kind == "presence":
-                variables.append(_presence_variable(c, col, rule, sample_weight))
+                variables.append(presence_variable(c, col, rule, sample_weight))
             elif kind == "rule_bins":
                 variables.append(_rule_bins_variable(rule, c, col, rule.binned_features[c],
                                                      sens, sample_weight))
