@@ -438,7 +438,7 @@ def test_raw_csv_no_silent_drop_identifiers_left_out_label_stated(tmp_path, caps
     assert lines[2].startswith("rows: 400 read, 398 used; 2 dropped: the label 'label' is "
                                "missing")
     assert lines[3].startswith("columns left out: id, name, ticket (they identify rows")
-    assert lines[4].startswith("missing values kept as data") and "port 3" in lines[4]
+    assert lines[4].startswith("missing values: age") and "port 3 (kept as data" in lines[4]
     assert "small sample: c (" in out  # group c: about 12 test rows
     data = json.loads((tmp_path / "r.json").read_text())
     d = data["dataset"]

@@ -317,6 +317,10 @@ def _drop_missing(frame: pd.DataFrame, target: str, sensitive: Sequence[str], pa
 
 def _named(columns, sensitive, features, drop) -> tuple[list, list]:
     """The features ``--features`` names, or ``columns`` without ``--drop``'s; the rest."""
+    named = [c for c in [*(features or []), *(drop or [])] if c not in columns]
+    if named:
+        raise ValueError(f"--features / --drop name {named}, which are not feature columns "
+                         "(the target, or not in the data); name feature columns only.")
     if features:
         kept = [c for c in features if c not in sensitive]
         left = [c for c in columns if c not in kept and c not in sensitive]

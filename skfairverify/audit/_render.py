@@ -250,7 +250,7 @@ def provenance_lines(d: dict) -> list[str]:
     ...     {"rows": 2, "reason": "no label"}], "missing_values": {"age": 3}})
     >>> lines[0]
     'rows: 10 read, 8 used; 2 dropped: no label'
-    >>> lines[1].endswith("age 3")
+    >>> lines[1].startswith("missing values: age 3 (kept as data")
     True
     """
     out = []
@@ -270,17 +270,18 @@ def provenance_lines(d: dict) -> list[str]:
                    f"({left['reason']})")
     leaks = d.get("label_leaks")
     if leaks:
-        out.append("warning: column(s) that alone give the label on most rows, perhaps the "
-                   "label under another name: " + ", ".join(f"{c} ({v:.0%} of the rows)"
-                                                           for c, v in leaks.items())
-                   + "; leave them out with --drop")
+        out.append("possible label leaks: " + ", ".join(f"{c} ({v:.0%} of the rows)"
+                                                        for c, v in leaks.items())
+                   + " alone give(s) the label on most rows, perhaps the label under "
+                   "another name; leave them out with --drop")
     missing = d.get("missing_values")
     if missing:
         shown = list(missing.items())[:8]
         more = (f", and {len(missing) - 8} more columns (the JSON dataset lists them)"
                 if len(missing) > 8 else "")
-        out.append("missing values kept as data (imputed by the model, a state of their "
-                   "own in the network): " + ", ".join(f"{c} {n:,}" for c, n in shown) + more)
+        out.append("missing values: " + ", ".join(f"{c} {n:,}" for c, n in shown) + more
+                   + " (kept as data: imputed by the model, a state of their own in the "
+                   "network)")
     return out
 
 
