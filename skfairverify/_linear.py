@@ -17,7 +17,7 @@ import pandas as pd
 from sklearn.base import is_classifier, is_regressor
 from sklearn.compose import ColumnTransformer
 from sklearn.frozen import FrozenEstimator
-from sklearn.impute import SimpleImputer
+from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import (
     FunctionTransformer,
@@ -34,7 +34,7 @@ from .utils._categories import match_categories
 from .utils._compat import HasMethods, validate_params
 from .utils._validation import check_unique_columns
 
-__all__ = ["LinearRule", "Term", "linear_rule", "sensitive_columns"]
+__all__ = ["LinearRule", "Term", "check_missing_marker", "linear_rule", "sensitive_columns"]
 
 
 class Term(NamedTuple):
@@ -42,10 +42,12 @@ class Term(NamedTuple):
 
     Attributes
     ----------
-    kind : {"numeric", "category", "bin"}
+    kind : {"numeric", "category", "bin", "missing"}
         ``"numeric"``: the column's value; ``"category"``: the indicator
         ``[x[column] == category]``; ``"bin"``: the indicator that ``x[column]`` falls
-        in bin ``category`` (an int) of ``binned_features[column]``.
+        in bin ``category`` (an int) of ``binned_features[column]``; ``"missing"``: the
+        indicator that ``x[column]`` is missing (``SimpleImputer(add_indicator=True)``,
+        ``MissingIndicator``).
     column : str
         The raw input column.
     category : object
@@ -62,10 +64,11 @@ class LinearRule:
     """A binary linear decision rule expressed on raw input columns.
 
     ``decision(x) = intercept + sum_c coef[c] * x[c] + sum_(c, v) coef["c=v"] * [x[c] == v]
-    + sum_(c, k) coef["c_bin<k>"] * [x[c] in bin k]``; ``decision > 0`` predicts
-    ``classes[1]``. ``terms`` gives the structured ``(kind, column, category)`` of every
-    coefficient, in the order of ``coef``: numeric terms, then category terms, then bin
-    terms.
+    + sum_(c, k) coef["c_bin<k>"] * [x[c] in bin k] + sum_c coef["c_missing"] * [x[c]
+    missing]``, a missing ``x[c]`` being read as ``imputed[c]`` in the other terms;
+    ``decision > 0`` predicts ``classes[1]``. ``terms`` gives the structured ``(kind,
+    column, category)`` of every coefficient, in the order of ``coef``: numeric terms,
+    then category terms, bin terms and missing-value indicators.
 
     Attributes
     ----------
@@ -97,6 +100,13 @@ class LinearRule:
         ``searchsorted(edges[1:-1], x, side="right")`` (values beyond the outer edges
         fall in the first / last bin). Each bin has a coefficient, see
         :meth:`bin_coef`. Only ``linear_rule(..., read_bins=True)`` builds such terms.
+    imputed : dict
+        Raw column -> the value the pipeline's ``SimpleImputer`` puts in place of a
+        missing value, in the raw column's units (an imputer after a scaler: the raw
+        value that the scaler maps to the imputed one); every term of the column reads
+        a missing value as this value.
+    missing_features : list of str
+        Raw columns with a missing-value indicator term (index ``"col_missing"``).
 
     Examples
     --------
@@ -127,6 +137,8 @@ class LinearRule:
     dropped: list[str] = field(default_factory=list)
     classes: np.ndarray | None = None
     binned_features: dict[str, np.ndarray] = field(default_factory=dict)
+    imputed: dict[str, object] = field(default_factory=dict)
+    missing_features: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         names = term_names(self.terms)
@@ -135,8 +147,8 @@ class LinearRule:
             if len(index) != len(names) or set(index) != set(names):
                 raise ValueError(
                     f"coef has the terms {index[:10]} but the features give {names[:10]}: "
-                    "one coefficient per numeric feature, category and bin, named "
-                    "'col', 'col=category' and 'col_bin<k>'."
+                    "one coefficient per numeric feature, category, bin and missing-value "
+                    "indicator, named 'col', 'col=category', 'col_bin<k>' and 'col_missing'."
                 )
             object.__setattr__(self, "coef", self.coef.reindex(names))
 
@@ -148,6 +160,7 @@ class LinearRule:
             terms += [Term("category", c, v) for v in cats]
         for c, edges in self.binned_features.items():
             terms += [Term("bin", c, k) for k in range(len(edges) - 1)]
+        terms += [Term("missing", c) for c in self.missing_features]
         return terms
 
     def _positions(self, kind: str, column: str) -> list[int]:
@@ -210,6 +223,91 @@ class LinearRule:
             name=column,
         )
 
+    @property
+    def read_columns(self) -> list[str]:
+        """The raw columns the rule reads (numeric, categorical, binned, missing), in order."""
+        return list(dict.fromkeys(
+            self.numeric_features + list(self.categorical_features)
+            + list(self.binned_features) + list(self.missing_features)
+        ))
+
+    def contribution(self, column: str, values) -> np.ndarray:
+        """The rule's terms of one raw column, summed, for each of ``values``.
+
+        A missing value (NaN, None) is read as the model reads it: as the value of the
+        pipeline's imputer (``imputed``), plus the coefficient of its missing-value
+        indicator (``missing_features``); a category the encoder does not know, or a
+        missing value without an imputer, contributes 0 to the category terms (as a
+        one-hot encoder with ``handle_unknown="ignore"``).
+
+        Parameters
+        ----------
+        column : str
+            A raw column the rule reads.
+        values : array-like or Series of shape (n_samples,)
+            Values of the column.
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_samples,)
+            The column's share of the decision function.
+
+        Raises
+        ------
+        ValueError
+            If a value is missing where the rule reads the column as a number (or bins
+            it) and no imputer gives it a value; the message names the column.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from skfairverify import LinearRule
+        >>> rule = LinearRule(pd.Series([2.0, 0.5], index=["x", "x_missing"]), 0.0, ["x"],
+        ...                   ["x"], imputed={"x": 10.0}, missing_features=["x"])
+        >>> rule.contribution("x", [1.0, np.nan]).tolist()
+        [2.0, 20.5]
+        """
+        x = values if isinstance(values, pd.Series) else pd.Series(
+            np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values)
+        missing = x.isna().to_numpy()
+        fill = self.imputed.get(column)
+        coef = self.coef.to_numpy(dtype=float)
+        out = np.zeros(len(x))
+        if column in self.numeric_features or column in self.binned_features:
+            numbers = self._numbers(column, x, missing, fill)
+            if column in self.numeric_features:
+                out += coef[self._positions("numeric", column)[0]] * numbers
+            if column in self.binned_features:
+                out += coef[self._positions("bin", column)][
+                    bin_of(numbers, self.binned_features[column])]
+        if column in self.categorical_features:
+            cats = self.categorical_features[column]
+            codes = match_categories(x, cats, name=column)
+            if fill is not None and missing.any():
+                codes[missing] = match_categories(np.array([fill], dtype=object), cats,
+                                                  name=column)[0]
+            w = np.append(coef[self._positions("category", column)], 0.0)  # -1: weight 0
+            out += w[codes]
+        if column in self.missing_features:
+            out += coef[self._positions("missing", column)[0]] * missing
+        return out
+
+    def _numbers(self, column, x: pd.Series, missing, fill) -> np.ndarray:
+        """The values of a column read as numbers, a missing one as the imputed value."""
+        numbers = x.to_numpy(dtype=float, na_value=np.nan)
+        if not missing.any():
+            return numbers
+        if fill is None:
+            raise ValueError(
+                f"Column {column!r} has missing values (NaN) in {int(missing.sum()):,} "
+                "row(s) and the model reads it as a number with no imputer before it, so "
+                "those rows have no decision. Put a SimpleImputer in the pipeline before the "
+                f"step that reads {column!r}, or drop or fill those rows before verifying."
+            )
+        numbers = numbers.copy()
+        numbers[missing] = float(fill)
+        return numbers
+
     def decision_function(self, X) -> np.ndarray:
         """Evaluate the rule on raw inputs.
 
@@ -217,7 +315,8 @@ class LinearRule:
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
             Raw inputs with the estimator's input columns (by name for a DataFrame
-            with string column names, by position otherwise).
+            with string column names, by position otherwise). A missing value is read
+            as the model reads it (see :meth:`contribution`).
 
         Returns
         -------
@@ -227,32 +326,20 @@ class LinearRule:
         Raises
         ------
         ValueError
-            If ``X`` lacks a column the rule reads, has duplicated column names, or a
-            categorical column mixes strings and numbers that print alike.
+            If ``X`` lacks a column the rule reads, has duplicated column names, a
+            categorical column mixes strings and numbers that print alike, or a column
+            read as a number has a missing value without an imputer.
         """
         X = _as_frame(X, self.feature_names_in)
-        read = list(dict.fromkeys(
-            self.numeric_features + list(self.categorical_features) + list(self.binned_features)
-        ))
+        read = self.read_columns
         missing = [c for c in read if c not in X.columns]
         if missing:
             raise ValueError(f"X lacks the columns {missing} read by the rule.")
-        coef = self.coef.to_numpy(dtype=float)
         out = np.full(len(X), float(self.intercept))
-        k = 0
-        for c in self.numeric_features:
-            out += coef[k] * X[c].to_numpy(dtype=float)
-            k += 1
-        for c, cats in self.categorical_features.items():
-            codes = match_categories(X[c], cats, name=c)
-            w = np.append(coef[k : k + len(cats)], 0.0)  # code -1: no category, weight 0
-            out += w[codes]
-            k += len(cats)
-        for c, edges in self.binned_features.items():
-            n = len(edges) - 1
-            out += coef[k : k + n][bin_of(X[c].to_numpy(dtype=float), edges)]
-            k += n
+        for c in read:
+            out += self.contribution(c, X[c])
         return out
+
     def scaled(self, factor: float) -> LinearRule:
         """Return the same rule with its decision function multiplied by ``factor > 0``.
 
@@ -332,12 +419,12 @@ def _plain(part) -> bool:
 
 
 def term_names(terms: list[Term]) -> list[str]:
-    """Unique names of the terms: ``col``, ``col=cat``, ``col_bin<k>``, quoted if needed.
+    """Unique names of the terms: ``col``, ``col=cat``, ``col_bin<k>``, ``col_missing``.
 
-    A category or bin term whose column or category contains ``=`` (or a quote), or
-    whose plain name is also another term's name, is written ``'col'='cat'`` /
-    ``'col'_bin<k>`` with :func:`repr` of the parts; a numeric term is always the
-    column's name, so ``coef[column]`` reads it.
+    A category, bin or missing term whose column or category contains ``=`` (or a
+    quote), or whose plain name is also another term's name, is written
+    ``'col'='cat'`` / ``'col'_bin<k>`` / ``'col'_missing`` with :func:`repr` of the
+    parts; a numeric term is always the column's name, so ``coef[column]`` reads it.
     """
     plain = []
     for t in terms:
@@ -345,8 +432,10 @@ def term_names(terms: list[Term]) -> list[str]:
             plain.append(str(t.column))
         elif t.kind == "category":
             plain.append(f"{t.column}={t.category}")
-        else:
+        elif t.kind == "bin":
             plain.append(f"{t.column}_bin{t.category}")
+        else:
+            plain.append(f"{t.column}_missing")
     counts: dict[str, int] = {}
     for name in plain:
         counts[name] = counts.get(name, 0) + 1
@@ -357,8 +446,10 @@ def term_names(terms: list[Term]) -> list[str]:
             names.append(name)
         elif t.kind == "category":
             names.append(f"{str(t.column)!r}={t.category!r}")
-        else:
+        elif t.kind == "bin":
             names.append(f"{str(t.column)!r}_bin{t.category}")
+        else:
+            names.append(f"{str(t.column)!r}_missing")
     return names
 
 
@@ -395,11 +486,13 @@ class _Affine:
     """Output features of a step as affine maps of raw terms."""
 
     def __init__(self, A: dict[int, dict[tuple, float]], b: np.ndarray, read: set[str],
-                 bins: dict | None = None):
+                 bins: dict | None = None, fills: dict | None = None):
         self.rows = A  # feature index -> {term: coefficient}
         self.b = np.asarray(b, dtype=float)
         self.read = read
         self.bins = {} if bins is None else dict(bins)  # raw column -> bin edges
+        # raw column -> the raw value an imputer put in place of its missing values
+        self.fills = {} if fills is None else dict(fills)
 
     @property
     def n_features(self) -> int:
@@ -416,14 +509,14 @@ class _Affine:
         read: set[str] = set()
         for j in idx:
             read |= {t[1] for t in self.rows[j]}
-        return _Affine(rows, self.b[idx], read, self.bins)
+        return _Affine(rows, self.b[idx], read, self.bins, self.fills)
 
     def scale_shift(self, scale, shift) -> _Affine:
         """Return ``self * scale + shift`` element-wise per feature."""
         scale = np.broadcast_to(np.asarray(scale, dtype=float), self.b.shape)
         shift = np.broadcast_to(np.asarray(shift, dtype=float), self.b.shape)
         rows = {j: {t: w * scale[j] for t, w in r.items()} for j, r in self.rows.items()}
-        return _Affine(rows, self.b * scale + shift, set(self.read), self.bins)
+        return _Affine(rows, self.b * scale + shift, set(self.read), self.bins, self.fills)
 
     def raw_column(self, j: int, step_name: str) -> str:
         r = self.rows[j]
@@ -456,7 +549,7 @@ class _Affine:
             for col, edges in p.bins.items():
                 _add_bins(bins, col, edges, label)
         b = np.concatenate(bs) if bs else np.zeros(0)
-        return _Affine(rows, b, read, bins)
+        return _Affine(rows, b, read, bins, _merge_fills(parts, label))
 
 
 def _add_bins(bins: dict, col: str, edges, label: str) -> None:
@@ -470,6 +563,40 @@ def _add_bins(bins: dict, col: str, edges, label: str) -> None:
             "only."
         )
     bins[col] = edges
+
+
+def _merge_fills(parts: list[_Affine], label: str) -> dict:
+    """The imputed values of the parts of a ColumnTransformer (one per raw column).
+
+    A raw column imputed in one part and read without an imputer in another would be
+    read two ways when missing (the imputed value here, a missing value there); it is
+    refused, as are two different imputed values.
+    """
+    fills: dict = {}
+    for p in parts:
+        for col, value in p.fills.items():
+            if col in fills and not _same_value(fills[col], value):
+                raise TypeError(
+                    f"Step {label!r} imputes the column {col!r} with two values "
+                    f"({fills[col]!r} and {value!r}); a missing value must be read one way."
+                )
+            fills[col] = value
+    for p in parts:
+        raw = {t[1] for row in p.rows.values() for t in row if t[0] != "miss"}
+        both = sorted(c for c in raw & set(fills) if c not in p.fills)
+        if both:
+            raise TypeError(
+                f"Step {label!r} reads the column(s) {both} both through an imputer and "
+                "without one, so a missing value would be read two ways; impute the column "
+                "once, before the steps that read it."
+            )
+    return fills
+
+
+def _same_value(a, b) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    return bool(np.isclose(float(a), float(b), rtol=1e-12, atol=0.0))
 
 
 def _step_label(step, name: str | None) -> str:
@@ -504,9 +631,9 @@ def _transform(step, aff: _Affine, name: str | None) -> _Affine:
     binned = _binning_or_integer(step, aff, label)
     if binned is not None:
         return binned
-    if isinstance(step, SimpleImputer) and not step.add_indicator:
-        # Identity on complete rows (the rule is stated for rows without missing values).
-        return aff
+    if isinstance(step, (SimpleImputer, MissingIndicator)) or type(step).__name__ in (
+            "KNNImputer", "IterativeImputer"):
+        return _imputer(step, aff, label)
     if isinstance(step, OneHotEncoder):
         return _one_hot(step, aff, label)
     if isinstance(step, OrdinalEncoder):
@@ -514,10 +641,106 @@ def _transform(step, aff: _Affine, name: str | None) -> _Affine:
     raise TypeError(
         f"Cannot read step {label!r} ({type(step).__name__}) as a linear map of the raw "
         "inputs; supported: Pipeline, ColumnTransformer, StandardScaler, MinMaxScaler, "
-        "MaxAbsScaler, OneHotEncoder, OrdinalEncoder, SimpleImputer, KBinsDiscretizer, "
+        "MaxAbsScaler, OneHotEncoder, OrdinalEncoder, SimpleImputer, MissingIndicator, "
+        "KBinsDiscretizer, "
         "BinningDiscretizer, IntegerWeightScaler, FunctionTransformer() (identity), "
         "'passthrough', 'drop' and FrozenEstimator."
     )
+
+
+def check_missing_marker(step, label: str) -> None:
+    """Refuse an imputer whose ``missing_values`` is a value rather than NaN / None."""
+    marker = step.missing_values
+    if marker is None or marker is pd.NA or (isinstance(marker, float) and np.isnan(marker)):
+        return
+    raise TypeError(
+        f"Step {label!r} is {type(step).__name__}(missing_values={marker!r}): it replaces "
+        "an ordinary value, which the rule would have to read two ways; turn that value "
+        f"into NaN before the model (X.replace({marker!r}, np.nan)) and use the default "
+        "missing_values=np.nan."
+    )
+
+
+def _missing_column(aff: _Affine, j: int, label: str):
+    """``(raw column, a, b)`` of a feature ``a * x + b`` that missing values reach, or None.
+
+    None when no raw column of the feature can be missing any more (already imputed,
+    or an indicator of an encoder, which has no missing value).
+    """
+    row = aff.rows[j]
+    open_terms = [(t, w) for t, w in row.items() if t[0] == "num" and t[1] not in aff.fills]
+    if not open_terms:
+        return None
+    if len(row) != 1 or open_terms[0][1] == 0:
+        raise TypeError(
+            f"Step {label!r} imputes a feature that combines several inputs; an imputer is "
+            "read when it is applied to a raw column or to an affine map of one (e.g. after "
+            "a scaler)."
+        )
+    (term, a), = open_terms
+    return term[1], float(a), float(aff.b[j])
+
+
+def _indicators(aff: _Affine, features, label: str) -> _Affine:
+    """Missing-value indicators of the features ``features`` (MissingIndicator)."""
+    rows: dict[int, dict[tuple, float]] = {}
+    read: set[str] = set()
+    for j in features:
+        found = _missing_column(aff, int(j), label)
+        rows[len(rows)] = {} if found is None else {("miss", found[0]): 1.0}
+        if found is not None:
+            read.add(found[0])
+    return _Affine(rows, np.zeros(len(rows)), read, aff.bins, aff.fills)
+
+
+def _imputer(step, aff: _Affine, label: str) -> _Affine:
+    """SimpleImputer: a missing raw value read as the imputed one; MissingIndicator.
+
+    The imputed value of a feature ``a * x + b`` of raw column ``x`` is stated on the raw
+    column, ``(statistic - b) / a`` (the statistic itself for the raw column), so every
+    later step reads a missing value as that raw value. Features without any observed
+    value in fit are dropped, as scikit-learn does (unless ``keep_empty_features`` or
+    ``strategy="constant"``); ``add_indicator=True`` appends the indicators.
+    """
+    if not isinstance(step, (SimpleImputer, MissingIndicator)):
+        raise TypeError(
+            f"Step {label!r} ({type(step).__name__}) imputes a column from the other "
+            "columns of the row, so a missing value has no contribution of its own to a "
+            "linear rule; use SimpleImputer (per column), or verify the model by sampling "
+            "(method='sampling'), which gives it the missing values as they are."
+        )
+    check_is_fitted(step)
+    check_missing_marker(step, label)
+    if isinstance(step, MissingIndicator):
+        return _indicators(aff, step.features_, label)
+    stats = np.asarray(step.statistics_, dtype=object)
+    if len(stats) != aff.n_features:
+        raise TypeError(
+            f"Step {label!r} was fitted on {len(stats)} features but receives "
+            f"{aff.n_features}."
+        )
+    keep_all = step.strategy == "constant" or getattr(step, "keep_empty_features", False)
+    valid = [j for j in range(aff.n_features) if keep_all or not pd.isna(stats[j])]
+    fills = dict(aff.fills)
+    for j in valid:
+        found = _missing_column(aff, j, label)
+        if found is None:
+            continue
+        col, a, b = found
+        value = _py(stats[j])
+        fill = value if (a == 1.0 and b == 0.0) else (float(value) - b) / a
+        if col in fills and not _same_value(fills[col], fill):
+            raise TypeError(
+                f"Step {label!r} imputes the column {col!r} with two values "
+                f"({fills[col]!r} and {fill!r}); a missing value must be read one way."
+            )
+        fills[col] = fill
+    out = aff.select(valid)
+    out.fills = fills
+    if step.add_indicator:
+        out = _Affine.concat([out, _indicators(aff, step.indicator_.features_, label)],
+                             label)
+    return out
 
 
 def _function_transformer(step: FunctionTransformer, aff: _Affine, label: str) -> _Affine:
@@ -548,7 +771,7 @@ def _binned_rows(aff: _Affine, edges_list, onehot: bool, label: str) -> _Affine:
                 rows[len(rows)] = {("bin", col, k): 1.0}
         else:
             rows[len(rows)] = {("bin", col, k): float(k) for k in range(n)}
-    return _Affine(rows, np.zeros(len(rows)), read, bins)
+    return _Affine(rows, np.zeros(len(rows)), read, bins, aff.fills)
 
 
 def _kbins(step: KBinsDiscretizer, aff: _Affine, label: str) -> _Affine:
@@ -604,7 +827,7 @@ def _integer_contributions(step, aff: _Affine, label: str) -> _Affine:
             _add_bins(bins, col, rule.binned_features[t.column], label)
             term = ("bin", col, t.category)
         rows[j][term] = rows[j].get(term, 0.0) + w
-    return _Affine(rows, b, read, bins)
+    return _Affine(rows, b, read, bins, aff.fills)
 
 
 def _scaler(step, aff: _Affine, label: str) -> _Affine:
@@ -661,7 +884,7 @@ def _one_hot(enc: OneHotEncoder, aff: _Affine, label: str) -> _Affine:
                 rows[first] = {ref: 0.0, **rows[first]}
             else:
                 rows[first + dropped - 1][ref] = 0.0
-    return _Affine(rows, np.zeros(len(rows)), read, aff.bins)
+    return _Affine(rows, np.zeros(len(rows)), read, aff.bins, aff.fills)
 
 
 def _ordinal(enc: OrdinalEncoder, aff: _Affine, label: str) -> _Affine:
@@ -672,7 +895,7 @@ def _ordinal(enc: OrdinalEncoder, aff: _Affine, label: str) -> _Affine:
         col = aff.raw_column(j, label)
         read.add(col)
         rows[j] = {("cat", col, _py(v)): float(i) for i, v in enumerate(cats)}
-    return _Affine(rows, np.zeros(len(rows)), read, aff.bins)
+    return _Affine(rows, np.zeros(len(rows)), read, aff.bins, aff.fills)
 
 
 def _py(v):
@@ -847,14 +1070,17 @@ def _assemble(aff: _Affine, w, intercept: float, classes, names, read_all: bool)
             binned[t[1]] = aff.bins[t[1]]
     categorical = {c: categorical[c] for c in names if c in categorical}
     binned = {c: binned[c] for c in names if c in binned}
+    indicated = [c for c in names if ("miss", c) in terms]
     values = [terms[("num", c)] for c in numeric]
     for c, cats in categorical.items():
         values += [terms[("cat", c, v)] for v in cats]
     for c, edges in binned.items():
         values += [terms.get(("bin", c, k), 0.0) for k in range(len(edges) - 1)]
+    values += [terms[("miss", c)] for c in indicated]
     structured = [Term("numeric", c) for c in numeric]
     structured += [Term("category", c, v) for c, cats in categorical.items() for v in cats]
     structured += [Term("bin", c, k) for c, e in binned.items() for k in range(len(e) - 1)]
+    structured += [Term("missing", c) for c in indicated]
     index = term_names(structured)
     if len(set(index)) != len(index):  # only a numeric column named like a quoted term
         dup = sorted({n for n in index if index.count(n) > 1})
@@ -863,6 +1089,7 @@ def _assemble(aff: _Affine, w, intercept: float, classes, names, read_all: bool)
             "column is not named like another column's category term."
         )
     read = set(names) if read_all else aff.read
+    valued = set(numeric) | set(categorical) | set(binned)
     return LinearRule(
         coef=pd.Series(values, index=pd.Index(index, dtype=object), dtype=float, name="coef"),
         intercept=intercept + float(w @ aff.b),
@@ -872,6 +1099,8 @@ def _assemble(aff: _Affine, w, intercept: float, classes, names, read_all: bool)
         dropped=[c for c in names if c not in read],
         classes=np.asarray(classes),
         binned_features=binned,
+        imputed={c: aff.fills[c] for c in names if c in aff.fills and c in valued},
+        missing_features=indicated,
     )
 
 

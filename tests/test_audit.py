@@ -120,7 +120,7 @@ def test_bundled_dataset_text_report_and_html(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "german (1000 rows" in text
     assert "Counterfactual fairness (sex, k=3)" in text
-    assert "ESL values, first stage (sex, metric tpr)" in text
+    assert "ESL values, first stage (sex / age_group, metric tpr)" in text  # compound groups
     page = out.read_text()
     # CFlips@k, ESL shares, ESL intervals, contributions
     assert page.count("data:image/png;base64,") == 4

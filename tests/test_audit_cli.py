@@ -52,8 +52,10 @@ def files(tmp_path):
     """A good CSV and the bad files a user may point to."""
     good = tmp_path / "data.csv"
     _frame().to_csv(good, index=False)
+    _frame().assign(region=["n", "s", "e"] * 100)[["sex", "region", "approved"]].to_csv(
+        tmp_path / "groups.csv", index=False)
     (tmp_path / "header.csv").write_text("proxy,other,sex,approved\n")
-    (tmp_path / "nan.csv").write_text("proxy,other,sex,approved\n1,,F,yes\n,2,M,no\n")
+    (tmp_path / "nan.csv").write_text("proxy,other,sex,approved\n1,,F,\n,2,M,\n")
     (tmp_path / "bad.csv").write_text('a,b\n1,2,3,4\n"x\n')
     (tmp_path / "binary.csv").write_bytes(b"\xff\xfe\x00\x81\x93garbage\x00")
     (tmp_path / "empty.csv").write_text("")
@@ -79,8 +81,13 @@ MISTAKES = [
     (["--csv", "{d}/binary.csv", *CSV], "is not a readable CSV file"),
     (["--csv", "{d}/empty.csv", *CSV], "is empty: no header row"),
     (["--csv", "{d}/header.csv", *CSV], "has a header row but no data rows"),
-    (["--csv", "{d}/nan.csv", *CSV], "Every one of the 2 rows of {d}/nan.csv has a missing "
-                                     "value (NaN"),
+    (["--csv", "{d}/nan.csv", *CSV], "Every one of the rows of {d}/nan.csv misses the label "
+                                     "or a sensitive value (2 rows: the label 'approved' is "
+                                     "missing"),
+    (["--csv", "{d}/data.csv", *CSV], "Target 'approved' has the values ['no', 'yes']; pass "
+                                      "--positive VALUE"),
+    (["--csv", "{d}/data.csv", *CSV, "--positive", "yes", "--features", "height"],
+     "Column(s) ['height'] not found"),
     (["--csv", "{d}/data.csv", "--target", "label", "--sensitive-features", "sex"],
      "Column(s) ['label'] not found"),
     (["--csv", "{d}/data.csv", "--target", "approved", "--sensitive-features", "race"],
@@ -91,15 +98,17 @@ MISTAKES = [
      "The sensitive column 'approved' is the target"),
     (["--csv", "{d}/data.csv", "--target", "proxy", *CSV[2:]],
      "pass --positive VALUE"),
-    (["--csv", "{d}/data.csv", *CSV, "--model", "{d}/text.joblib"],
+    (["--csv", "{d}/data.csv", *CSV, "--positive", "yes", "--model", "{d}/text.joblib"],
      "is not a model saved with joblib or pickle"),
-    (["--csv", "{d}/data.csv", *CSV, "--model", "{d}/nothing.joblib"],
+    (["--csv", "{d}/data.csv", *CSV, "--positive", "yes", "--model", "{d}/nothing.joblib"],
      "No such file or directory"),
     (["--dataset", "german", "--model", "{d}/other_columns.joblib"],
      "was fitted on column(s) ['height'] that the data lacks"),
     (["--dataset", "german", "--target", "credit"], "--target and --positive apply to --csv"),
     (["--csv", "{d}/data.csv", *CSV, "--positive", "yes", "--sensitive-features", "sex",
-      "proxy", "other"], "Every feature of data.csv is a sensitive column"),
+      "proxy", "other"], "The sensitive column 'proxy' is numeric with 286 distinct values"),
+    (["--csv", "{d}/groups.csv", *CSV, "--positive", "yes", "--sensitive-features", "sex",
+      "region"], "Every feature of groups.csv is a sensitive column"),
     (["--dataset", "german", "--sensitive-features", "colour"],
      "Column(s) ['colour'] not found in the german data"),
     (["--dataset", "german", "--privileged", "Martian"],
@@ -149,7 +158,7 @@ def test_unreadable_file_is_named(files, capsys, monkeypatch):
 
 def test_errors_during_the_run_user_value_error_vs_bug(files, capsys, monkeypatch):
     """A ValueError of the run (the package refusing an input) is one line; a bug is not."""
-    argv = ["--csv", str(files / "data.csv"), *CSV, "--quiet"]
+    argv = ["--csv", str(files / "data.csv"), *CSV, "--positive", "yes", "--quiet"]
 
     def refuses(*args, **kwargs):
         raise ValueError("Group 'F' has no positive\nlabel in the test rows.")
@@ -392,3 +401,104 @@ def test_top_features_of_a_non_linear_model_rank_by_permutation():
     assert top_features(forest, X, list(X.columns), 2, y=y) == ["signal", "weak"]
     with pytest.raises(ValueError, match="needs the labels y"):
         top_features(forest, X, list(X.columns), 2)
+
+
+# ------------------------------------------------------------- a raw CSV, as users bring it
+
+
+def _raw(n=400, seed=0):
+    """A CSV as users bring it: an id, names, a ticket code, numbers and a category with
+    missing values, a 3-group column and 0/1 labels."""
+    rng = np.random.default_rng(seed)
+    group = rng.choice(["a", "b", "c"], n, p=[0.5, 0.4, 0.1])
+    age = rng.normal(40, 10, n).round(1)
+    age[rng.random(n) < 0.2] = np.nan
+    port = rng.choice(["S", "C", "Q"], n).astype(object)
+    port[:3] = np.nan
+    score = np.nan_to_num(age, nan=40) / 10 + (group == "a") + rng.normal(0, 1, n)
+    return pd.DataFrame({
+        "id": np.arange(1, n + 1), "name": [f"person {i}" for i in range(n)],
+        "ticket": [f"T{rng.integers(10**6)}" for _ in range(n)], "age": age, "port": port,
+        "group": group, "label": (score > 5).astype(int)})
+
+
+@pytest.mark.filterwarnings(  # group c has about 40 rows: its draws are noisy
+    "ignore::skfairverify.verification.EstimateOutsideIntervalWarning")
+def test_raw_csv_no_silent_drop_identifiers_left_out_label_stated(tmp_path, capsys):
+    frame = _raw()
+    frame.loc[[5, 6], "label"] = np.nan  # two rows without a label
+    path = tmp_path / "raw.csv"
+    frame.to_csv(path, index=False)
+    argv = ["--csv", str(path), "--target", "label", "--sensitive-features", "group",
+            "--steps", "verify", "--json", str(tmp_path / "r.json")]
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    lines = out.replace("\n    ", " ").splitlines()  # the wrapped lines joined
+    assert lines[1].startswith("favorable outcome: label = 1 (guessed: the labels are 0/1")
+    assert lines[2].startswith("rows: 400 read, 398 used; 2 dropped: the label 'label' is "
+                               "missing")
+    assert lines[3].startswith("columns left out: id, name, ticket (they identify rows")
+    assert lines[4].startswith("missing values: age") and "port 3 (kept as data" in lines[4]
+    assert "small sample: c (" in out  # group c: about 12 test rows
+    data = json.loads((tmp_path / "r.json").read_text())
+    d = data["dataset"]
+    assert d["rows"] == 398 and d["features"] == 3  # age, port, group
+    assert d["missing_values"] == {"age": int(frame.age[frame.label.notna()].isna().sum()),
+                                   "port": 3}
+    assert d["favorable_label"]["value"] == "1"
+    assert data["empirical"]["small_samples"]
+    # --features: exactly those; --drop: the default without them
+    code, out, err = _run(argv[:-2] + ["--features", "age"], capsys)
+    assert code == 0 and "columns left out: id, name, ticket, port (not named by" in out
+    code, out, err = _run(argv[:-2] + ["--drop", "port"], capsys)
+    assert code == 0 and "columns left out: port (--drop)" in out
+
+
+def test_html_without_matplotlib_is_refused_before_the_run(files, capsys, monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.split(".")[0] == "matplotlib":
+            raise ImportError("No module named 'matplotlib'")
+        return real(name, *args, **kwargs)
+
+    def started(*args, **kwargs):
+        raise _RunStarted
+
+    monkeypatch.setattr(cli, "run_audit", started)
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    code, out, err = _run(["--dataset", "german", "--html", str(files / "r.html")], capsys)
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "--html draws its figures with matplotlib, which is not installed" in err
+
+
+@pytest.mark.parametrize("favorable", ["yes", "no"])
+def test_model_fitted_on_the_csv_labels(tmp_path, capsys, favorable):
+    """A model fitted on the CSV's own 'yes' / 'no' labels is read through them: 1 where
+    it predicts the favorable label (exact verification when that is its classes_[1])."""
+    from sklearn.linear_model import LogisticRegression
+
+    frame = _frame(n=300)
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    X = frame[["proxy", "other"]]
+    model = LogisticRegression().fit(X, frame["approved"])
+    joblib.dump(model, tmp_path / "model.joblib")
+    out_file = tmp_path / "r.json"
+    code, out, err = _run(["--csv", str(path), *CSV, "--positive", favorable, "--model",
+                           str(tmp_path / "model.joblib"), "--steps", "verify", "--json",
+                           str(out_file), "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out_file.read_text())
+    assert f"{favorable!r} (the favorable label) is read as the favorable decision" in \
+        data["model"]["description"]
+    assert data["verification"]["method"] == ("exact" if favorable == "yes" else "sampling")
+    X_tr, X_te, y_tr, y_te = train_test_split(
+        frame.drop(columns="approved"), (frame.approved == favorable).astype(int),
+        test_size=0.3, stratify=(frame.approved == favorable).astype(int), random_state=0)
+    decided = model.predict(X_te[["proxy", "other"]]) == favorable
+    rates = {g["sex"]: g["selection_rate"] for g in data["empirical"]["groups"]}
+    for sex in ("F", "M"):
+        assert rates[sex] == pytest.approx(decided[X_te.sex.to_numpy() == sex].mean())

@@ -151,3 +151,32 @@ def test_notebook_display_in_chromium(browser, tmp_path):
     assert page.evaluate("document.querySelectorAll('b').length") == 0
     page.screenshot(path=str(tmp_path / "display.png"), full_page=True)
     page.close()
+
+
+@pytest.mark.filterwarnings(  # 12 groups of ~100 rows: the gaps of noisy draws are wide
+    "ignore::skfairverify.verification.EstimateOutsideIntervalWarning")
+def test_report_with_twelve_groups_fits_the_window(browser, tmp_path):
+    """12 compound groups with long names (4 x 3): every wide table scrolls inside its box
+    and nothing sticks out of the 1280-pixel window."""
+    import numpy as np
+    import pandas as pd
+
+    from skfairverify.audit import run_audit
+
+    rng = np.random.default_rng(0)
+    n = 1200
+    region = rng.choice([f"region with a long name {i}" for i in range(4)], n)
+    band = rng.choice(["young adults", "middle-aged adults", "older adults"], n)
+    x = rng.normal(size=n) + (band == "older adults")
+    X = pd.DataFrame({"x": x.round(3), "z": rng.normal(size=n).round(3),
+                      "region": region, "band": band})
+    y = (x + X["z"] + rng.normal(0, 0.8, n) > 0.5).astype(int)
+    report = run_audit(X, y, ["region", "band"], steps=["verify", "esl"],
+                       n_esl_features=2, figures=True, verbose=0)
+    assert len(report.sections["verification"]["groups"]) == 12
+    path = tmp_path / "twelve.html"
+    path.write_text(report.to_html(), encoding="utf-8")
+    page, errors = _open(browser, path)
+    _check_page(page, errors)
+    page.screenshot(path=str(tmp_path / "twelve.png"), full_page=True)
+    page.close()

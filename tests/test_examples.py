@@ -146,6 +146,18 @@ def check_any_classifier(out, checks):
         assert float(c.get("widest", 0)) >= 0
 
 
+def check_bring_your_own_data(out, checks):
+    named = _by_name(checks)
+    linear, sampled, cli = named["linear"], named["sampled"], named["cli"]
+    assert linear["method"] == "exact" and float(linear["agreement"]) >= 0.95
+    assert linear["missing_state"] == "True"  # Age's missing values: a state of their own
+    assert linear["rows"] == "623" and linear["groups"] == "3"  # 70% of 891, no row dropped
+    assert sampled["method"] == "sampling"
+    assert float(sampled["SP_low"]) <= float(sampled["SP"]) <= float(sampled["SP_high"])
+    assert cli["rows_used"] == "891" and cli["guessed"] == "True"
+    assert all(float(v) >= 0 for k, v in named["costs"].items() if k.startswith("step"))
+
+
 CHECKERS = {
     "plot_verify_pipeline.py": check_verify_pipeline,
     "plot_reweighing.py": check_reweighing,
@@ -156,6 +168,7 @@ CHECKERS = {
     "plot_esl_decomposition.py": check_esl_decomposition,
     "plot_dask_parallel.py": check_dask_parallel,
     "plot_any_classifier.py": check_any_classifier,
+    "plot_bring_your_own_data.py": check_bring_your_own_data,
 }
 NEEDS = {"plot_dask_parallel.py": "distributed"}
 
@@ -171,6 +184,7 @@ FIGURES = {
     "plot_esl_decomposition.py": 2,  # contributions, intervals of the differences
     "plot_dask_parallel.py": 1,
     "plot_any_classifier.py": 1,  # the group rates with their confidence intervals
+    "plot_bring_your_own_data.py": 1,  # the verified rates of the three classes
 }
 
 # Runs an example as __main__ under the Agg backend, then saves every open figure to

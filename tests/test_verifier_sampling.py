@@ -529,25 +529,48 @@ def test_cost_is_estimated_after_the_first_batch_and_refused_beyond_the_budget()
         slow.wrap(draw)(1000)
 
 
-def test_second_batch_refines_the_time_per_row():
-    """A slow first batch (per-call overhead) is not refused within 10x the budget; the
-    second batch's time per row replaces it."""
-    import time
-
+def test_second_batch_refines_the_cost_per_row():
+    """A slow first batch (per-call overhead) is not refused within 10x the rows allowed;
+    the second batch's CPU time per row replaces it. The cost is read from the meter's
+    clock (CPU time by default), here a fake one."""
     grid = look_grid(10**7)
+    now = [0.0]
     cost = SamplingCost(n_intervals=4, tolerance=0.01, alpha=1e-3, grid=grid,
-                        max_time=10.0, verbose=0)
+                        max_time=10.0, verbose=0, clock=lambda: now[0])
 
     def draw(n):
-        if n == 1000:
-            time.sleep(0.05)  # 50 us per row: ~26 s for the 512,000 rows estimated
+        now[0] += 0.05 if n == 1000 else 1e-6 * n  # 50 us per row, then 1 us
         return n // 2
 
     timed = cost.wrap(draw)
     timed(1000)
-    assert cost.estimate[0] == 4 * 128_000 and 10 < cost.estimate[1] < 100
+    # 512,000 rows needed; 10 s at 50 us per row allow 200,000 (within 10x)
+    assert cost.estimate == (4 * 128_000, 200_000)
+    assert cost.per_row == pytest.approx(50e-6)
     timed(100_000)
-    assert cost.estimate[1] < 10
+    assert cost.estimate == (4 * 128_000, 10_000_000) and cost.per_row == pytest.approx(1e-6)
+
+
+def test_cost_is_cpu_time_not_wall_time():
+    """Sleeping (a busy machine: the process waits for a core) costs no CPU time, so the
+    same sampling is not refused; a wall-clock meter would refuse it."""
+    import time
+
+    grid = look_grid(10**7)
+    cost = SamplingCost(n_intervals=4, tolerance=0.01, alpha=1e-3, grid=grid,
+                        max_time=1.0, verbose=0)
+
+    def draw(n):
+        time.sleep(0.05)  # 50 us per row of waiting: 26 s for the rows needed
+        return n // 2
+
+    cost.wrap(draw)(1000)
+    cost.wrap(draw)(2000)
+    wall = SamplingCost(n_intervals=4, tolerance=0.01, alpha=1e-3, grid=grid,
+                        max_time=1.0, verbose=0, clock=time.perf_counter)
+    with pytest.raises(TableTooLargeError, match="Sampling refused"):
+        wall.wrap(draw)(1000)
+        wall.wrap(draw)(2000)
 
 
 def test_fit_refuses_a_sampling_beyond_max_time():

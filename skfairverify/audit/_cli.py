@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,8 +31,10 @@ from ._data import (
     load_bundled,
     load_csv,
     resolve_privileged,
+    select_columns,
     taking_all_columns,
 )
+from ._render import provenance_lines
 from ._run import STEPS, run_audit
 
 PROG = "skfairverify audit"
@@ -82,7 +85,19 @@ def _parser() -> argparse.ArgumentParser:
                      help="bundled dataset (default: german)")
     src.add_argument("--csv", metavar="FILE", help="a CSV file with a header row")
     audit.add_argument("--target", help="label column of the CSV")
-    audit.add_argument("--positive", help="favorable value of the CSV label")
+    audit.add_argument("--positive", help="favorable value of the CSV label (needed unless "
+                                          "the labels are 0/1, when 1 is taken and said "
+                                          "so), or a threshold of a numeric label: '>=70'")
+    audit.add_argument("--na-values", nargs="+", metavar="TEXT",
+                       help="texts that mean a missing value in the CSV, besides pandas' "
+                            "own (empty, NA, NaN, ...), e.g. '?'")
+    columns = audit.add_mutually_exclusive_group()
+    columns.add_argument("--features", nargs="+", metavar="COL",
+                         help="the feature columns to use (the sensitive columns are "
+                              "added); default: every column but the label and those "
+                              "that identify rows, which are named")
+    columns.add_argument("--drop", nargs="+", metavar="COL",
+                         help="columns to leave out of the default features")
     audit.add_argument("--sensitive-features", nargs="+", metavar="COL",
                        help="sensitive columns (default for bundled data: its usual ones)")
     audit.add_argument("--privileged", metavar="VALUE",
@@ -129,6 +144,7 @@ class _Job:
     model: object = None
     privileged: object = None
     privileged_rule: str | None = None
+    provenance: dict | None = None
 
 
 def _say(args, msg: str) -> None:
@@ -137,16 +153,36 @@ def _say(args, msg: str) -> None:
 
 
 def _data(args) -> tuple:
-    """Features, labels, sensitive columns and name of the data the arguments point to."""
+    """Features, labels, sensitive columns, name and provenance of the data pointed to."""
     if args.csv:
-        X, y, sensitive_features = load_csv(args.csv, args.target, args.sensitive_features,
-                                            args.positive)
-        return X, y, sensitive_features, Path(args.csv).name
+        X, y, sensitive_features, provenance = load_csv(
+            args.csv, args.target, args.sensitive_features, args.positive,
+            features=args.features, drop=args.drop, na_values=args.na_values)
+        return X, y, sensitive_features, Path(args.csv).name, provenance
     name = args.dataset or "german"
-    X, y, sensitive_features = load_bundled(name)
+    X, y, sensitive_features, provenance = load_bundled(name)
     sensitive_features = args.sensitive_features or sensitive_features
-    check_columns(X, None, sensitive_features, f"the {name} data")
-    return X, y, sensitive_features, name
+    check_columns(X, None, sensitive_features, f"the {name} data",
+                  others=[*(args.features or []), *(args.drop or [])])
+    X = select_columns(X, sensitive_features, args.features, args.drop, provenance)
+    return X, y, sensitive_features, name, provenance
+
+
+def _check_optional(args) -> None:
+    """Refuse, before any computation, an option whose optional dependency is missing."""
+    if args.html:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise ValueError("--html draws its figures with matplotlib, which is not "
+                             "installed: pip install 'skfairverify[plot]' (or leave out "
+                             "--html for the text report).") from None
+
+
+def _say_provenance(args, provenance: dict) -> None:
+    """The lines that say which rows and columns the audit uses, and the favorable label."""
+    for line in provenance_lines(provenance):
+        _say(args, line)
 
 
 def _check_output(option: str, path: str | None) -> None:
@@ -189,14 +225,14 @@ def _load_model(path: str, X):
     return model
 
 
-def _check_esl_work(args, X, sensitive_features) -> None:
-    """Print the second ESL stage's number of fits; refuse it above ``--max-fits``.
+def _check_esl_work(args, X, sensitive_features) -> str | None:
+    """The second ESL stage's number of fits, to print; refused above ``--max-fits``.
 
     The stage fits one model per non-empty coalition of its ``n`` features, ``2**n - 1``
     (the Shapley, Solidarity, Consensus and LSP members need every coalition).
     """
     if "esl" not in args.steps:
-        return
+        return None
     n = max(min(args.esl_features, X.shape[1] - len(sensitive_features)), 0)
     fits = 2**n - 1
     if fits > args.max_fits:
@@ -205,8 +241,8 @@ def _check_esl_work(args, X, sensitive_features) -> None:
             f"fits (the Shapley value enumerates every coalition of the features), above "
             f"--max-fits {args.max_fits:,}; lower --esl-features or raise --max-fits."
         )
-    _say(args, f"ESL second stage: {n} features, 2**{n} - 1 = {fits:,} coalition model fits "
-               f"(limit --max-fits {args.max_fits:,})")
+    return (f"ESL second stage: {n} features, 2**{n} - 1 = {fits:,} coalition model fits "
+            f"(limit --max-fits {args.max_fits:,})")
 
 
 def _prepare(args, parser) -> _Job:
@@ -218,8 +254,9 @@ def _prepare(args, parser) -> _Job:
                          "has its own label.")
     _check_output("--json", args.json)
     _check_output("--html", args.html)
-    X, y, sensitive_features, name = _data(args)
-    job = _Job(X, y, sensitive_features, name)
+    _check_optional(args)
+    X, y, sensitive_features, name, provenance = _data(args)
+    job = _Job(X, y, sensitive_features, name, provenance=provenance)
     if not args.model and X.shape[1] <= len(set(sensitive_features)):
         raise ValueError(f"Every feature of {name} is a sensitive column "
                          f"{list(sensitive_features)}: the default model, which does not read "
@@ -230,10 +267,14 @@ def _prepare(args, parser) -> _Job:
         attribute = sensitive_features[0]
         job.privileged, job.privileged_rule = resolve_privileged(
             X, attribute, args.privileged, None if args.csv else name)
-        if job.privileged is not None:
-            _say(args, f"privileged group of {attribute!r}: {job.privileged!r}, "
-                       f"{job.privileged_rule}")
-    _check_esl_work(args, X, sensitive_features)
+    esl_work = _check_esl_work(args, X, sensitive_features)
+    # every check passed: say what the run uses
+    _say_provenance(args, provenance)
+    if job.privileged is not None:
+        _say(args, f"privileged group of {sensitive_features[0]!r}: {job.privileged!r}, "
+                   f"{job.privileged_rule}")
+    if esl_work:
+        _say(args, esl_work)
     return job
 
 
@@ -287,6 +328,22 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = _parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():  # restores the warnings' display on exit
+        warnings.showwarning = _warning_line(args)
+        return _main(args, parser)
+
+
+def _warning_line(args):
+    """A warning of the run as one line on standard error (no file, no source line)."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not args.quiet:
+            print(f"[audit] {category.__name__}: {' '.join(str(message).split())}",
+                  file=sys.stderr, flush=True)
+
+    return show
+
+
+def _main(args, parser) -> int:
     try:
         job = _prepare(args, parser)
     except (ValueError, TypeError, OSError) as exc:
@@ -298,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
             n_esl_features=args.esl_features, figures=bool(args.html),
             random_state=args.random_state, privileged=job.privileged,
             max_fits=args.max_fits, verbose=0 if (args.quiet or args.json == "-") else 1,
+            provenance=job.provenance,
         )
     except (ValueError, TableTooLargeError) as exc:
         _fail(parser, exc)

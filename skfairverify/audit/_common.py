@@ -42,6 +42,35 @@ SHORT_METRICS = {
 }
 
 
+#: A group compared on fewer rows than this is flagged as a small sample in the reports:
+#: a rate on 30 rows has a standard error up to 0.09, as large as the gaps compared.
+SMALL_SAMPLE_ROWS = 30
+
+
+def small_samples(counts: dict) -> dict:
+    """The groups of ``counts`` (group -> rows) with fewer than SMALL_SAMPLE_ROWS rows."""
+    return {str(g): int(n) for g, n in counts.items()
+            if n is not None and n == n and int(n) < SMALL_SAMPLE_ROWS}
+
+
+def small_sample_line(counts: dict, rows: str = "rows") -> str | None:
+    """The report's flag of the small groups of ``counts``, or None when there is none.
+
+    Examples
+    --------
+    >>> from skfairverify.audit._common import small_sample_line
+    >>> small_sample_line({"F": 12, "M": 300}, "test rows")[:46]
+    'small sample: F (12 test rows); below 30 rows,'
+    """
+    small = small_samples(counts)
+    if not small:
+        return None
+    named = ", ".join(f"{g} ({n:,} {rows})" for g, n in small.items())
+    which = "its rates and every comparison with it are" if len(small) == 1 else \
+        "their rates and every comparison with them are"
+    return f"small sample: {named}; below {SMALL_SAMPLE_ROWS} rows, {which} noisy"
+
+
 def records(frame: pd.DataFrame) -> list[dict]:
     """Rows of a DataFrame as JSON-ready dicts (a named index becomes columns)."""
     out = frame.copy()

@@ -39,7 +39,8 @@ from ..utils._html import (
     verdict_table,
     with_interval,
 )
-from ._render import legend
+from ._common import small_sample_line
+from ._render import group_sample_lines, legend, provenance_lines
 from ._tables import (
     fif_label,
     fif_with_intervals,
@@ -214,7 +215,8 @@ def _summary(report: AuditReport, thresholds: dict) -> str:
                   f"{number(m.get('train_accuracy'))}, test {number(m.get('test_accuracy'))}"),
         ("sensitive features", sens or "none"),
     ]
-    body = [facts(items + _extreme_groups(report))]
+    provenance = [tuple(line.split(": ", 1)) for line in provenance_lines(d)]
+    body = [facts(items[:1] + provenance + items[1:] + _extreme_groups(report))]
     values = _verdict_values(report)
     note = interval_note(report)
     if any(values.values()):
@@ -279,6 +281,7 @@ def _groups(report: AuditReport, figures: dict) -> str:
                           "the network, test rows behind the empirical rate",
                           formats=formats)]
     metrics = with_intervals(metric_comparison(report), report)
+    tables += [f'<p class="warning">{escape(line)}</p>' for line in group_sample_lines(report)]
     body = [facts(legend(report)), _pair(tables, figures.pop("groups", [])),
             frame_table(metrics,
                         "Metrics over the groups (DI: ratio min / max, 1 = fair; SP, EO: "
@@ -385,6 +388,9 @@ def _counterfactual(report: AuditReport, figures: dict) -> str:
                   + ([("groups", groups)] if groups else [])),
             _pair(tables[:1], figures.pop("counterfactual", [])), *tables[1:]]
     body += [f'<p class="warning">warning: {escape(w)}</p>' for w in c.get("warnings", [])]
+    body += [f'<p class="warning">{escape(line)}</p>' for line in (
+        small_sample_line(c["n_refused"], "refused test rows"),
+        (c.get("dropped_rows") or {}).get("reason")) if line]
     body.append(_how(
         "For every test row the model refuses, the k nearest changes of its features that "
         "the model would accept (counterfactuals) are judged by a classifier of the "
@@ -408,6 +414,9 @@ def _esl_first(report: AuditReport, figures: dict) -> str:
     else:
         tables.append(f"<p>{len(frame)} groups: no single difference; the test of every "
                       "pair is group_esl(...).pairwise().</p>")
+    flags = [small_sample_line(e.get("rows") or {}, "test rows with label 1"),
+             e.get("groups_left_out")]
+    tables += [f'<p class="warning">{escape(flag)}</p>' for flag in flags if flag]
     body = [_pair(tables, figures.pop("esl-first", [])), _how(
         f"The {e['metric'].upper()} of the model on all test rows, divided by the baseline "
         "of a random classifier, is split among the groups (Shapley value of the groups). "

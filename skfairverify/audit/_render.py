@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ..utils._html import interval_cell, interval_label
-from ._common import SOURCES
+from ._common import SOURCES, small_sample_line
 from ._tables import (
     fif_label,
     fif_with_intervals,
@@ -79,6 +79,21 @@ def legend(report: AuditReport) -> list[tuple[str, str]]:
     return out
 
 
+def group_sample_lines(report: AuditReport) -> list[str]:
+    """The small-sample flags of the group tables: few test rows, few training rows."""
+    names = report.dataset.get("sensitive_features", [])
+
+    def counts(records, key):
+        return {" / ".join(str(r.get(c)) for c in names): r.get(key) for r in records}
+
+    out = [small_sample_line(counts(report.sections["empirical"]["groups"], "rows"),
+                             "test rows")]
+    v = report.sections.get("verification")
+    if v:
+        out.append(small_sample_line(counts(v["groups"], "support"), "training rows"))
+    return [line for line in out if line]
+
+
 def _intervals_text(report: AuditReport) -> str:
     """What the verified intervals are (the legend's line)."""
     note = interval_note(report)
@@ -102,6 +117,7 @@ def _fairness_text(report: AuditReport) -> list[str]:
     out += [_wrap("Rates per group, probabilities in [0, 1] (n/a: no such group, or no row of "
                   "that label, and then left out of the gap):"),
             _frame_text(with_intervals(group_comparison(report), report)),
+            *(_wrap(line) for line in group_sample_lines(report)),
             _wrap("Metrics over the groups (DI is a ratio, 1 = fair; SP and EO are "
                   "differences of probabilities, max - min over the groups, 0 = fair; "
                   "empirical DI, SP, EO are fairlearn's demographic_parity_ratio, "
@@ -166,6 +182,9 @@ def _counterfactual_text(c: dict) -> list[str]:
                    f"{_fmt(vals['unprivileged'])}, delta ({delta}) {_fmt(vals['delta'])}")
     out.append("refused rows used: " + ", ".join(f"{k} {v}" for k, v in
                                                  c["n_refused"].items()))
+    flag = small_sample_line(c["n_refused"], "refused test rows")
+    out += [_wrap(line) for line in (flag, (c.get("dropped_rows") or {}).get("reason"))
+            if line]
     out += _classifier_text(c.get("sensitive_classifier"))
     return out + [_wrap(f"warning: {w}") for w in c["warnings"]]
 
@@ -192,7 +211,10 @@ def _esl_first_text(e: dict) -> list[str]:
             _wrap(f"units: {e['units']}; share = esl_value / total (total "
                   f"{_fmt(e['total_esl_units'])} ESL units)"),
             _table_text(e["table"]),
-            _esl_test_text(e)]
+            _esl_test_text(e),
+            *[_wrap(line) for line in [small_sample_line(e.get("rows") or {},
+                                                         "test rows with label 1"),
+                                       e.get("groups_left_out")] if line]]
 
 
 def _esl_second_text(e: dict) -> list[str]:
@@ -215,13 +237,67 @@ _SECTION_TEXT = {
 }
 
 
+def provenance_lines(d: dict) -> list[str]:
+    """What the audit used, one line per fact recorded in the report's ``dataset``.
+
+    The favorable label and how it was chosen, the rows read, used and dropped (with
+    the reason), the columns left out and the missing values kept.
+
+    Examples
+    --------
+    >>> from skfairverify.audit._render import provenance_lines
+    >>> lines = provenance_lines({"rows_read": 10, "dropped_rows": [
+    ...     {"rows": 2, "reason": "no label"}], "missing_values": {"age": 3}})
+    >>> lines[0]
+    'rows: 10 read, 8 used; 2 dropped: no label'
+    >>> lines[1].startswith("missing values: age 3 (kept as data")
+    True
+    """
+    out = []
+    label = d.get("favorable_label")
+    if label:
+        out.append(f"favorable outcome: {label['column']} = {label['value']} "
+                   f"({label['rule']})")
+    if "rows_read" in d:
+        dropped = d.get("dropped_rows") or []
+        used = d["rows_read"] - sum(x["rows"] for x in dropped)
+        line = f"rows: {d['rows_read']:,} read, {used:,} used"
+        line += ("; " + "; ".join(f"{x['rows']:,} dropped: {x['reason']}" for x in dropped)
+                 if dropped else " (none dropped)")
+        out.append(line)
+    for left in d.get("columns_left_out") or []:
+        out.append(f"columns left out: {', '.join(map(str, left['columns']))} "
+                   f"({left['reason']})")
+    leaks = d.get("label_leaks")
+    if leaks:
+        out.append("possible label leaks: " + ", ".join(f"{c} ({v:.0%} of the rows)"
+                                                        for c, v in leaks.items())
+                   + " alone give(s) the label on most rows, perhaps the label under "
+                   "another name; leave them out with --drop")
+    missing = d.get("missing_values")
+    if missing:
+        shown = list(missing.items())[:8]
+        more = (f", and {len(missing) - 8} more columns (the JSON dataset lists them)"
+                if len(missing) > 8 else "")
+        out.append("missing values: " + ", ".join(f"{c} {n:,}" for c, n in shown) + more
+                   + " (kept as data: imputed by the model, a state of their own in the "
+                   "network)")
+    return out
+
+
 def render_text(report: AuditReport) -> str:
-    """The report as readable plain text."""
+    """The report as readable plain text.
+
+    Its first lines say what the audit used: the data, the favorable outcome and how
+    it was chosen, the rows dropped (with their reasons), the columns left out and the
+    missing values kept.
+    """
     d, m, s = report.dataset, report.model, report.sections
     out = [
         f"skfairverify audit: {d['name']} ({d['rows']} rows, {d['features']} columns, "
         f"favorable rate {d['favorable_rate']:.3f}); sensitive features: "
         f"{', '.join(d['sensitive_features'])}",
+        *(_wrap(line) for line in provenance_lines(d)),
         f"model: {m['description']}; accuracy train {m['train_accuracy']:.4f}, "
         f"test {m['test_accuracy']:.4f} ({d['train_rows']} training / {d['test_rows']} test "
         "rows)",

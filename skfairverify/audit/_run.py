@@ -19,8 +19,15 @@ from sklearn.model_selection import train_test_split
 from ..utils._compat import HasMethods, Interval, RealNotInt, validate_params
 from ..utils._html import interval_note
 from ..utils._validation import check_sensitive_features
-from ._common import RELEARNED_LABEL, VERIFIED_LABEL, jsonable, records
-from ._data import default_model, taking_all_columns, top_features, unaware_model
+from ._common import RELEARNED_LABEL, VERIFIED_LABEL, jsonable, records, small_samples
+from ._data import (
+    default_model,
+    favorable_model,
+    missing_counts,
+    taking_all_columns,
+    top_features,
+    unaware_model,
+)
 from ._empirical import empirical_group_metrics
 from ._report import AuditReport
 from ._tables import comparison_records
@@ -94,14 +101,33 @@ def _check_inputs(X, y, sensitive_features, steps) -> tuple[pd.DataFrame, pd.Ser
     return X, pd.Series(np.asarray(y), index=X.index, name="target"), list(names)
 
 
-def _fit_model(model, X_train, y_train, X, sensitive_features, verbose) -> tuple[object, str]:
-    """The model to audit and its description."""
+def _fit_model(model, X_train, y_train, X, sensitive_features, verbose,
+               label=None) -> tuple[object, str]:
+    """The model to audit (deciding 0/1, 1 = favorable) and its description."""
     if model is not None:
-        return taking_all_columns(model, X), f"user model {type(model).__name__}"
+        decided, note = favorable_model(taking_all_columns(model, X), X, label)
+        description = f"user model {type(model).__name__}"
+        return decided, description + (f" ({note})" if note else "")
     n = X.shape[1] - len(sensitive_features)
     _say(verbose, f"training a logistic regression on {n} non-sensitive columns")
     return (unaware_model(X_train, y_train, sensitive_features),
             "LogisticRegression on the non-sensitive columns (unaware)")
+
+
+def _check_missing(model, X, description: str) -> None:
+    """Refuse, naming the columns, a user model that cannot decide rows with missing values."""
+    rows = X[X.isna().any(axis=1)]
+    if rows.empty:
+        return
+    try:
+        model.predict(rows.iloc[:50])
+    except ValueError as exc:
+        raise ValueError(
+            f"The {description} cannot decide the rows with missing values (columns "
+            f"{list(missing_counts(X))}): {' '.join(str(exc).split())[:200]}. Save a model "
+            "with an imputer in its pipeline (or one that handles NaN), or drop those "
+            "columns with --drop."
+        ) from exc
 
 
 def _relearned_on_test_rows(verifier, X_test, y_test
@@ -217,6 +243,27 @@ def _counterfactual_section(cf, result, attribute: str, k: int, caught: list,
     }
 
 
+def _fit_on_rows_it_accepts(cf, X_train, y_train, X_test):
+    """Fit ``cf``; the test rows to evaluate, and the rows dropped (None: every row).
+
+    When the step refuses missing values, the rows with one are left out (counted, with
+    the reason); tried on all rows first, so that the step takes every row once it
+    accepts missing values.
+    """
+    try:
+        return cf.fit(X_train, y_train), X_test, None
+    except ValueError as exc:
+        if not (X_train.isna().any().any() and "missing values" in str(exc)):
+            raise
+    keep_train, keep_test = X_train.notna().all(axis=1), X_test.notna().all(axis=1)
+    dropped = {"train": int((~keep_train).sum()), "test": int((~keep_test).sum())}
+    dropped["reason"] = (
+        f"{dropped['train']:,} training and {dropped['test']:,} test rows with a missing "
+        "value left out: CounterfactualFairness does not take missing values (columns "
+        + ", ".join(missing_counts(X_train)) + ")")
+    return cf.fit(X_train[keep_train], y_train[keep_train]), X_test[keep_test], dropped
+
+
 PRIVILEGED_RULE = ("the group with the highest rate of favorable decisions of the model on "
                    "the training rows")
 
@@ -241,16 +288,21 @@ def _counterfactual_step(audit: _Audit, timings: dict, k: int) -> None:
     t0 = time.perf_counter()
     privileged, rule = _privileged(audit, attribute)
     cf = CounterfactualFairness(audit.frozen, attribute, k=k, privileged=privileged,
-                                random_state=audit.random_state,
-                                verbose=audit.verbose).fit(audit.X_train, audit.y_train)
+                                random_state=audit.random_state, verbose=audit.verbose)
+    cf, X_test, dropped = _fit_on_rows_it_accepts(cf, audit.X_train, audit.y_train,
+                                                  audit.X_test)
+    if dropped:
+        audit.say(f"counterfactuals: {dropped['reason']}")
     audit.say(f"counterfactuals: privileged group of {attribute!r} = {cf.privileged_!r} "
               f"({rule})")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = cf.evaluate(audit.X_test)
+        result = cf.evaluate(X_test)
     timings["counterfactual"] = time.perf_counter() - t0
-    audit.report.sections["counterfactual"] = _counterfactual_section(cf, result, attribute,
-                                                                       k, caught, rule)
+    section = _counterfactual_section(cf, result, attribute, k, caught, rule)
+    section["dropped_rows"] = dropped
+    section["small_samples"] = small_samples(section["n_refused"])
+    audit.report.sections["counterfactual"] = section
     if audit.figures:
         from ..plotting import plot_cflips_at_k
 
@@ -300,25 +352,62 @@ def _esl_sections(first, second, attribute: str, chosen: list[str]) -> dict:
     }
 
 
+def compound_groups(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """The compound group of every row: the values of ``columns`` joined by ``" / "``.
+
+    One column: that column itself. Several: their intersections, as one column named
+    ``"a / b"``, so that a step taking one attribute compares the verifier's groups.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skfairverify.audit._run import compound_groups
+    >>> compound_groups(pd.DataFrame({"race": ["W", "B"], "sex": ["F", "M"]}),
+    ...                 ["race", "sex"]).tolist()
+    ['W / F', 'B / M']
+    """
+    if len(columns) == 1:
+        return frame[columns[0]]
+    values = frame[columns].astype(str).agg(" / ".join, axis=1)
+    return values.rename(" / ".join(columns))
+
+
 def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> None:
     from ..esl import esl_decomposition, group_esl
 
-    attribute = audit.sensitive_features[0]
+    train = compound_groups(audit.X_train, audit.sensitive_features)
+    test = compound_groups(audit.X_test, audit.sensitive_features)
+    attribute = str(test.name)
     audit.say(f"ESL values: first stage (groups of {attribute!r}) and second stage "
               "(features)")
     t0 = time.perf_counter()
-    first = group_esl(audit.y_test, audit.y_pred, sensitive_features=audit.X_test[attribute],
-                      metric="tpr")
+    # a group without a test row of label 1 has no TPR: left out of this step, and said
+    has_positive = pd.Series(np.asarray(audit.y_test) == 1, index=test.index).groupby(
+        test.astype(object)).transform("any").to_numpy()
+    left_out = sorted(map(str, pd.unique(test[~has_positive])))
+    y_test, y_pred = audit.y_test[has_positive], audit.y_pred[has_positive]
+    test = test[has_positive]
+    first = group_esl(y_test, y_pred, sensitive_features=test, metric="tpr")
     candidates = [c for c in audit.X_train.columns if c not in audit.sensitive_features]
     chosen = top_features(audit.model, audit.X_train, candidates, n_features,
                           y=audit.y_train, random_state=audit.random_state)
+    X_train, X_test = audit.X_train, audit.X_test[has_positive]
+    if attribute not in X_train.columns:  # the compound groups, a column beside the others
+        X_train, X_test = X_train.assign(**{attribute: train}), X_test.assign(**{attribute: test})
     second = esl_decomposition(
-        default_model(), audit.X_train, audit.y_train, X_test=audit.X_test,
-        y_test=audit.y_test, sensitive_features=attribute, features=chosen, metric="tpr",
+        default_model(), X_train, audit.y_train, X_test=X_test,
+        y_test=y_test, sensitive_features=attribute, features=chosen, metric="tpr",
         random_state=audit.random_state, verbose=audit.verbose, max_fits=max_fits,
     )
     timings["esl"] = time.perf_counter() - t0
     audit.report.sections.update(_esl_sections(first, second, attribute, chosen))
+    positives = test[np.asarray(y_test) == 1]
+    stage = audit.report.sections["esl_first_stage"]
+    stage["rows"] = {str(g): int(n) for g, n in positives.value_counts(sort=False).items()
+                     if n}
+    stage["groups_left_out"] = left_out and (
+        f"group(s) {', '.join(left_out)} left out of the ESL values: no test row of label "
+        "1, so no TPR")
     if audit.figures:
         from ..plotting import plot_esl_contributions, plot_esl_intervals, plot_group_shares
 
@@ -344,6 +433,7 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> N
         "figures": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "provenance": [dict, None],
     },
     prefer_skip_nested_validation=True,
 )
@@ -363,6 +453,7 @@ def run_audit(
     verbose: int = 1,
     privileged=None,
     max_fits: int = 2**12,
+    provenance: dict | None = None,
 ) -> AuditReport:
     """Audit a linear model for fairness on one dataset.
 
@@ -408,6 +499,13 @@ def run_audit(
         Largest number of coalition models the ESL second stage may fit
         (``2 ** n_esl_features - 1`` for the Shapley member); beyond it the audit is
         refused with :class:`~skfairverify.s3p.TableTooLargeError` before any fit.
+    provenance : dict, default=None
+        What the data's loading did, shown on the first lines of every report and kept
+        in its ``dataset``: ``rows_read``, ``dropped_rows`` (``{"rows", "reason"}``
+        records), ``favorable_label`` (``{"column", "value", "rule", "labels"}``: a
+        user ``model`` fitted on those labels is read through them),
+        ``columns_left_out`` (``{"columns", "reason"}`` records); ``missing_values``
+        (column -> count) is counted on ``X``. The command line fills it in.
 
     Returns
     -------
@@ -434,7 +532,11 @@ def run_audit(
         X, y, test_size=test_size, stratify=y, random_state=random_state
     )
     t0 = time.perf_counter()
-    model, description = _fit_model(model, X_train, y_train, X, sensitive_features, verbose)
+    provenance = {"rows_read": int(len(X)), "missing_values": missing_counts(X),
+                  **(provenance or {})}
+    model, description = _fit_model(model, X_train, y_train, X, sensitive_features, verbose,
+                                    provenance.get("favorable_label"))
+    _check_missing(model, X, description)
     timings["model"] = time.perf_counter() - t0
     report = AuditReport(
         dataset={
@@ -445,6 +547,7 @@ def run_audit(
             "sensitive_features": sensitive_features,
             "train_rows": int(len(X_train)),
             "test_rows": int(len(X_test)),
+            **provenance,
         },
         model={
             "description": description,
@@ -457,8 +560,11 @@ def run_audit(
     )
     audit = _Audit(X_train, X_test, y_train, y_test, model, model.predict(X_test),
                    sensitive_features, random_state, verbose, figures, report, privileged)
-    report.sections["empirical"] = empirical_group_metrics(
-        y_test, audit.y_pred, X_test[sensitive_features])
+    empirical = empirical_group_metrics(y_test, audit.y_pred, X_test[sensitive_features])
+    empirical["small_samples"] = small_samples({
+        " / ".join(str(g[c]) for c in sensitive_features): g["rows"]
+        for g in empirical["groups"]})
+    report.sections["empirical"] = empirical
     if "verify" in steps:
         _verify_step(audit, timings)
     if "counterfactual" in steps:

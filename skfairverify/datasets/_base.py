@@ -23,6 +23,7 @@ CHECKSUMS: dict[str, str] = {
     "adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
     "german.data": "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
     "compas-two-years.csv": "734fbd093b4d661dce9ca789bfa359307bbcbdae315f7259ed59db59e32dc079",
+    "titanic.csv": "4a437fde05fe5264e1701a7387ac6fb75393772ba38bb2c9c566405af5af4bd7",
 }
 
 

@@ -285,10 +285,15 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
         return [t.column for t in self.rule_.terms]
 
     def _terms(self, X) -> np.ndarray:
-        """Matrix of term values (numeric columns, category indicators), shape (n, n_terms)."""
+        """Matrix of term values (numeric columns, indicators), shape (n, n_terms).
+
+        A missing value is read as the model reads it: as the pipeline's imputed value
+        (``rule_.imputed``), with its missing-value indicator (``rule_.missing_features``).
+        """
         rule = self.rule_
         if not isinstance(X, pd.DataFrame) and not (
-            rule.categorical_features or rule.binned_features
+            rule.categorical_features or rule.binned_features or rule.imputed
+            or rule.missing_features
         ):
             return self._array_terms(X)
         frame = self._rule_frame(X)
@@ -297,23 +302,35 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
             col = self._column(frame, c)
             if not (pd.api.types.is_numeric_dtype(col.dtype) or col.dtype == object):
                 raise ValueError(f"Column {c!r} is not numeric (dtype {col.dtype}).")
-            parts.append(np.asarray(col.to_numpy(dtype=float, na_value=np.nan)))
+            parts.append(self._filled_numbers(col, c))
         if parts:
             check_finite_columns(np.column_stack(parts), list(rule.numeric_features))
         for c, cats in rule.categorical_features.items():
             col = self._column(frame, c)
-            if col.isna().any():
+            if col.isna().any() and c not in rule.imputed:
                 raise ValueError(f"Input X contains NaN in column {c!r}.")
             codes = match_categories(col, cats, name=c)  # the rule's own matching
+            if c in rule.imputed:
+                fill = np.array([rule.imputed[c]], dtype=object)
+                codes[col.isna().to_numpy()] = match_categories(fill, cats, name=c)[0]
             parts.append((codes[:, None] == np.arange(len(cats))[None, :]).astype(float))
         for c, edges in rule.binned_features.items():
-            values = self._column(frame, c).to_numpy(dtype=float, na_value=np.nan)
+            values = self._filled_numbers(self._column(frame, c), c)
             check_finite_columns(values[:, None], [c])
             bins = bin_of(values, edges)
             parts.append((bins[:, None] == np.arange(len(edges) - 1)[None, :]).astype(float))
+        for c in rule.missing_features:
+            parts.append(self._column(frame, c).isna().to_numpy(dtype=float)[:, None])
         if not parts:
             return np.zeros((len(frame), 0))
         return np.column_stack(parts)
+
+    def _filled_numbers(self, col: pd.Series, name: str) -> np.ndarray:
+        """A column as numbers, a missing value as the imputed one (if the rule has it)."""
+        values = np.asarray(col.to_numpy(dtype=float, na_value=np.nan))
+        if name in self.rule_.imputed:
+            values = np.where(np.isnan(values), float(self.rule_.imputed[name]), values)
+        return values
 
     def _array_terms(self, X) -> np.ndarray:
         """Term values of a numeric array (a rule without categorical terms)."""

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils._results import Result
+from ..utils._threads import limited_threads
 from ._elimination import elimination_order, run_elimination
 from ._errors import TableTooLargeError
 from ._frontier import run
@@ -171,9 +172,6 @@ class Plan(Result):
             return run(self._problem, order, block=self._block)
 
 
-_CONTROLLER = []
-
-
 def single_threaded_blas():
     """Context limiting BLAS to one thread.
 
@@ -181,13 +179,10 @@ def single_threaded_blas():
     nothing from threads, and on a loaded machine a multithreaded BLAS call can
     wait tens of milliseconds for its second thread (measured: a 200k-entry dot
     product 23 ms with two threads, 0.04 ms with one). The controller is built
-    once (about 10 ms); entering the context costs about 50 us.
+    once (about 10 ms); entering the context costs about 50 us
+    (:func:`~skfairverify.utils._threads.limited_threads`).
     """
-    if not _CONTROLLER:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    return limited_threads("blas")
 
 
 def _new_plan(

@@ -1,6 +1,7 @@
 """Fairness verification over Bayesian networks (FVGM): exact, or certified sampling."""
 
 from ._results import FairnessInfluenceResult, VerificationResult
+from ._variables import MAX_SENSITIVE_VALUES
 from ._verifier import FairnessVerifier
 from ._warnings import (
     MIN_AGREEMENT,
@@ -14,6 +15,7 @@ __all__ = [
     "FairnessInfluenceResult",
     "FairnessVerifier",
     "LowAgreementWarning",
+    "MAX_SENSITIVE_VALUES",
     "MIN_AGREEMENT",
     "SamplingToleranceWarning",
     "VerificationResult",

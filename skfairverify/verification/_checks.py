@@ -15,8 +15,8 @@ from ..utils._validation import check_unambiguous, check_unique_columns
 from ._sensitive import distinct_values
 
 __all__ = [
-    "check_binary", "check_y_shape", "estimator_has", "positive_rows", "same_label",
-    "take_rows", "takes_sensitive_features",
+    "check_binary", "check_y_shape", "estimator_has", "missing_values_error", "positive_rows",
+    "same_label", "take_rows", "takes_sensitive_features",
 ]
 
 
@@ -83,6 +83,25 @@ def same_label(value, cls) -> bool:
     return bool(value == cls)
 
 
+def missing_values_error(exc: Exception, frame: pd.DataFrame, estimator) -> Exception:
+    """The error of a model that cannot fit ``X`` with missing values, naming the columns.
+
+    ``exc`` itself when ``X`` has no missing value, or the error is not about them.
+    """
+    counts = {c: int(n) for c, n in frame.isna().sum().items() if n}
+    if not counts or not any(w in str(exc).lower() for w in ("nan", "missing")):
+        return exc
+    shown = ", ".join(f"{c!r} ({n:,})" for c, n in list(counts.items())[:10])
+    return ValueError(
+        f"{type(estimator).__name__} could not be fitted on X, which has missing values "
+        f"(NaN) in the column(s) {shown}: {' '.join(str(exc).split())[:300]}. The verifier "
+        "takes missing values as data, but the model must read them: put an imputer "
+        "(sklearn.impute.SimpleImputer) in the pipeline before the steps that read those "
+        "columns, use a model that handles NaN (HistGradientBoostingClassifier), or drop "
+        "or fill the rows first."
+    )
+
+
 def take_rows(X, rows):
     """Take the rows ``rows`` of ``X`` (DataFrame, sparse matrix or array-like)."""
     if isinstance(X, (pd.DataFrame, pd.Series)):
@@ -145,12 +164,8 @@ class _InputChecksMixin:
         if reset:
             self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
             self.n_features_in_ = frame.shape[1]
-        nan_cols = [c for c in frame.columns if frame[c].isna().any()]
-        if nan_cols:
-            raise ValueError(
-                f"X contains missing values (NaN) in the column(s) {nan_cols}; impute or "
-                "drop them before verifying."
-            )
+        # Missing values are data: a state of their own in the network, read by the
+        # model as it reads them (an imputer of the pipeline, or NaN given to it).
         return frame
 
     def _positive_labels(self, y, n_rows: int) -> np.ndarray:

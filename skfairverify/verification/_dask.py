@@ -674,8 +674,9 @@ class _DaskMixin:
         nan_cols = [c for c, k in stats.nan.items() if k > 0]
         if nan_cols:
             raise ValueError(
-                f"X contains missing values (NaN) in the column(s) {nan_cols}; impute or "
-                "drop them before verifying."
+                f"X contains missing values (NaN) in the column(s) {nan_cols}: the dask "
+                "path does not take missing values (a pandas X does: a state of their "
+                "own); impute or drop them before verifying, or compute X to pandas."
             )
         if stats.bad_weights:
             raise ValueError(

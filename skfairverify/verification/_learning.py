@@ -12,7 +12,7 @@ from ..s3p import BayesNet
 from ._network import check_learning_size, independent_network, learn_network
 from ._parameters import estimate_cpts, prior_pseudo_counts
 from ._posterior import networks_from_concentrations, posterior_concentrations
-from ._variables import row_chunks
+from ._variables import ordered_states, row_chunks
 
 __all__ = ["EQUIVALENT_SAMPLE_SIZE", "STRUCTURE_BINS", "group_support", "groups_present",
            "sensitive_groups"]
@@ -112,9 +112,15 @@ class _NetworkMixin:
         return sens_codes, group_codes, support, networks, codes
 
     def _network_for(self, encoding, codes, weight):
-        names, cards = encoding.names, encoding.cardinalities
         if isinstance(self.network, BayesNet):
             return self.network
+        net = self._learned_network(encoding, codes, weight)
+        # the states named after what they stand for: categories, values, bins, NaN
+        return BayesNet(net.cardinalities, net.parents, net.cpts, names=net.names,
+                        state_names=encoding.state_labels())
+
+    def _learned_network(self, encoding, codes, weight):
+        names, cards = encoding.names, encoding.cardinalities
         if self.network == "independent":
             return independent_network(codes, names, cards, EQUIVALENT_SAMPLE_SIZE,
                                        sample_weight=weight)
@@ -123,7 +129,7 @@ class _NetworkMixin:
             names,
             cards,
             self._sensitive,
-            coarsenable=[v.kind == "binned" for v in encoding.variables],
+            coarsenable=ordered_states(encoding),
             structure_bins=STRUCTURE_BINS,
             max_indegree=self.max_indegree,
             equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
@@ -166,7 +172,7 @@ class _NetworkMixin:
         """Networks on all rows, and on the rows with ``Y = 1`` and ``Y = 0``."""
         if isinstance(self.network, str) and self.network == "learn":
             check_learning_size(encoding.names, encoding.cardinalities, self._sensitive,
-                                coarsenable=[v.kind == "binned" for v in encoding.variables],
+                                coarsenable=ordered_states(encoding),
                                 structure_bins=STRUCTURE_BINS, max_indegree=self.max_indegree,
                                 max_table_size=self.max_table_size)
         subsets = [None]  # all rows: the codes themselves, no copy

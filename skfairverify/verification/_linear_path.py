@@ -322,7 +322,7 @@ class _LinearPathMixin:
         """One column per sensitive feature: the value of each group."""
         return pd.DataFrame(
             {
-                name: [encoding.variables[i].states[int(s)] for s in group_codes[:, k]]
+                name: encoding.group_values(i, group_codes[:, k])
                 for k, (name, i) in enumerate(zip(self._sensitive, self._sens_idx))
             }
         )

@@ -100,7 +100,7 @@ def check_learning_size(names, cardinalities, sensitive, *, coarsenable=None,
         Number of states of each variable.
     sensitive : list of str
         Sensitive variables (parents of every other variable).
-    coarsenable : list of bool, default=None
+    coarsenable : list of bool or int, default=None
         Variables merged into ``structure_bins`` states for the structure search.
     structure_bins : int, default=5
         Largest number of states of a merged variable during the structure search.
@@ -134,7 +134,7 @@ def check_learning_size(names, cardinalities, sensitive, *, coarsenable=None,
     names, cards = list(names), [int(c) for c in cardinalities]
     coarsenable = [False] * len(cards) if coarsenable is None else list(coarsenable)
     sens_idx = [names.index(s) for s in sensitive]
-    coarse = [min(c, structure_bins) if ok else c for c, ok in zip(cards, coarsenable)]
+    coarse = _coarse_cardinalities(cards, coarsenable, structure_bins)
     entries, v, parents = max(_worst_family(cards, sens_idx, max_indegree),
                               _worst_family(coarse, sens_idx, max_indegree),
                               key=lambda t: t[0])
@@ -174,8 +174,10 @@ def coarsen_codes(codes: np.ndarray, cardinalities, coarsenable, max_states: int
         State codes.
     cardinalities : list of int
         Number of states of each variable.
-    coarsenable : list of bool
-        Whether a variable has ordered states (quantile bins) that may be merged.
+    coarsenable : list of bool or int
+        Whether a variable has ordered states (quantile bins) that may be merged; an
+        integer ``k``: its first ``k`` states are ordered, the others (a missing state)
+        are kept as they are.
     max_states : int
         Largest number of states of a merged variable.
 
@@ -185,15 +187,35 @@ def coarsen_codes(codes: np.ndarray, cardinalities, coarsenable, max_states: int
         Coarse codes (same shape), in the smallest integer type that holds them;
         ``codes`` itself when no variable is merged.
     """
-    merged = [j for j, (card, ok) in enumerate(zip(cardinalities, coarsenable))
-              if ok and card > max_states]
+    ordered = _ordered_counts(cardinalities, coarsenable)
+    merged = [j for j, k in enumerate(ordered) if k > max_states]
     if not merged:
         return codes
-    largest = max(max_states if j in merged else int(c) for j, c in enumerate(cardinalities))
-    out = np.array(codes, dtype=_smallest_code_dtype(largest), copy=True)
+    coarse = _coarse_cardinalities(cardinalities, coarsenable, max_states)
+    out = np.array(codes, dtype=_smallest_code_dtype(max(coarse)), copy=True)
     for j in merged:  # in int64 one column at a time: code * max_states may overflow
-        out[:, j] = (codes[:, j].astype(np.int64) * max_states) // int(cardinalities[j])
+        col = codes[:, j].astype(np.int64)
+        k = ordered[j]
+        # the ordered states merged; the states after them (a missing state) kept apart
+        out[:, j] = np.where(col < k, (col * max_states) // k, max_states + col - k)
     return out
+
+
+def _ordered_counts(cardinalities, coarsenable) -> list[int]:
+    """Ordered (mergeable) states of every variable: all, none, or the first ``k``."""
+    out = []
+    for card, ok in zip(cardinalities, coarsenable):
+        if isinstance(ok, (bool, np.bool_)):
+            out.append(int(card) if ok else 0)
+        else:
+            out.append(min(int(ok), int(card)))
+    return out
+
+
+def _coarse_cardinalities(cardinalities, coarsenable, max_states: int) -> list[int]:
+    """States of every variable once its ordered states are merged into ``max_states``."""
+    return [int(c) if k <= max_states else max_states + int(c) - k
+            for c, k in zip(cardinalities, _ordered_counts(cardinalities, coarsenable))]
 
 
 def _smallest_code_dtype(n_states: int):
@@ -507,7 +529,7 @@ def learn_network(
         Number of states of each variable.
     sensitive : list of str
         Variables that get no incoming edge and are parents of every other variable.
-    coarsenable : list of bool, default=None
+    coarsenable : list of bool or int, default=None
         Variables whose adjacent states may be merged for the structure search.
     structure_bins : int, default=5
         Largest number of states of a merged variable during the structure search.

@@ -32,15 +32,15 @@ Three pieces, each vectorised over the samples (no Python loop over rows):
 from __future__ import annotations
 
 import inspect
-import time
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
-from tqdm.auto import tqdm
 
 from ..s3p import TableTooLargeError
+from ..utils._progress import progress
+from ..utils._threads import cpu_seconds, limited_threads
 from ._intervals import clopper_pearson
 
 __all__ = [
@@ -179,10 +179,12 @@ class _BinValues:
         fallback = np.asarray(variable.values, dtype=float).copy()
         edges = variable.edges
         bad = ~np.isfinite(fallback)
+        if variable.missing:
+            bad[-1] = False  # the missing state: NaN, given to the model as it is
         if edges is not None and bad.any():
-            lo, hi = float(np.min(x)), float(np.max(x))
+            lo, hi = float(np.nanmin(x)), float(np.nanmax(x))
             mid = (np.clip(edges[:-1], lo, hi) + np.clip(edges[1:], lo, hi)) / 2
-            fallback[bad] = mid[bad]
+            fallback[:len(mid)][bad[:len(mid)]] = mid[bad[:len(mid)]]
         return cls(x[order], cum, mass[first], mass[ends], first, ends - 1, fallback,
                    weight is None)
 
@@ -228,11 +230,12 @@ class RowBuilder:
         self.dtypes = {c: frame[c].dtype for c in frame.columns}
         self._bins = {}
         if encoding.binned:
-            idx = encoding.discretizer.bin_index(frame[encoding.binned].to_numpy(dtype=float))
+            idx = encoding.codes(frame, only=[encoding.index(n) for n in encoding.binned])
             for j, name in enumerate(encoding.binned):
                 var = encoding.variables[encoding.index(name)]
-                x = frame[name].to_numpy(dtype=float)
-                self._bins[name] = _BinValues.from_data(x, idx[:, j], weight, var)
+                x = frame[name].to_numpy(dtype=float, na_value=np.nan)
+                self._bins[name] = _BinValues.from_data(x, idx[:, j].astype(np.int64),
+                                                        weight, var)
         self._states = {
             v.name: _typed(pd.Series(v.states, dtype=object), self.dtypes.get(v.name))
             for v in encoding.variables if v.kind != "binned"
@@ -273,6 +276,11 @@ def _typed(states: pd.Series, dtype):
 class ModelDecision:
     """The model's positive decisions on sampled rows.
 
+    The model predicts with its native thread pools (OpenMP, BLAS) limited to one
+    thread (:func:`~skfairverify.utils._threads.limited_threads`): called in a loop on
+    batches, threads gain little, and on a machine whose cores are busy an OpenMP model
+    runs 10-25x slower with them.
+
     Passes the sampled sensitive values as ``sensitive_features`` when the model's
     ``predict`` takes them (fairlearn's ``ThresholdOptimizer``), and a seed drawn from
     the verifier's generator as ``random_state`` when it takes one (randomized
@@ -302,7 +310,8 @@ class ModelDecision:
                                             else sensitive)
         if self.takes_seed:
             kwargs["random_state"] = int(rng.integers(2**31 - 1))
-        pred = np.asarray(self.estimator.predict(X, **kwargs))
+        with limited_threads():  # one thread: the same cost on an idle or a busy machine
+            pred = np.asarray(self.estimator.predict(X, **kwargs))
         return pred == self.positive_class
 
 
@@ -605,45 +614,55 @@ def posterior_draw_rates(draw, n_draws: int, *, tolerance, level, grid,
 
 
 class SamplingCost:
-    """The sampler's cost, estimated after its first batch and refused beyond a budget.
+    """The sampler's cost, estimated after its first batches and refused beyond a budget.
 
-    :meth:`wrap` times every call of a ``draw(n) -> positives`` function (or of a
+    The refusal is decided on counts: the rows the whole fit needs against the rows
+    ``max_time`` allows at the cost of one row, measured in CPU time with the thread
+    pools limited to one thread (:mod:`skfairverify.utils._threads`), which a machine
+    whose cores are busy does not multiply (a wall-clock time would grow with the load
+    and refuse the same fit on a busy machine only).
+
+    :meth:`wrap` meters every call of a ``draw(n) -> positives`` function (or of a
     ``draw(ids, n)`` of the posterior draws, ``len(ids) * n`` rows). After the first
     call the rows the whole fit needs are estimated, ``n_intervals`` times
     :func:`samples_needed` at the first batch's rate (its ``p (1 - p)``, at least that
     of a rate of 0.05 so that a first batch without positives does not promise a quick
     fit), plus ``draw_rows(p)``, the rows of the posterior draws
-    (:func:`draw_rows_needed` summed over the rates), and the time as those rows times
-    the batch's seconds per row (the model's ``predict`` and the sampler). A small
-    first batch also carries ``predict``'s per-call overhead, so its estimate is high:
-    it refuses (TableTooLargeError naming the estimate and the parameters that set it)
-    only beyond ten times ``max_time``; the second, larger batch refines the time per
-    row and refuses beyond ``max_time``. With ``verbose`` a progress bar counts the
-    rows against the estimate.
+    (:func:`draw_rows_needed` summed over the rates). The rows ``max_time`` allows are
+    ``max_time`` divided by the CPU seconds per row of the batch (the model's
+    ``predict`` and the sampler). A small first batch also carries ``predict``'s
+    per-call overhead, so its cost per row is high: it refuses (TableTooLargeError
+    naming the rows, the cost and the parameters that set them) only beyond ten times
+    the rows allowed; the cost is then measured once on the second, larger batch, which
+    refuses beyond the rows allowed. ``per_row`` keeps the cost measured. A progress
+    bar counts the rows against the estimate (at once with ``verbose``, else once the
+    sampling has run for 5 seconds).
     """
 
     #: The first (small) batch refuses only beyond this multiple of the budget.
     FIRST_BATCH_SLACK = 10.0
 
     def __init__(self, *, n_intervals, tolerance, alpha, grid, max_time, verbose,
-                 draw_rows=None):
+                 draw_rows=None, clock=cpu_seconds):
         self.n_intervals = n_intervals
         self.tolerance, self.alpha, self.grid = tolerance, alpha, grid
         self.max_time = max_time
         self.verbose = verbose
         self.draw_rows = draw_rows
+        self.clock = clock
         self.rows, self.seconds, self.calls = 0, 0.0, 0
-        self.estimate = None  # (rows, seconds)
+        self.estimate = None  # (rows needed, rows allowed)
+        self.per_row = None  # CPU seconds per row, measured
         self._draw_estimate = 0
         self._bar = None
 
     def wrap(self, draw):
-        """``draw`` timed and counted (its last argument is the rows per draw)."""
-        def timed(*args):
+        """``draw``, metered (its last argument is the rows per draw)."""
+        def metered(*args):
             n = args[-1] * (len(args[0]) if len(args) > 1 else 1)
-            t0 = time.perf_counter()
+            t0 = self.clock()
             k = draw(*args)
-            seconds = time.perf_counter() - t0
+            seconds = self.clock() - t0
             self.rows += n
             self.seconds += seconds
             self.calls += 1
@@ -652,19 +671,22 @@ class SamplingCost:
                 rows = self.n_intervals * samples_needed(p, self.tolerance, self.alpha,
                                                          self.grid)
                 self._draw_estimate = 0 if self.draw_rows is None else self.draw_rows(p)
-                self._check(rows + self._draw_estimate, seconds / n,
-                            self.FIRST_BATCH_SLACK * self.max_time)
+                self._check(rows + self._draw_estimate, seconds / n, n,
+                            self.FIRST_BATCH_SLACK)
             elif self.calls == 2:
-                self._check(self.estimate[0], seconds / n, self.max_time)
+                self._check(self.estimate[0], seconds / n, n, 1.0)
             if self._bar is not None:
                 self._bar.update(n)
             return k
-        return timed
+        return metered
 
-    def _check(self, rows, per_row, budget) -> None:
-        total = rows * per_row
-        self.estimate = (rows, total)
-        if total > budget:
+    def _check(self, rows, per_row, measured_rows, slack) -> None:
+        """Refuse ``rows`` beyond ``slack`` times the rows ``max_time`` allows."""
+        per_row = max(per_row, 1e-9)  # a clock tick below the resolution: 1 ns per row
+        allowed = int(self.max_time / per_row)
+        self.per_row = per_row
+        self.estimate = (rows, allowed)
+        if rows > slack * allowed:
             draws = ""
             if self._draw_estimate:
                 draws = (f", of which {self._draw_estimate:,} under the posterior draws of "
@@ -672,16 +694,18 @@ class SamplingCost:
             raise TableTooLargeError(
                 f"Sampling refused: reaching tolerance={self.tolerance} needs about "
                 f"{rows:,} sampled rows ({self.n_intervals} intervals; at most "
-                f"max_samples={self.grid[-1]:,} each{draws}), about {total:,.0f} s at the "
-                f"measured {per_row * 1e6:,.1f} us per row (the model's predict and the "
-                f"sampler), above max_time={self.max_time:,} s. Raise tolerance (the "
-                "rows needed fall with its square), lower max_samples, or raise max_time."
+                f"max_samples={self.grid[-1]:,} each{draws}), but max_time="
+                f"{self.max_time:,} s allows {int(slack * allowed):,} rows at the "
+                f"measured {per_row * 1e6:,.1f} us of CPU time per row (the model's "
+                f"predict and the sampler, one thread, on {measured_rows:,} rows; about "
+                f"{rows * per_row:,.0f} CPU s in all). Raise tolerance (the rows needed "
+                "fall with its square), lower max_samples, or raise max_time."
             )
-        if not self.verbose:
-            return
-        if self._bar is None:
-            self._bar = tqdm(total=rows, unit="rows")
-        self._bar.set_description(f"sampling (~{total:,.0f} s)")
+        if self._bar is None:  # at once with verbose, else once it runs past 5 s
+            self._bar = progress(total=rows, unit="rows", verbose=self.verbose)
+        self._bar.set_description(  # no refresh: a bar waiting for its delay stays hidden
+            f"sampling (~{rows * per_row:,.0f} CPU s, {per_row * 1e6:,.1f} us/row)",
+            refresh=bool(self.verbose))
 
     def close(self) -> None:
         if self._bar is not None:

@@ -107,7 +107,15 @@ def distinct_values(col: pd.Series) -> pd.Series:
 
 
 def check_sensitive_column(col: pd.Series, name: str) -> None:
-    """Refuse a sensitive column with one group, ambiguous or too many numeric values."""
+    """Refuse a sensitive column with missing values, one group, ambiguous or many values."""
+    n_missing = int(col.isna().sum())
+    if n_missing:
+        raise ValueError(
+            f"Sensitive feature {name!r} has {n_missing:,} missing value(s) (NaN): a row "
+            "without a group cannot be counted in any group's rate. Drop those rows, or "
+            f"give them a group of their own, e.g. X[{name!r}] = "
+            f"X[{name!r}].astype(object).fillna('unknown')."
+        )
     check_unambiguous(distinct_values(col), name)
     n_values = col.nunique()
     if n_values < 2:

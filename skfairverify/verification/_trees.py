@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.frozen import FrozenEstimator
-from sklearn.impute import SimpleImputer
+from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import (
     FunctionTransformer,
@@ -52,6 +52,7 @@ from sklearn.preprocessing import (
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
 
+from .._linear import check_missing_marker
 from ..preprocessing import BinningDiscretizer
 from ..utils._categories import match_categories
 
@@ -68,7 +69,8 @@ _INF = float("inf")
 _SUPPORTED = (
     "Pipeline, ColumnTransformer, StandardScaler, MinMaxScaler (clip=False), MaxAbsScaler, "
     "RobustScaler, KBinsDiscretizer, BinningDiscretizer, OneHotEncoder (on raw columns), "
-    "SimpleImputer, FunctionTransformer() (identity), 'passthrough', 'drop' and "
+    "SimpleImputer, MissingIndicator, FunctionTransformer() (identity), 'passthrough', "
+    "'drop' and "
     "FrozenEstimator"
 )
 
@@ -77,6 +79,10 @@ _SUPPORTED = (
 @dataclass(frozen=True)
 class Intervals:
     """A union of disjoint intervals ``(lo, hi]`` of a numeric column, sorted.
+
+    ``missing`` says whether a missing value is in the set: the side of a split that a
+    missing value takes (the imputed value's side behind an imputer, else the tree's
+    own ``missing_go_to_left``).
 
     Examples
     --------
@@ -91,14 +97,15 @@ class Intervals:
     """
 
     bounds: tuple[tuple[float, float], ...]
+    missing: bool = False  # whether a missing value (NaN) is in the set
 
     @classmethod
     def everything(cls) -> Intervals:
-        return cls(((-_INF, _INF),))
+        return cls(((-_INF, _INF),), True)
 
     @property
     def is_empty(self) -> bool:
-        return not self.bounds
+        return not self.bounds and not self.missing
 
     def __and__(self, other: Intervals) -> Intervals:
         out = []
@@ -107,7 +114,7 @@ class Intervals:
                 a, b = max(lo, lo2), min(hi, hi2)
                 if a < b:
                     out.append((a, b))
-        return Intervals(tuple(sorted(out)))
+        return Intervals(tuple(sorted(out)), self.missing and other.missing)
 
     def __or__(self, other: Intervals) -> Intervals:
         return ~((~self) & (~other))
@@ -120,15 +127,15 @@ class Intervals:
             start = hi
         if start < _INF:
             out.append((start, _INF))
-        return Intervals(tuple(out))
+        return Intervals(tuple(out), not self.missing)
 
     def contains(self, x) -> np.ndarray:
-        """Whether each value of ``x`` lies in the union."""
+        """Whether each value of ``x`` lies in the union (a missing one: ``missing``)."""
         x = np.asarray(x, dtype=float)
         out = np.zeros(x.shape, dtype=bool)
         for lo, hi in self.bounds:
             out |= (x > lo) & (x <= hi)
-        return out
+        return np.where(np.isnan(x), self.missing, out)
 
     def covers(self, lo: float, hi: float) -> bool | None:
         """Whether the cell ``(lo, hi]`` is inside (True), outside (False) or neither (None)."""
@@ -274,13 +281,19 @@ def _as_float32(x: float) -> float:
 
 @dataclass(frozen=True)
 class _Numeric:
-    """A feature computed from the raw numeric column by increasing affine ``ops``."""
+    """A feature computed from the raw numeric column by increasing affine ``ops``.
+
+    ``fill``: the feature's value when the raw value is missing (an imputer put it
+    there); None while a missing value is still NaN.
+    """
 
     column: str
     ops: tuple = ()
+    fill: object = None
 
     def affine(self, ops) -> _Numeric:
-        return replace(self, ops=self.ops + tuple(ops))
+        fill = None if self.fill is None else _apply(tuple(ops), float(self.fill))
+        return replace(self, ops=self.ops + tuple(ops), fill=fill)
 
     @property
     def is_raw(self) -> bool:
@@ -290,10 +303,15 @@ class _Numeric:
         """Raw cut ``c``: ``cast(feature) < edge  <=>  x <= c`` (a bin edge)."""
         return _boundary(lambda x: cast(_apply(self.ops, x)) < edge, _invert(self.ops, edge))
 
-    def left(self, t: float) -> Intervals:
-        """Values of ``x`` that the tree sends left (``float32(feature) <= t``)."""
+    def left(self, t: float, missing_left: bool = False) -> Intervals:
+        """Values of ``x`` that the tree sends left (``float32(feature) <= t``).
+
+        A missing value goes left when its imputed value does, or (still NaN) when
+        the node sends missing values left (``missing_left``).
+        """
         c = _boundary(lambda x: _as_float32(_apply(self.ops, x)) <= t, _invert(self.ops, t))
-        return Intervals(((-_INF, c),)) if c > -_INF else Intervals(())
+        missing = missing_left if self.fill is None else _as_float32(float(self.fill)) <= t
+        return Intervals(((-_INF, c),) if c > -_INF else (), bool(missing))
 
 
 @dataclass(frozen=True)
@@ -313,8 +331,12 @@ class _Coded:
 
     is_raw = False
 
-    def left(self, t: float):
-        """Values of ``x`` that the tree sends left (``float32(feature) <= t``)."""
+    def left(self, t: float, missing_left: bool = False):
+        """Values of ``x`` that the tree sends left (``float32(feature) <= t``).
+
+        A coded feature is never missing (its parts say where a missing raw value
+        falls), so ``missing_left`` does not apply.
+        """
         out = self.parts[0] & ~self.parts[0]  # the empty set of the column's kind
         for k, part in enumerate(self.parts):
             if _as_float32(_apply(self.ops, float(k))) <= t:
@@ -400,13 +422,61 @@ def _binning(step, feats, label, edges, onehot):
                 f"Cannot read step {label!r}: it bins a feature that is not an affine map of "
                 "a raw numeric column (an indicator or an already binned feature)."
             )
-        inner = [f.below(e, cast) for e in np.asarray(edges[j], dtype=float)[1:-1]]
+        e = np.asarray(edges[j], dtype=float)
+        inner = [f.below(v, cast) for v in e[1:-1]]
         bounds = [-_INF, *inner, _INF]
-        bins = [Intervals(((bounds[k], bounds[k + 1]),)) for k in range(len(bounds) - 1)]
+        # the bin of an imputed value, as the binning computes it
+        filled = (-1 if f.fill is None else
+                  int(np.searchsorted(e[1:-1], cast(float(f.fill)), side="right")))
+        bins = [Intervals(((bounds[k], bounds[k + 1]),), k == filled)
+                for k in range(len(bounds) - 1)]
         if onehot:
             out += [_Coded(f.column, (~b, b)) for b in bins]
         else:
             out.append(_Coded(f.column, tuple(bins)))
+    return out
+
+
+def _indicators(feats, features, label) -> list:
+    """Missing-value indicators of the features ``features``: 1 where the raw value is missing.
+
+    An indicator of a feature whose missing values were already imputed is always 0.
+    """
+    out = []
+    for j in features:
+        f = feats[int(j)]
+        if not isinstance(f, _Numeric):
+            raise TypeError(
+                f"Cannot read step {label!r}: it indicates the missing values of a feature "
+                "that is not an affine map of a raw column."
+            )
+        observed = Intervals(((-_INF, _INF),), f.fill is not None)
+        out.append(_Coded(f.column, (observed, ~observed)))
+    return out
+
+
+def _imputer(step, feats, label) -> list:
+    """SimpleImputer: a missing value takes the imputed value; MissingIndicator.
+
+    The imputed value of a feature is its value for every later step (scalers map it,
+    a binning puts it in its bin, a one-hot encoder in its category); features without
+    any observed value in fit are dropped, as scikit-learn does.
+    """
+    check_is_fitted(step)
+    check_missing_marker(step, label)
+    if isinstance(step, MissingIndicator):
+        return _indicators(feats, step.features_, label)
+    stats = np.asarray(step.statistics_, dtype=object)
+    keep_all = step.strategy == "constant" or getattr(step, "keep_empty_features", False)
+    out = []
+    for j, f in enumerate(feats):
+        if not (keep_all or not _is_missing(stats[j])):
+            continue
+        if isinstance(f, _Numeric) and f.fill is None:
+            f = replace(f, fill=_py(stats[j]))
+        out.append(f)
+    if step.add_indicator:
+        out += _indicators(feats, step.indicator_.features_, label)
     return out
 
 
@@ -424,14 +494,40 @@ def _one_hot(enc, feats, label):
                 f"Cannot read step {label!r}: a one-hot encoder is read only when it is "
                 "applied to a raw input column."
             )
-        values = [_py(v) for v in cats]
-        universe = frozenset(values)
+        values = [_category(v) for v in cats]
+        filled = None
+        if f.fill is not None:  # an imputed missing value is the fill's category
+            filled = next((v for v in values if _is_category(f.fill, v)), None)
+        universe = frozenset(values) | ({np.nan} if filled is not None else set())
         for k, v in enumerate(values):
             if drop_idx is not None and drop_idx[j] is not None and k == drop_idx[j]:
                 continue
-            inside = CategorySet(frozenset({v}), False, universe)
+            members = {v} | ({np.nan} if filled is not None and filled is v else set())
+            inside = CategorySet(frozenset(members), False, universe)
             out.append(_Coded(f.column, (~inside, inside)))
     return out
+
+
+def _category(v):
+    """An encoder's category as a Python value; every missing category the one ``np.nan``.
+
+    The sets of categories compare their members by identity first, so that the NaN
+    of one encoder and of another are the same member.
+    """
+    return np.nan if _is_missing(v) else _py(v)
+
+
+def _is_missing(v) -> bool:
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def _is_category(value, category) -> bool:
+    """Whether ``value`` is ``category`` under the package's one matching rule."""
+    return bool(match_categories(np.array([value], dtype=object), [category],
+                                 name="category")[0] == 0)
 
 
 def _py(v):
@@ -464,9 +560,10 @@ def _push(step, feats, label):
     if isinstance(step, (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler)):
         check_is_fitted(step)
         return _affine_scaler(step, feats, label)
-    if (isinstance(step, FunctionTransformer) and step.func is None) or (
-            isinstance(step, SimpleImputer) and not step.add_indicator):
-        return feats  # identity (on rows without missing values)
+    if isinstance(step, FunctionTransformer) and step.func is None:
+        return feats  # identity
+    if isinstance(step, (SimpleImputer, MissingIndicator)):
+        return _imputer(step, feats, label)
     if isinstance(step, KBinsDiscretizer):
         check_is_fitted(step)
         return _binning(step, feats, label, step.bin_edges_, step.encode != "ordinal")
@@ -600,6 +697,8 @@ def _walk(tree, feats) -> list[LeafRegion]:
     """Positive leaves of ``tree`` (value of class 1 above class 0: predict's argmax)."""
     regions = []
     stack = [(0, {})]
+    # where a missing value goes at every split (scikit-learn >= 1.3 trees)
+    missing_left = getattr(tree, "missing_go_to_left", np.zeros(tree.node_count, dtype=bool))
     while stack:
         node, cond = stack.pop()
         left, right = tree.children_left[node], tree.children_right[node]
@@ -609,7 +708,7 @@ def _walk(tree, feats) -> list[LeafRegion]:
                 regions.append(LeafRegion(int(node), cond))
             continue
         f = feats[tree.feature[node]]
-        go_left = f.left(float(tree.threshold[node]))
+        go_left = f.left(float(tree.threshold[node]), bool(missing_left[node]))
         for child, part in ((right, ~go_left), (left, go_left)):
             new = dict(cond)
             new[f.column] = new[f.column] & part if f.column in new else part

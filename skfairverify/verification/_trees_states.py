@@ -20,7 +20,14 @@ from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from ..s3p import TableTooLargeError
 from ..utils._categories import match_categories
 from ._trees import CategorySet, Intervals, TreeLeaves
-from ._variables import Encoding, Variable
+from ._variables import (
+    Encoding,
+    Variable,
+    distinct_numbers,
+    missing_fields,
+    presence_variable,
+    sorted_values,
+)
 
 __all__ = [
     "CutBins",
@@ -164,18 +171,13 @@ def _is_numeric(col: pd.Series) -> bool:
 
 
 def _category_states(col: pd.Series, known, name) -> list:
-    """The encoder's categories, then the other values of ``col`` (sorted)."""
+    """The encoder's categories, then the other values of ``col`` (sorted, a missing last)."""
     seen = list(pd.unique(col.to_numpy(dtype=object)))
     if isinstance(col.dtype, pd.CategoricalDtype):
         seen += [v for v in col.cat.categories if v not in set(seen)]
     known = list(known)
     unknown = match_categories(np.array(seen, dtype=object), known, name=name) < 0
-    extra = [v for v, new in zip(seen, unknown) if new]
-    try:
-        extra = sorted(extra)
-    except TypeError:
-        extra = sorted(extra, key=str)
-    return list(known) + extra
+    return list(known) + sorted_values([v for v, new in zip(seen, unknown) if new])
 
 
 def _representatives(x: np.ndarray, cells: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -191,15 +193,22 @@ def _representatives(x: np.ndarray, cells: np.ndarray, codes: np.ndarray) -> np.
     return np.clip(mean, np.nextafter(lo, np.inf), hi)
 
 
-def _binned_variable(name, col, cuts):
-    x = col.to_numpy(dtype=float)
+def _binned_variable(name, col, cuts, sample_weight=None):
+    """The cells of a numeric column's cuts (right-closed), a missing state last."""
+    x = col.to_numpy(dtype=float, na_value=np.nan)
+    x = x[~np.isnan(x)]
     disc = CutBins([cuts])
     cells = disc.cells(0)
     codes = disc.bin_index(x[:, None])[:, 0]
     lo, hi = float(x.min()), float(x.max())
     widths = np.diff(np.concatenate([[lo], np.clip(cuts, lo, hi), [hi]]))
-    return Variable(name, "binned", list(range(len(cells))), np.zeros(len(cells)),
-                    values=_representatives(x, cells, codes), widths=widths)
+    values, states = _representatives(x, cells, codes), list(range(len(cells)))
+    extra = missing_fields(col, sample_weight)
+    if extra["missing"]:
+        values, states = np.append(values, np.nan), states + [np.nan]
+    return Variable(name, "binned", states, np.zeros(len(states)), values=values,
+                    widths=widths, edges=np.concatenate([[-np.inf], cuts, [np.inf]]),
+                    closed="right", **extra)
 
 
 def tree_encoding(X: pd.DataFrame, leaves: TreeLeaves, sensitive, *, n_bins=10,
@@ -266,24 +275,40 @@ def tree_encoding(X: pd.DataFrame, leaves: TreeLeaves, sensitive, *, n_bins=10,
         sens = c in sensitive
         if c in leaves.categories or (sens and not _is_numeric(col)):
             states = _category_states(col, leaves.categories.get(c, []), c)
-            variables.append(Variable(c, "categories", states, np.zeros(len(states)), sens))
+            variables.append(Variable(c, "categories", states, np.zeros(len(states)), sens,
+                                      dtype=col.dtype))
             continue
         if not (_is_numeric(col) or is_bool_dtype(col)):
+            if _reads_missingness_only(leaves, c):  # a missing-value indicator of a text
+                variables.append(presence_variable(c, col, None, sample_weight))
+                continue
             raise ValueError(
                 f"Column {c!r} is read by the tree as a number but has dtype {col.dtype}."
             )
         if sens or is_bool_dtype(col) or col.nunique() <= n_bins:
-            vals = np.sort(pd.unique(col.to_numpy(dtype=float)))
-            variables.append(Variable(c, "values", vals.tolist(), np.zeros(len(vals)), sens,
-                                      values=vals, coef=0.0))
+            states = distinct_numbers(col)  # in the column's own type, NaN last
+            variables.append(Variable(c, "values", states, np.zeros(len(states)), sens,
+                                      values=np.asarray(states, dtype=float), coef=0.0,
+                                      **missing_fields(col, sample_weight)))
             continue
-        cut = refined_cuts(col.to_numpy(dtype=float), leaves.thresholds.get(c, []),
-                           n_bins=n_bins, max_states=max_states, sample_weight=sample_weight,
-                           column=c)
-        variables.append(_binned_variable(c, col, cut))
+        x = col.to_numpy(dtype=float, na_value=np.nan)
+        observed = ~np.isnan(x)
+        cut = refined_cuts(x[observed], leaves.thresholds.get(c, []), n_bins=n_bins,
+                           max_states=max_states,
+                           sample_weight=None if sample_weight is None
+                           else np.asarray(sample_weight)[observed], column=c)
+        variables.append(_binned_variable(c, col, cut, sample_weight))
         binned.append(c)
         cuts.append(cut)
     return Encoding(variables, CutBins(cuts) if binned else None, binned)
+
+
+def _reads_missingness_only(leaves: TreeLeaves, column: str) -> bool:
+    """Whether every region's condition on ``column`` is about its missingness only."""
+    full = ((-np.inf, np.inf),)
+    return all(isinstance(r.conditions[column], Intervals)
+               and r.conditions[column].bounds in ((), full)
+               for r in leaves.regions if column in r.conditions)
 
 
 def _numeric_states(states):
@@ -395,8 +420,12 @@ def _allowed_values(cond: Intervals, var: Variable) -> np.ndarray:
         ) from None
 
 
-def _allowed_cells(cond: Intervals, cells: np.ndarray, name: str) -> np.ndarray:
-    out = np.empty(len(cells))
+def _allowed_cells(cond: Intervals, cells: np.ndarray, name: str,
+                   missing: bool = False) -> np.ndarray:
+    """Whether every cell is allowed (and, after them, the missing state)."""
+    out = np.empty(len(cells) + int(missing))
+    if missing:
+        out[-1] = float(cond.missing)
     for k, (lo, hi) in enumerate(cells):
         inside = cond.covers(lo, hi)
         if inside is None:
@@ -410,6 +439,8 @@ def _allowed_cells(cond: Intervals, cells: np.ndarray, name: str) -> np.ndarray:
 
 
 def _allowed(cond, var: Variable, encoding: Encoding) -> np.ndarray:
+    if var.kind == "presence":  # states: observed, missing
+        return np.array([float(bool(cond.bounds)), float(cond.missing)])
     if isinstance(cond, CategorySet):
         return _allowed_categories(cond, var.states, var.name)
     if var.kind == "binned":
@@ -420,7 +451,8 @@ def _allowed(cond, var: Variable, encoding: Encoding) -> np.ndarray:
                 "not have the tree's thresholds as boundaries; build the variables with "
                 "tree_encoding."
             )
-        return _allowed_cells(cond, disc.cells(encoding.binned.index(var.name)), var.name)
+        return _allowed_cells(cond, disc.cells(encoding.binned.index(var.name)), var.name,
+                              var.missing)
     return _allowed_values(cond, var)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
-from time import perf_counter
 
 import numpy as np
 import pandas as pd
@@ -18,17 +17,19 @@ from sklearn.base import (
 )
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
-from tqdm.auto import tqdm
 
 from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
 from ..utils._html import influence_note, interval_note
+from ..utils._progress import progress
+from ..utils._threads import cpu_seconds
 from ..utils._validation import check_sample_weight
 from ._checks import (
     _InputChecksMixin,
     check_y_shape,
     estimator_has,
+    missing_values_error,
     positive_rows,
     take_rows,
     takes_sensitive_features,
@@ -45,7 +46,7 @@ from ._results import FairnessInfluenceResult, VerificationResult
 from ._sensitive import _SensitiveMixin
 from ._trees import is_tree_model
 from ._trees_path import _TreePathMixin
-from ._variables import Encoding
+from ._variables import Encoding, bins_formed
 from ._warnings import MIN_AGREEMENT, EstimateOutsideIntervalWarning
 
 __all__ = ["FairnessVerifier"]
@@ -179,19 +180,23 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         ``tolerance``, a :class:`~skfairverify.verification.SamplingToleranceWarning`
         names the widest interval (the intervals keep their guarantee).
     max_time : float, default=600.0
-        Sampling path: time budget in seconds of the sampling of ``fit`` and
-        ``verify``. After the first batch (1,000 rows of the first group) the rows
-        that ``tolerance`` needs are estimated (the Clopper-Pearson width ``~ 2 z
-        sqrt(p (1 - p) / n)`` at the batch's rate, for every interval, at most
-        ``max_samples`` each) and their time at the batch's measured cost per row (the
-        model's ``predict`` and the sampler). A small batch also carries the per-call
-        overhead of ``predict``, so the first estimate refuses only beyond ten times
-        ``max_time``; the second, larger batch refines the time per row and refuses
-        beyond ``max_time``: a :class:`~skfairverify.s3p.TableTooLargeError` names the
-        estimate, ``tolerance`` and ``max_samples``. The rows of the posterior draws
-        (``n_draws > 0``) are in the estimate (from every group's rows), and the
-        message then names ``n_draws``. With ``verbose`` a progress bar counts the
-        sampled rows against the estimate.
+        Sampling path: budget in CPU seconds of the sampling of ``fit`` and ``verify``
+        (the model's ``predict``, run with one thread, and the sampler), turned into a
+        number of rows: the refusal is decided on counts, so that the same fit runs (or
+        is refused) alike on an idle machine and on one whose cores are busy, which
+        lengthens the wall time but not the CPU time. After the first batch (1,000 rows
+        of the first group) the rows that ``tolerance`` needs are estimated (the
+        Clopper-Pearson width ``~ 2 z sqrt(p (1 - p) / n)`` at the batch's rate, for
+        every interval, at most ``max_samples`` each) and compared with the rows
+        ``max_time`` allows at the batch's CPU time per row. A small batch also carries
+        the per-call overhead of ``predict``, so the first estimate refuses only beyond
+        ten times the rows allowed; the cost per row is then measured once on the
+        second, larger batch, which refuses beyond them: a
+        :class:`~skfairverify.s3p.TableTooLargeError` names the rows needed and
+        allowed, the cost per row, ``tolerance`` and ``max_samples``. The rows of the
+        posterior draws (``n_draws > 0``) are in the estimate (from every group's rows),
+        and the message then names ``n_draws``. A progress bar counts the sampled rows
+        against the estimate (at once with ``verbose``, else once it has run 5 s).
     n_draws : int, default=50
         Exact paths: networks drawn from the posterior of the learned network's
         parameters (a product of Dirichlet distributions given the structure, under the
@@ -294,7 +299,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         Parallel jobs (joblib) over the networks (all rows, ``Y = 1``, ``Y = 0``) and
         over the features of :meth:`fairness_influence`.
     verbose : int, default=0
-        Progress bars when > 0.
+        Progress bars when > 0; with 0, the long loops (:meth:`fairness_influence`, the
+        sampling path's rows) show theirs once they have run for 5 seconds.
 
     Attributes
     ----------
@@ -310,7 +316,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     discretizer_ : BinningDiscretizer or None
         Bins of the binned numeric columns (None when there is none).
     n_bins_ : int or None
-        Number of bins used (None with a user network).
+        Number of bins used: the bins asked, or the most that a numeric column formed
+        when every one formed fewer (fewer distinct values, or equal quantiles merged;
+        ``n_bins_reason_`` says so); None with a user network.
     n_bins_reason_ : str
         Why ``n_bins_`` bins: the candidates tried, the held-out agreement that chose
         among them and what capped them (``max_bins`` or the smallest sensitive
@@ -551,7 +559,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                 "classifier first."
             )
 
-    def _fit_estimator(self, X, y, weight, sensitive):
+    def _fit_estimator(self, X, y, weight, sensitive, frame):
         """Fit a clone of ``estimator`` on ``X, y`` (with the weights when given).
 
         A fairlearn mitigator (its ``fit`` takes ``sensitive_features``) also gets the
@@ -568,7 +576,10 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                 )
             values = sensitive.iloc[:, 0] if sensitive.shape[1] == 1 else sensitive
             return estimator.fit(X, y, sensitive_features=values.to_numpy())
-        return fit_with_weights(estimator, X, y, weight)
+        try:
+            return fit_with_weights(estimator, X, y, weight)
+        except ValueError as exc:
+            raise missing_values_error(exc, frame, estimator) from exc
 
     def _select_path(self, frame, y, weight) -> str:
         """``"exact"`` (a linear rule or a tree is read) or ``"sampling"`` (any model).
@@ -622,6 +633,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         return classes
 
     def _set_variables(self, encoding: Encoding, sensitive: list[str]) -> None:
+        self.n_bins_, fewer = bins_formed(encoding, self.n_bins_)  # the bins formed
+        self.n_bins_reason_ += fewer
         self._encoding = encoding
         self.discretizer_ = encoding.discretizer
         self.variables_ = encoding.names
@@ -736,7 +749,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             keep = np.flatnonzero(weight > 0)
             X = take_rows(X, keep)
             frame, y, weight = positive_rows(frame, y, weight)
-        self.estimator_ = self._fit_estimator(X, y, weight, frame[sensitive])
+        self.estimator_ = self._fit_estimator(X, y, weight, frame[sensitive], frame)
         self.method_ = self._select_path(frame, y, weight)
         learned = isinstance(self.network, str) and self.network == "learn"
         self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
@@ -931,9 +944,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         if draws is None:
             return point, None
         rates_of = self._draw_rates_of(net, exact=point)
-        start = perf_counter()
+        start = cpu_seconds()  # CPU time: a busy machine does not multiply it
         rates_of(net)  # one draw's work: the plan of the draws, on the point network
-        check_draws_work(perf_counter() - start, len(draws), " + ".join(subset),
+        check_draws_work(cpu_seconds() - start, len(draws), " + ".join(subset),
                          self.max_table_size)
         values = np.array([rates_of(self._reference_network(subset, reference, d))
                            for d in draws], dtype=float)
@@ -946,8 +959,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             return [(r, None) for r in self._sampled_influence(nets)]
         tasks = [delayed(self._rates_without)(s, reference, draws) for s in subsets]
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-        return list(tqdm(parallel(tasks), total=len(tasks), desc="FIF",
-                         disable=not self.verbose))
+        return list(progress(parallel(tasks), verbose=self.verbose, total=len(tasks),
+                             desc="FIF"))
 
     def _influence_draws(self):
         """The posterior draws of the fitted network and their group rates, or Nones.
@@ -1024,7 +1037,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         of the bins. The draws cost one engine run per subset and draw (on the draws'
         coarser rule): on Adult (sex x race, 12 features) 6.3 s against 0.54 s for the
         point influences (``benchmarks/bench_fif_intervals.py --fif``); ``n_jobs`` runs
-        the subsets in parallel, ``intervals=False`` skips the draws. The first draw of
+        the subsets in parallel, ``intervals=False`` skips the draws; a progress bar
+        counts the subsets once the call has run 5 s (at once with ``verbose``). The
+        first draw of
         each subset is timed, and ``n_draws`` times its time must be within the work
         bound of ``max_table_size`` (a TableTooLargeError names ``n_draws`` otherwise).
         Without
