@@ -119,7 +119,7 @@ def test_bundled_dataset_text_report_and_html(tmp_path, capsys):
     assert code == 0
     text = capsys.readouterr().out
     assert "german (1000 rows" in text
-    assert "Counterfactual fairness (sex, k=3)" in text
+    assert "Counterfactual fairness (sex, age_group, k=3)" in text  # compound groups
     assert "ESL values, first stage (sex / age_group, metric tpr)" in text  # compound groups
     page = out.read_text()
     # CFlips@k, ESL shares, ESL intervals, contributions

@@ -15,7 +15,6 @@ from sklearn.model_selection import train_test_split
 from skfairverify.__main__ import main
 from skfairverify.audit import AuditReport
 from skfairverify.audit import _cli as cli
-from skfairverify.audit._run import PRIVILEGED_RULE
 from skfairverify.s3p import TableTooLargeError
 
 
@@ -112,7 +111,7 @@ MISTAKES = [
     (["--dataset", "german", "--sensitive-features", "colour"],
      "Column(s) ['colour'] not found in the german data"),
     (["--dataset", "german", "--privileged", "Martian"],
-     "--privileged 'Martian' is not a value of 'sex': ['Female', 'Male']"),
+     "--privileged 'Martian' is not a group of 'sex' x 'age_group': ['Female / old', "),
     (["--dataset", "german", "--html", "{d}/nowhere/report.html"],
      "--html {d}/nowhere/report.html: the folder '{d}/nowhere' does not exist"),
     (["--dataset", "german", "--json", "{d}/nowhere/report.json"],
@@ -293,6 +292,8 @@ def test_json_output_is_strict_with_an_undefined_rate(tmp_path, capsys):
 
 def test_privileged_group_of_a_many_valued_column_is_chosen_and_named(tmp_path, capsys,
                                                                       monkeypatch):
+    """A 4-group column: the command line chooses the privileged group as the API does
+    (CounterfactualFairness's own rule on the same model and rows) and names it."""
     frame = _frame(n=300, race=True)
     path = tmp_path / "data.csv"
     frame.to_csv(path, index=False)
@@ -301,11 +302,11 @@ def test_privileged_group_of_a_many_valued_column_is_chosen_and_named(tmp_path, 
     code, out, err = _run(argv, capsys)
     assert code == 0, err
     section = json.loads(out, parse_constant=_refuse_constant)["counterfactual"]  # on stdout
-    assert section["privileged_rule"] == PRIVILEGED_RULE
-    # independent: the unaware model's favorable decision rate per race on the train rows
     from sklearn.compose import make_column_transformer
+    from sklearn.frozen import FrozenEstimator
     from sklearn.pipeline import make_pipeline
 
+    from skfairverify import CounterfactualFairness
     from skfairverify.audit import default_model
 
     X = frame.drop(columns="approved").astype({"sex": "category", "race": "category"})
@@ -315,10 +316,12 @@ def test_privileged_group_of_a_many_valued_column_is_chosen_and_named(tmp_path, 
                                      verbose_feature_names_out=False)
     model = make_pipeline(select.set_output(transform="pandas"), default_model()).fit(X_tr,
                                                                                        y_tr)
-    rates = pd.Series(model.predict(X_tr), index=X_tr.index).groupby(X_tr.race,
-                                                                     observed=True).mean()
-    assert section["privileged"] == rates.idxmax() == "c"
-    assert sorted(section["unprivileged"]) == ["a", "b", "d"]
+    api = CounterfactualFairness(FrozenEstimator(model), ["race"], k=1,
+                                 random_state=0).fit(X_tr, y_tr)
+    assert section["privileged"] == str(api.privileged_)
+    assert section["privileged_rule"] == api.privileged_rule_
+    assert sorted(section["unprivileged"]) == sorted(
+        str(g) for g in api.groups_ if g != api.privileged_)
     # given: passed on as given (the value of the column, matched by its text), and said so
     seen = {}
 
@@ -332,13 +335,19 @@ def test_privileged_group_of_a_many_valued_column_is_chosen_and_named(tmp_path, 
     assert seen["privileged"] == "a"
     assert ("[audit] privileged group of 'race': 'a', given with --privileged"
             in capsys.readouterr().err)
+    # a compound group of two columns, written 'v1 / v2'
+    with pytest.raises(_RunStarted):
+        main(["audit", "--csv", str(path), "--target", "approved", "--positive", "yes",
+              "--sensitive-features", "race", "sex", "--steps", "counterfactual",
+              "--privileged", "c / M"])
+    assert seen["privileged"] == ("c", "M")
 
 
 @pytest.mark.slow
 def test_compas_works_out_of_the_box(capsys):
     """race has 6 values: the documented privileged value (Caucasian) is taken and named."""
-    code, out, err = _run(["--dataset", "compas", "--steps", "counterfactual", "--k", "1",
-                           "--json"], capsys)
+    code, out, err = _run(["--dataset", "compas", "--sensitive-features", "race", "--steps",
+                           "counterfactual", "--k", "1", "--json"], capsys)
     assert code == 0, err
     assert ("privileged group of 'race': 'Caucasian', the documented privileged value of "
             "the compas data (change it with --privileged)") in err

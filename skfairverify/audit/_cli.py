@@ -101,10 +101,11 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--sensitive-features", nargs="+", metavar="COL",
                        help="sensitive columns (default for bundled data: its usual ones)")
     audit.add_argument("--privileged", metavar="VALUE",
-                       help="privileged value of the first sensitive column for the "
-                            "counterfactual step (default: the documented one of a bundled "
-                            "dataset, else the group the model favors most on the "
-                            "training rows); the value used is printed")
+                       help="privileged group of the counterfactual step, which compares "
+                            "the compound groups of every sensitive column: a value, or "
+                            "'v1 / v2' for several (default: the documented one of a "
+                            "bundled dataset, else CounterfactualFairness's rule); the "
+                            "group used is printed")
     audit.add_argument("--model", metavar="FILE",
                        help="a fitted binary classifier saved with joblib, taking the data's "
                             "columns (linear models and decision trees are verified "
@@ -264,15 +265,16 @@ def _prepare(args, parser) -> _Job:
     if args.model:
         job.model = _load_model(args.model, X)
     if "counterfactual" in args.steps:
-        attribute = sensitive_features[0]
         job.privileged, job.privileged_rule = resolve_privileged(
-            X, attribute, args.privileged, None if args.csv else name)
+            X, sensitive_features, args.privileged, None if args.csv else name)
     esl_work = _check_esl_work(args, X, sensitive_features)
     # every check passed: say what the run uses
     _say_provenance(args, provenance)
     if job.privileged is not None:
-        _say(args, f"privileged group of {sensitive_features[0]!r}: {job.privileged!r}, "
-                   f"{job.privileged_rule}")
+        shown = (" / ".join(map(str, job.privileged)) if isinstance(job.privileged, tuple)
+                 else job.privileged)
+        _say(args, f"privileged group of {' x '.join(map(repr, sensitive_features))}: "
+                   f"{shown!r}, {job.privileged_rule}")
     if esl_work:
         _say(args, esl_work)
     return job

@@ -391,24 +391,31 @@ def load_csv(path: str, target: str, sensitive_features: Sequence[str], positive
     return frame, y, list(sensitive_features), provenance
 
 
-def resolve_privileged(X: pd.DataFrame, attribute: str, given, dataset: str | None):
-    """The privileged value of ``attribute`` and why it is that one, or ``(None, None)``.
+def resolve_privileged(X: pd.DataFrame, sensitive: Sequence[str], given,
+                       dataset: str | None):
+    """The privileged group of the counterfactual step and why it is that one, or Nones.
 
-    ``given`` (``--privileged``, text) is matched to the column's values by its text;
-    otherwise a bundled dataset's documented value is taken (``PRIVILEGED``). ``None``
-    leaves the choice to the counterfactual step (highest favorable decision rate).
+    The step compares the compound groups of every sensitive column. ``given``
+    (``--privileged``, text) is matched to a value of the one sensitive column, or to a
+    compound group written ``"v1 / v2"``; otherwise a bundled dataset's documented value
+    is taken (``PRIVILEGED``), for several columns when each has one. ``None`` leaves the
+    choice to the counterfactual step (``CounterfactualFairness``'s own rule).
     """
-    values = list(pd.unique(X[attribute].dropna()))
+    sensitive = list(sensitive)
+    combos = X[sensitive].dropna().drop_duplicates()
+    groups = {" / ".join(map(str, row)): (row if len(row) > 1 else row[0])
+              for row in combos.itertuples(index=False, name=None)}
     if given is not None:
-        match = [v for v in values if str(v) == str(given)]
-        if not match:
-            raise ValueError(f"--privileged {given!r} is not a value of {attribute!r}: "
-                             f"{sorted(map(str, values))}.")
-        return match[0], "given with --privileged"
-    default = PRIVILEGED.get(dataset or "", {}).get(attribute)
-    if default is not None and default in values:
-        return default, (f"the documented privileged value of the {dataset} data "
-                         "(change it with --privileged)")
+        text = " / ".join(p.strip() for p in str(given).replace("|", "/").split("/"))
+        if text not in groups:
+            raise ValueError(f"--privileged {given!r} is not a group of "
+                             f"{' x '.join(map(repr, sensitive))}: {sorted(groups)[:20]}.")
+        return groups[text], "given with --privileged"
+    documented = [PRIVILEGED.get(dataset or "", {}).get(c) for c in sensitive]
+    text = " / ".join(map(str, documented))
+    if None not in documented and text in groups:
+        return groups[text], (f"the documented privileged value of the {dataset} data "
+                              "(change it with --privileged)")
     return None, None
 
 

@@ -383,13 +383,18 @@ def _counterfactual(report: AuditReport, figures: dict) -> str:
                   f"{', '.join(map(str, c.get('unprivileged', [])))}")
     tables = counterfactual_tables(c["cflips"], c["ndccf"], c["n_refused"],
                                    c.get("sensitive_classifier"))
-    body = [facts([("sensitive feature", ", ".join(c["sensitive_features"])),
+    body = [facts([("sensitive features", ", ".join(c["sensitive_features"])),
                    ("counterfactuals per refused row", str(c["k"]))]
                   + ([("groups", groups)] if groups else [])),
             _pair(tables[:1], figures.pop("counterfactual", [])), *tables[1:]]
+    if c.get("by_group"):
+        body.append(frame_table(pd.DataFrame(c["by_group"]).set_index("group"),
+                                "Per group (compound groups of every sensitive column): "
+                                "CFlips@k and nDCCF@k, their deltas against the privileged "
+                                "group, refused rows"))
     body += [f'<p class="warning">warning: {escape(w)}</p>' for w in c.get("warnings", [])]
     body += [f'<p class="warning">{escape(line)}</p>' for line in (
-        small_sample_line(c["n_refused"], "refused test rows"),
+        small_sample_line(c.get("small_samples") or c["n_refused"], "refused test rows"),
         (c.get("dropped_rows") or {}).get("reason")) if line]
     body.append(_how(
         "For every test row the model refuses, the k nearest changes of its features that "

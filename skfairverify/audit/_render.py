@@ -182,7 +182,10 @@ def _counterfactual_text(c: dict) -> list[str]:
                    f"{_fmt(vals['unprivileged'])}, delta ({delta}) {_fmt(vals['delta'])}")
     out.append("refused rows used: " + ", ".join(f"{k} {v}" for k, v in
                                                  c["n_refused"].items()))
-    flag = small_sample_line(c["n_refused"], "refused test rows")
+    if c.get("by_group"):
+        out += [_wrap("per group (compound groups of every sensitive column; a group's "
+                      "deltas against the privileged group):"), _table_text(c["by_group"])]
+    flag = small_sample_line(c.get("small_samples") or c["n_refused"], "refused test rows")
     out += [_wrap(line) for line in (flag, (c.get("dropped_rows") or {}).get("reason"))
             if line]
     out += _classifier_text(c.get("sensitive_classifier"))

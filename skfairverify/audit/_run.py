@@ -221,10 +221,10 @@ def _classifier_summary(summary: dict | None) -> dict | None:
             "by_group": records(by_group) if isinstance(by_group, pd.DataFrame) else None}
 
 
-def _counterfactual_section(cf, result, attribute: str, k: int, caught: list,
+def _counterfactual_section(cf, result, names: list, k: int, caught: list,
                             rule: str) -> dict:
     return {
-        "sensitive_features": [attribute],
+        "sensitive_features": list(names),
         "k": k,
         "privileged": jsonable(cf.privileged_),
         "privileged_rule": rule,
@@ -264,44 +264,59 @@ def _fit_on_rows_it_accepts(cf, X_train, y_train, X_test):
     return cf.fit(X_train[keep_train], y_train[keep_train]), X_test[keep_test], dropped
 
 
-PRIVILEGED_RULE = ("the group with the highest rate of favorable decisions of the model on "
-                   "the training rows")
+def _group_name(label) -> str:
+    """A group as the reports write it: the values of a compound group joined by " / "."""
+    if isinstance(label, tuple):
+        return " / ".join(map(str, label))
+    return str(label).replace("|", " / ")
 
 
-def _privileged(audit: _Audit, attribute: str) -> tuple[object, str]:
-    """The privileged group of ``attribute`` for the counterfactual step, and the rule."""
-    if audit.privileged is not None:
-        return audit.privileged, "given (privileged=)"
-    groups = audit.X_train[attribute]
-    if groups.nunique() <= 2:
-        return None, PRIVILEGED_RULE  # CounterfactualFairness applies the same rule
-    rates = pd.Series(np.asarray(audit.model.predict(audit.X_train)) == 1,
-                      index=groups.index).groupby(groups.astype(object)).mean()
-    return rates.idxmax(), PRIVILEGED_RULE
+def _compound_summary(cf, result) -> dict:
+    """The privileged side, the unprivileged groups and the small comparisons, readable."""
+    unprivileged = (result.groups or {}).get("unprivileged") if hasattr(result, "groups") \
+        else None
+    if unprivileged is None:
+        unprivileged = [g for g in cf.groups_ if g != cf.privileged_]
+    by_group = getattr(result, "by_group", None)
+    small = {}
+    if isinstance(by_group, pd.DataFrame) and "small_sample" in by_group:
+        small = {_group_name(g): int(row["n_refused"])
+                 for g, row in by_group[by_group["small_sample"]].iterrows()}
+    table = None
+    if isinstance(by_group, pd.DataFrame):
+        table = by_group.rename(index=_group_name).rename_axis("group")
+        table = records(table.drop(columns=[c for c in ("small_sample",) if c in table]))
+    return {"privileged": _group_name(cf.privileged_),
+            "unprivileged": [_group_name(g) for g in unprivileged],
+            "by_group": table,
+            "small_samples": small or small_samples(result.n_refused)}
 
 
 def _counterfactual_step(audit: _Audit, timings: dict, k: int) -> None:
     from ..counterfactual import CounterfactualFairness
 
-    attribute = audit.sensitive_features[0]
-    audit.say(f"counterfactuals: CFlips/nDCCF for {attribute!r} (k={k})")
+    names = audit.sensitive_features
+    described = " x ".join(map(repr, names))
+    audit.say(f"counterfactuals: CFlips/nDCCF for {described} (k={k})")
     t0 = time.perf_counter()
-    privileged, rule = _privileged(audit, attribute)
-    cf = CounterfactualFairness(audit.frozen, attribute, k=k, privileged=privileged,
+    # every sensitive column: the compound groups, the privileged one given, documented
+    # or chosen by CounterfactualFairness's own rule (privileged_group), as the API does
+    cf = CounterfactualFairness(audit.frozen, list(names), k=k, privileged=audit.privileged,
                                 random_state=audit.random_state, verbose=audit.verbose)
     cf, X_test, dropped = _fit_on_rows_it_accepts(cf, audit.X_train, audit.y_train,
                                                   audit.X_test)
     if dropped:
         audit.say(f"counterfactuals: {dropped['reason']}")
-    audit.say(f"counterfactuals: privileged group of {attribute!r} = {cf.privileged_!r} "
-              f"({rule})")
+    rule = cf.privileged_rule_
+    audit.say(f"counterfactuals: privileged group of {described} = "
+              f"{_group_name(cf.privileged_)!r} ({rule})")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = cf.evaluate(X_test)
     timings["counterfactual"] = time.perf_counter() - t0
-    section = _counterfactual_section(cf, result, attribute, k, caught, rule)
+    section = _counterfactual_section(cf, result, names, k, caught, rule)
+    section.update(_compound_summary(cf, result))
     section["dropped_rows"] = dropped
-    section["small_samples"] = small_samples(section["n_refused"])
     audit.report.sections["counterfactual"] = section
     if audit.figures:
         from ..plotting import plot_cflips_at_k
@@ -466,8 +481,7 @@ def run_audit(
     sensitive_features : str, list of str, array-like, Series or DataFrame
         A sensitive column of ``X``, a list of them, or the values themselves (one row
         per row of ``X``; they join ``X`` as columns under their names). The verifier
-        uses all of them (compound groups); the counterfactual and ESL steps use the
-        first one.
+        uses all of them (compound groups), and so do the counterfactual and ESL steps.
     model : estimator, default=None
         A fitted model (read as it is, through ``FrozenEstimator``) taking ``X``; by
         default a logistic regression that does not read the sensitive columns
@@ -489,10 +503,12 @@ def run_audit(
         Seed of the split and of every randomised step.
     verbose : int, default=1
         Progress messages on standard error and progress bars when > 0.
-    privileged : label, default=None
-        Privileged value of the first sensitive feature for the counterfactual step
-        (that value against all the others). ``None``: the group with the highest rate
-        of favorable decisions of the model on the training rows. The report's
+    privileged : label or tuple, default=None
+        Privileged group of the counterfactual step, which compares the compound groups
+        of every sensitive feature (that group against all the others): a value of the
+        one sensitive feature, or a tuple of values of all of them. ``None``:
+        :class:`~skfairverify.CounterfactualFairness`'s own rule
+        (:func:`~skfairverify.counterfactual.privileged_group`). The report's
         ``counterfactual`` section names the group used and the rule
         (``privileged``, ``privileged_rule``).
     max_fits : int, default=4096
