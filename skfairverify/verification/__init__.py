@@ -6,6 +6,7 @@ from ._warnings import (
     MIN_AGREEMENT,
     EstimateOutsideIntervalWarning,
     LowAgreementWarning,
+    ModelCheckWarning,
     SamplingToleranceWarning,
 )
 
@@ -15,6 +16,7 @@ __all__ = [
     "FairnessVerifier",
     "LowAgreementWarning",
     "MIN_AGREEMENT",
+    "ModelCheckWarning",
     "SamplingToleranceWarning",
     "VerificationResult",
 ]

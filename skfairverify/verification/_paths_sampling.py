@@ -133,7 +133,7 @@ class _SamplingPathMixin:
                 "linear model (exact path) with the BayesNet."
             )
 
-    def _fit_sampling(self, frame, sensitive, y_pos, weight) -> None:
+    def _fit_sampling(self, frame, sensitive, y_pos, weight, observed=None) -> None:
         """Variables, networks and certified group rates of the model on ``frame``."""
         self._check_sampling_network()
         n_bins = self._sampling_bins()
@@ -144,7 +144,7 @@ class _SamplingPathMixin:
             "fixed n_bins)" if self.n_bins != "auto" else f"{SAMPLING_BINS}, at most max_bins)")
         self._set_variables(encoding, sensitive)
         self._decision = ModelDecision(self.estimator_, self.classes_[1])
-        ev = self._evaluate_sampling(frame, y_pos, encoding, weight)
+        ev = self._evaluate_sampling(frame, y_pos, encoding, weight, observed)
         self._fit_builder = self._builder(encoding, frame, weight)
         self.multiplier_ = None
         self.agreement_ = 1.0
@@ -155,7 +155,7 @@ class _SamplingPathMixin:
         w = None if weight is None else (weight if mask is None else weight[mask])
         return RowBuilder(encoding, rows, w, list(self.feature_names_in_), self._input_labels)
 
-    def _evaluate_sampling(self, frame, y_pos, encoding, weight) -> Evaluation:
+    def _evaluate_sampling(self, frame, y_pos, encoding, weight, observed=None) -> Evaluation:
         """Networks, sampled group rates with intervals, and metrics on ``frame``."""
         sens_codes, group_codes, support, networks, codes = self._groups_and_networks(
             frame, y_pos, encoding, weight)

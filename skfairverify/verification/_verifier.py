@@ -40,6 +40,8 @@ from ._learning import _NetworkMixin
 from ._linear_path import _LinearPathMixin
 from ._network import resolve_structure_search
 from ._paths_sampling import _SamplingPathMixin
+from ._population import Observed
+from ._sampling import ModelDecision
 from ._quantization import _QuantizationMixin
 from ._results import FairnessInfluenceResult, VerificationResult
 from ._sensitive import _SensitiveMixin
@@ -469,6 +471,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         "max_samples": [Interval(Integral, 1, None, closed="left")],
         "max_time": [Interval(Real, 0, None, closed="neither")],
         "n_draws": [Interval(Integral, 0, None, closed="left")],
+        "n_bootstrap": [Interval(Integral, 0, None, closed="left")],
         "credible_level": [Interval(Real, 0, 1, closed="neither")],
         "prior": [StrOptions({"hierarchical", "bdeu"})],
         "mediators": [None, str, list, tuple],
@@ -497,8 +500,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         max_samples=2_000_000,
         max_time=600.0,
         n_draws=50,
+        n_bootstrap=50,
         credible_level=0.95,
-        prior="hierarchical",
+        prior="bdeu",
         mediators=None,
         pcf_definition="fvgm",
         max_indegree=1,
@@ -521,6 +525,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         self.max_samples = max_samples
         self.max_time = max_time
         self.n_draws = n_draws
+        self.n_bootstrap = n_bootstrap
         self.credible_level = credible_level
         self.prior = prior
         self.mediators = mediators
@@ -620,6 +625,24 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                 f"has {len(classes)} classes {classes.tolist()[:10]}."
             )
         return classes
+
+    def _observed(self, X, frame: pd.DataFrame, sensitive) -> Observed | None:
+        """The model's positive decisions on the rows (the direct rates' numerators).
+
+        On the linear path the rule read from the model (equal to its decision function,
+        and defined on categories the model's encoder has not seen), on the tree path
+        its positive leaves, on the sampling path its own ``predict`` (a fairlearn
+        mitigator's gets the sensitive values and a seed). None with ``n_bootstrap=0``.
+        """
+        if self.n_bootstrap == 0:
+            return None
+        if self.method_ == "sampling":
+            decide = ModelDecision(self.estimator_, self.classes_[1])
+            return Observed(decide.decisions(X, frame[list(sensitive)],
+                                             self._population_rng(4)))
+        if self._exact_kind == "tree":
+            return Observed(np.asarray(self._leaves.predict_positive(frame), dtype=bool))
+        return Observed(np.asarray(self._unit_rule.decision_function(frame)) > 0)
 
     def _set_variables(self, encoding: Encoding, sensitive: list[str]) -> None:
         self._encoding = encoding
@@ -742,16 +765,17 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
                                   if learned else None)
         y_pos = None if y is None else self._positive_labels(y, len(frame))
+        observed = self._observed(X, frame, sensitive)
         if self.method_ == "sampling":
-            self._fit_sampling(frame, sensitive, y_pos, weight)
+            self._fit_sampling(frame, sensitive, y_pos, weight, observed)
             return self
         if self._exact_kind == "tree":
-            self._fit_tree(frame, sensitive, y_pos, weight)
+            self._fit_tree(frame, sensitive, y_pos, weight, observed)
             return self
         encoding, multipliers = self._encode(frame, sensitive, weight)
         self._set_variables(encoding, sensitive)
         eo_labels = None if isinstance(self.network, BayesNet) else y_pos
-        ev = self._evaluate(frame, eo_labels, encoding, multipliers, weight)
+        ev = self._evaluate(frame, eo_labels, encoding, multipliers, weight, observed)
         reference = self._unit_rule.decision_function(frame) > 0
         self.multiplier_ = int(ev.multiplier)
         self.agreement_ = float(
@@ -839,20 +863,23 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         weight = check_sample_weight(sample_weight, len(frame))
         y = None if y is None else check_y_shape(y, len(frame))
         frame, _ = self._resolve_sensitive(frame, sensitive_features, fitting=False)
+        if weight is not None and not weight.all():
+            X = take_rows(X, np.flatnonzero(weight > 0))
         frame, y, weight = positive_rows(frame, y, weight)
         self._check_verify_frame(frame)
         y_pos = None if y is None else self._positive_labels(y, len(frame))
+        observed = self._observed(X, frame, self._sensitive)
         # A discrete numeric value absent from the rows of fit gets its own state (its
         # contribution is exact), since the network is learned again from X.
         encoding = self._encoding.covering(frame)
         if self.method_ == "sampling":
-            ev = self._evaluate_sampling(frame, y_pos, encoding, weight)
+            ev = self._evaluate_sampling(frame, y_pos, encoding, weight, observed)
             agreement = 1.0
         elif self._exact_kind == "tree":
-            ev = self._evaluate_tree(frame, y_pos, encoding, weight)
+            ev = self._evaluate_tree(frame, y_pos, encoding, weight, observed)
             agreement = 1.0
         else:
-            ev = self._evaluate(frame, y_pos, encoding, [self.multiplier_], weight)
+            ev = self._evaluate(frame, y_pos, encoding, [self.multiplier_], weight, observed)
             reference = self._unit_rule.decision_function(frame) > 0
             agreement = float(self._agreements(encoding, frame, reference, [self.multiplier_],
                                                weight)[0])
