@@ -715,6 +715,26 @@ class _DaskMixin:
                             positive=self.classes_[1], labels=labels,
                             max_table_size=self.max_table_size)
 
+    def _dask_observed(self, gathered: Gathered, rows: DaskRows, encoding):
+        """The model's decisions on the gathered distinct rows (None: ``n_bootstrap=0``).
+
+        The linear rule's decision is gathered with the codes; the tree's is a function of
+        the codes (its states are refined at the thresholds). Without sample weights the
+        rows' counts are their multiplicities; with them, the summed weights are read as
+        sampling weights of single rows (the distinct rows' multiplicities are not kept).
+        """
+        from ._population import Observed
+        from ._trees_path import tree_decisions
+        from ._trees_states import state_indicators
+
+        if self.n_bootstrap == 0:
+            return None
+        decisions = gathered.reference
+        if decisions is None:
+            decisions = tree_decisions(state_indicators(encoding, self._leaves),
+                                       gathered.codes)
+        return Observed(decisions, None if rows.has_weight else gathered.weight)
+
     def _select_dask_path(self, X) -> None:
         self._refuse_regressor()
         self.estimator_ = fitted_estimator(self.estimator)
@@ -770,15 +790,16 @@ class _DaskMixin:
         encoding = exact_bin_means(encoding, gathered.sums, unit, tree=not linear)
         self._set_variables(encoding, sensitive)
         proxy = FixedCodes(encoding, gathered.codes)
+        observed = self._dask_observed(gathered, rows, encoding)
         if not linear:
             ev = _as_row_counts(self._evaluate_tree(None, gathered.y_pos, proxy,
-                                                    gathered.weight), rows)
+                                                    gathered.weight, observed), rows)
             self._tree_indicators = state_indicators(encoding, self._leaves)
             self.multiplier_, self.agreement_ = None, 1.0
             self._set_evaluation(ev, encoding)
             return self
         ev = _as_row_counts(self._evaluate(None, gathered.y_pos, proxy, [l] + smaller,
-                                           gathered.weight), rows)
+                                           gathered.weight, observed), rows)
         self.multiplier_ = int(ev.multiplier)
         self.agreement_ = float(chunked_agreements(self._agreements, encoding, gathered,
                                                    [ev.multiplier])[0])
@@ -805,11 +826,12 @@ class _DaskMixin:
         unit = self._unit_rule if linear else None
         gathered = self._gather(rows, stats, encoding, unit, labels=y is not None)
         proxy = FixedCodes(encoding, gathered.codes)
+        observed = self._dask_observed(gathered, rows, encoding)
         if not linear:
             return _as_row_counts(self._evaluate_tree(None, gathered.y_pos, proxy,
-                                                      gathered.weight), rows), 1.0
+                                                      gathered.weight, observed), rows), 1.0
         ev = _as_row_counts(self._evaluate(None, gathered.y_pos, proxy, [self.multiplier_],
-                                           gathered.weight), rows)
+                                           gathered.weight, observed), rows)
         agreement = chunked_agreements(self._agreements, encoding, gathered,
                                        [self.multiplier_])[0]
         return ev, float(agreement)

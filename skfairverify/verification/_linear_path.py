@@ -328,6 +328,8 @@ class _LinearPathMixin:
         """The rows behind every rate of ``groups`` (all rows; ``Y = 1``; ``Y = 0``)."""
         sens_codes, group_codes, _, networks, codes = data
         of_row = rows_group(sens_codes, group_codes)
+        if observed.multiplicity is not None:  # the weights are the distinct rows' counts
+            weight = None
         subsets = [RateRows("positive_rate", networks[0], groups["positive_rate"].to_numpy(),
                             None, codes, observed.decisions, of_row, weight,
                             observed.multiplicity)]

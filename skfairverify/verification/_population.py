@@ -64,6 +64,7 @@ __all__ = [
     "Observed",
     "RateRows",
     "add_population_columns",
+    "distinct_rows",
     "misfits",
     "population_table",
     "estimate_population",
@@ -75,6 +76,7 @@ __all__ = [
     "population_estimates",
     "replicate_moments",
     "replicate_tables",
+    "reweighted_rates",
 ]
 
 #: Groups with fewer (effective) rows get their direct rate: their bootstrap cannot
@@ -269,16 +271,16 @@ def _binomial_floor(network, direct, n_eff) -> np.ndarray:
 
 
 def replicate_moments(network, direct, n_eff, boot_network, boot_direct,
-                      mc_variance=None) -> Moments:
+                      extra_variance=None) -> Moments:
     """The variances and covariance of the two rates from their bootstrap replicates.
 
     The Bayesian bootstrap's variance of a mean of ``n`` rows is ``(n - 1) / (n + 1)``
     times the sampling variance: the moments are scaled by ``(n + 1) / (n - 1)``. The
     direct rate's variance is at least the binomial one (:func:`_binomial_floor`), and
     the variance of the difference at least the floor minus the network's variance (its
-    value when the network's estimate is efficient). ``mc_variance`` (the Monte Carlo
-    variance of every replicate's network rate, on the sampling path) is taken off the
-    network's variance.
+    value when the network's estimate is efficient). ``extra_variance`` (of the network's
+    rate, unseen by the replicates: the Monte Carlo error of the sampling path's point
+    estimate) is added to the network's variance.
 
     Examples
     --------
@@ -295,10 +297,9 @@ def replicate_moments(network, direct, n_eff, boot_network, boot_direct,
     bn = boot_network - boot_network.mean(axis=0)
     bd = boot_direct - boot_direct.mean(axis=0)
     dof = max(len(boot_network) - 1, 1)
-    tau = (bn * bn).sum(axis=0) / dof
-    if mc_variance is not None:
-        tau = np.maximum(tau - mc_variance, 0.0)
-    tau = tau * scale
+    tau = (bn * bn).sum(axis=0) / dof * scale
+    if extra_variance is not None:
+        tau = tau + extra_variance
     cov = (bn * bd).sum(axis=0) / dof * scale
     floor = _binomial_floor(network, direct, n)
     psi = np.maximum((bd * bd).sum(axis=0) / dof * scale, floor)
@@ -417,7 +418,7 @@ class PopulationEstimates:
 
 
 def population_estimates(network, direct, n_eff, boot_network, boot_direct, *,
-                         level: float = 0.95, mc_variance=None) -> PopulationEstimates:
+                         level: float = 0.95, extra_variance=None) -> PopulationEstimates:
     """Combine the network's and the direct rates of every group (see the module docstring).
 
     Parameters
@@ -429,8 +430,9 @@ def population_estimates(network, direct, n_eff, boot_network, boot_direct, *,
         Their bootstrap replicates.
     level : float, default=0.95
         Level of the intervals.
-    mc_variance : ndarray of shape (n_groups,), default=None
-        Monte Carlo variance of each replicate's network rate (sampling path).
+    extra_variance : ndarray of shape (n_groups,), default=None
+        Variance of the network's rates that the replicates do not see (the Monte Carlo
+        error of the sampling path's point estimates).
 
     Returns
     -------
@@ -459,7 +461,8 @@ def population_estimates(network, direct, n_eff, boot_network, boot_direct, *,
     present = ~(np.isnan(network) | np.isnan(direct))
     mom = replicate_moments(network[present], direct[present], n_eff[present],
                             boot_network[:, present], boot_direct[:, present],
-                            None if mc_variance is None else np.asarray(mc_variance)[present])
+                            None if extra_variance is None
+                            else np.asarray(extra_variance)[present])
     diff = network[present] - direct[present]
     variance = mom.diff_variance
     out["pvalue"][present] = 2.0 * stats.norm.sf(np.abs(diff) / np.sqrt(variance))
@@ -685,6 +688,35 @@ def bdeu_scale(network, codes, weight, multiplicity, equivalent_sample_size) -> 
     return out
 
 
+def distinct_rows(sub: RateRows) -> RateRows:
+    """``sub`` as its distinct (codes, decision) rows, each with its multiplicity.
+
+    The bootstrap of a row standing for ``m`` rows draws its weight from Gamma(m, 1)
+    (the sum of ``m`` Exp(1) variates). The distinct rows come sorted, so that rows
+    given one by one (pandas) and rows gathered with their counts (dask) get the same
+    replicates. Rows with sample weights are kept as they are (their weights differ).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._population import RateRows, distinct_rows
+    >>> codes = np.array([[1, 0], [0, 1], [1, 0]])
+    >>> sub = RateRows("positive_rate", None, np.zeros(2), None, codes,
+    ...                np.array([True, False, True]), np.array([1, 0, 1]))
+    >>> out = distinct_rows(sub)
+    >>> out.codes.tolist(), out.multiplicity.tolist(), out.group_of_row.tolist()
+    ([[0, 1], [1, 0]], [1.0, 2.0], [0, 1])
+    """
+    if sub.weight is not None or len(sub.codes) == 0:
+        return sub
+    table = np.column_stack([sub.codes, sub.decisions.astype(sub.codes.dtype)])
+    rows, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+    counts = np.ones(len(table)) if sub.multiplicity is None else sub.multiplicity
+    mult = np.bincount(inverse.ravel(), weights=counts, minlength=len(rows))
+    return RateRows(sub.name, sub.network, sub.rates, sub.mask, rows[:, :-1],
+                    rows[:, -1].astype(bool), sub.group_of_row[first], None, mult)
+
+
 def estimate_population(subsets, solve, *, n_boot: int, random_state, relearn: bool,
                         equivalent_sample_size: float, keep_prior: bool, level: float,
                         max_table_size: int) -> dict:
@@ -694,9 +726,9 @@ def estimate_population(subsets, solve, *, n_boot: int, random_state, relearn: b
     ----------
     subsets : list of RateRows
     solve : callable
-        ``solve(subset, networks) -> (rates, mc_variance)``: the ``(n_boot, n_groups)``
-        rates of the groups under the replicate networks (and the Monte Carlo variance
-        of each, or None when they are exact).
+        ``solve(subset, tables) -> (rates, extra_variance)``: the ``(n_boot, n_groups)``
+        rates of the groups under the replicates' tables, and the variance of the
+        network's rates the replicates do not see (None when they are exact).
     n_boot : int
         Bootstrap replicates.
     random_state : numpy Generator
@@ -723,6 +755,7 @@ def estimate_population(subsets, solve, *, n_boot: int, random_state, relearn: b
     for sub in subsets:
         if sub.network is None or np.isnan(sub.rates).all():
             continue
+        sub = distinct_rows(sub)
         m = len(sub.rates)
         direct, n_eff = direct_rates(sub.decisions, sub.group_of_row, m, sub.weight,
                                      sub.multiplicity)
@@ -734,19 +767,23 @@ def estimate_population(subsets, solve, *, n_boot: int, random_state, relearn: b
             random_state=random_state, equivalent_sample_size=equivalent_sample_size,
             sample_weight=sub.weight, multiplicity=sub.multiplicity, scale_tables=scale,
             max_table_size=max_table_size)
-        mc = None
+        extra = None
         if relearn:
-            boot_network, mc = solve(sub, tables)
+            boot_network, extra = solve(sub, tables)
         else:
             boot_network = np.tile(sub.rates, (n_boot, 1))
         out[sub.name] = population_estimates(sub.rates, direct, n_eff, boot_network,
-                                             boot_direct, level=level, mc_variance=mc)
+                                             boot_direct, level=level, extra_variance=extra)
     return out
 
 
 @dataclass
 class Observed:
-    """The model's decisions on the rows of an evaluation (and their multiplicities)."""
+    """The model's decisions on the rows of an evaluation.
+
+    ``multiplicity``: the rows are distinct rows of data, each standing for that many
+    rows (the dask path), and the evaluation's weights are these counts.
+    """
 
     decisions: np.ndarray
     multiplicity: np.ndarray | None = None
@@ -827,4 +864,69 @@ def misfits(estimates: dict, alpha: float = 0.05) -> list[tuple[str, int, float]
         if item[2] > alpha / (len(found) - k):
             break
         out.append(item)
+    return out
+
+
+def reweighted_rates(network, tables, kept: dict, n_groups: int,
+                     chunk_entries: int = 4_000_000) -> np.ndarray:
+    """Rates under replicate tables by reweighting rows sampled from ``network``.
+
+    The rows a group's rate was sampled from (``kept[g] = (codes, decisions)``) are
+    weighted by ``p_b(x) / p(x)``, the ratio of the replicate's probability of the row to
+    the network's (same structure, so a product over the families), and the replicate's
+    rate is the weighted share of positive decisions (self-normalised importance
+    sampling). The replicates share the rows, so the model decides no new row and the
+    Monte Carlo error mostly cancels between replicates.
+
+    Parameters
+    ----------
+    network : BayesNet
+        The network the rows were sampled from.
+    tables : list of ndarray
+        The replicates' tables, ``tables[i]`` of shape ``(n_boot, *network.cpts[i].shape)``.
+    kept : dict
+        Group index -> ``(codes, decisions)`` of its sampled rows.
+    n_groups : int
+    chunk_entries : int, default=4_000_000
+        Replicates x rows handled at once (memory).
+
+    Returns
+    -------
+    ndarray of shape (n_boot, n_groups)
+        NaN for the groups without kept rows.
+
+    Examples
+    --------
+    One binary variable with ``p(x = 1) = 0.3``, rows decided positive when ``x = 1``; a
+    replicate with ``p(x = 1) = 0.6`` gets a rate near 0.6:
+
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.verification._population import reweighted_rates
+    >>> net = BayesNet([2], [()], [np.array([0.7, 0.3])])
+    >>> codes = (np.random.default_rng(0).random((20000, 1)) < 0.3).astype(int)
+    >>> tables = [np.array([[0.4, 0.6]])]
+    >>> rates = reweighted_rates(net, tables, {0: (codes, codes[:, 0] == 1)}, 1)
+    >>> round(float(rates[0, 0]), 1)
+    0.6
+    """
+    n_boot = len(tables[0])
+    out = np.full((n_boot, n_groups), np.nan)
+    flat_tables = [t.reshape(n_boot, -1) for t in tables]
+    for g, (codes, decisions) in kept.items():
+        if len(codes) == 0:
+            continue
+        index = [_family_index(codes, network.cardinalities, i, p)[0]
+                 for i, p in enumerate(network.parents)]
+        base = sum(np.log(network.cpts[i].ravel()[idx]) for i, idx in enumerate(index))
+        step = max(1, chunk_entries // len(codes))
+        dec = np.asarray(decisions, dtype=float)
+        for start in range(0, n_boot, step):
+            sl = slice(start, min(start + step, n_boot))
+            log_w = -base[None, :].repeat(sl.stop - sl.start, axis=0)
+            for table, idx in zip(flat_tables, index):
+                log_w += np.log(table[sl][:, idx])
+            log_w -= log_w.max(axis=1, keepdims=True)
+            w = np.exp(log_w)
+            out[sl, g] = (w @ dec) / w.sum(axis=1)
     return out

@@ -95,3 +95,20 @@ class _TreePathMixin:
         return tree_group_rates(self._reference_network(subset, reference),
                                 self._tree_indicators, None, self._sens_idx,
                                 self._group_codes, self.max_table_size)
+
+
+def tree_decisions(indicators, codes) -> np.ndarray:
+    """The tree's positive decision on every row of state ``codes`` (any positive region).
+
+    A region holds a row when every variable it constrains is in an allowed state
+    (:func:`._trees_states.state_indicators`); the states are refined at the tree's
+    thresholds, so this is the tree's own decision.
+    """
+    codes = np.asarray(codes)
+    positive = np.zeros(len(codes), dtype=bool)
+    for r in range(indicators.n_regions):
+        inside = np.ones(len(codes), dtype=bool)
+        for v, allowed in indicators.by_variable.items():
+            inside &= allowed[r, codes[:, v]] > 0
+        positive |= inside
+    return positive

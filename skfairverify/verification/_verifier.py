@@ -41,9 +41,9 @@ from ._linear_path import _LinearPathMixin
 from ._network import resolve_structure_search
 from ._paths_sampling import _SamplingPathMixin
 from ._population import Observed
-from ._sampling import ModelDecision
 from ._quantization import _QuantizationMixin
 from ._results import FairnessInfluenceResult, VerificationResult
+from ._sampling import ModelDecision
 from ._sensitive import _SensitiveMixin
 from ._trees import is_tree_model
 from ._trees_path import _TreePathMixin
@@ -896,6 +896,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             metric_intervals=ev.metric_intervals,
             method=self.method_,
             intervals=interval_note(self),
+            population_metrics=dict(ev.population_metrics),
+            population_metric_intervals=dict(ev.population_metric_intervals),
+            population=ev.population_table,
         )
 
     def _feature_subsets(self, features) -> list[list[str]]:
