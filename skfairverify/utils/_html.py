@@ -1014,7 +1014,7 @@ def model_check_fact(table) -> str | None:
             "rests on the rows")
 
 
-_POPULATION_TABLE_COLUMNS = ("rate", "network", "direct", "rows", "estimate", "ci_low",
+_POPULATION_TABLE_COLUMNS = ("rate", "network", "network_se", "direct", "rows", "estimate", "ci_low",
                              "ci_high", "effective_rows", "direct_weight", "discrepancy",
                              "pvalue")
 

@@ -16,17 +16,22 @@ from the direct ones beyond their sampling noise:
   solves it, and recomputes the direct rate with the same weights): variances ``psi_a``,
   ``tau_a`` and covariance ``c_a`` (:func:`replicate_moments`). The bootstrap needs no
   assumption that the network is right, so these hold under misspecification too.
-* Model: ``D_a = theta_a + e_a`` and ``N_a = theta_a + b_a + u_a`` with ``(e_a, u_a)`` of
-  those moments and the network's bias ``b_a ~ N(0, sigma^2)`` across groups.
-  Given ``sigma``, the best linear unbiased combination of the two is the generalised
-  least squares estimate ``g_a D_a + (1 - g_a) N_a``, ``g_a = (sigma^2 + tau_a - c_a) /
-  (sigma^2 + V_a)``, ``V_a = tau_a + psi_a - 2 c_a`` the variance of ``N_a - D_a``
-  (:func:`combine_given_sigma`).
-* ``sigma`` is integrated out (hierarchical Bayes, a flat prior on ``[0, 0.5]``):
-  ``N_a - D_a ~ N(0, sigma^2 + V_a)`` gives its posterior, so its uncertainty, large
-  with few groups, is in the estimate's mean squared error. Where the network fits,
-  ``sigma`` is small and small groups borrow the network's precision; where it does
-  not, ``g_a`` goes to 1 and the estimate falls back to the direct one.
+* Model (Fay and Herriot's, the network's rate as the synthetic estimate): ``D_a =
+  theta_a + e_a`` and ``N_a = theta_a + mu + b_a + u_a`` with ``(e_a, u_a)`` of those
+  moments, ``mu`` the network's common bias and ``b_a ~ N(0, sigma^2)`` each group's
+  own. Given ``mu`` and ``sigma``, the best linear unbiased combination of the two is
+  the generalised least squares estimate ``g_a D_a + (1 - g_a) (N_a - mu)``, ``g_a =
+  (sigma^2 + tau_a - c_a) / (sigma^2 + V_a)``, ``V_a = tau_a + psi_a - 2 c_a`` the
+  variance of ``N_a - D_a`` (:func:`combine_given_sigma`).
+* ``mu`` and ``sigma`` are integrated out (hierarchical Bayes, flat priors, ``sigma``
+  on ``[0, 0.5]``): ``N_a - D_a ~ N(mu, sigma^2 + V_a)`` gives their posterior
+  (:class:`BiasPosterior`), so their uncertainty, large with few groups, is in the
+  estimate's mean squared error (with ``mu``'s: Prasad and Rao's ``g2`` term). Where the
+  network fits, ``mu`` and ``sigma`` are small and small groups borrow the network's
+  precision; a bias common to the groups is taken off the network's rate; where the
+  groups' biases differ, ``g_a`` goes to 1 and the estimate falls back to the direct
+  one. With a single group of enough rows there is nothing to learn the bias from
+  beyond its own rows: the estimate is the direct one.
 * The interval is the Jeffreys interval of a proportion with the estimate's effective
   number of rows ``n* = p (1 - p) / MSE`` (Korn and Graubard 1998, for survey
   proportions), ``n*`` at most twice the group's own rows: no group is credited with the
@@ -69,6 +74,7 @@ __all__ = [
     "population_table",
     "estimate_population",
     "PopulationEstimates",
+    "BiasPosterior",
     "combine_given_sigma",
     "direct_rates",
     "gap_bounds",
@@ -338,12 +344,30 @@ def combine_given_sigma(network, direct, moments: Moments, sigma2):
     return estimate, np.maximum(mse, 1e-15)
 
 
-def _sigma_posterior(diff, variance) -> np.ndarray:
-    """Posterior weights of :data:`SIGMA_GRID` given the differences and their variances."""
-    total = SIGMA_GRID[:, None] ** 2 + variance[None, :]
-    loglik = -0.5 * (np.log(total) + diff[None, :] ** 2 / total)
-    log_post = loglik.sum(axis=1)
-    return np.exp(log_post - logsumexp(log_post))
+@dataclass(frozen=True)
+class BiasPosterior:
+    """The posterior of the network's bias on :data:`SIGMA_GRID` given the differences.
+
+    ``N_a - D_a ~ N(mu, sigma^2 + V_a)``: ``mu`` the network's common bias (flat prior,
+    integrated out: its mean ``mu[k]`` and variance ``mu_variance[k]`` given each grid
+    value ``sigma_k``) and ``sigma`` the spread of the groups' own biases around it
+    (flat prior on the grid); ``weights[k]`` is the posterior probability of ``sigma_k``
+    (the likelihood of the differences with ``mu`` integrated out, REML's).
+    """
+
+    weights: np.ndarray
+    mu: np.ndarray
+    mu_variance: np.ndarray
+
+    @classmethod
+    def of(cls, diff, variance) -> BiasPosterior:
+        total = SIGMA_GRID[:, None] ** 2 + variance[None, :]
+        precision = 1.0 / total
+        mass = precision.sum(axis=1)
+        mu = (precision * diff[None, :]).sum(axis=1) / mass
+        resid = diff[None, :] - mu[:, None]
+        loglik = -0.5 * ((np.log(total) + resid ** 2 / total).sum(axis=1) + np.log(mass))
+        return cls(np.exp(loglik - logsumexp(loglik)), mu, 1.0 / mass)
 
 
 def jeffreys_interval(p, n, level: float):
@@ -393,6 +417,8 @@ class PopulationEstimates:
     sigma : float
         Posterior mean of the between-group standard deviation of the network's bias.
     level : float
+    network_variance : ndarray or None
+        Sampling variance of the network's rate (from the replicates).
     """
 
     rate: np.ndarray
@@ -406,7 +432,7 @@ class PopulationEstimates:
     direct_weight: np.ndarray
     sigma: float
     level: float = 0.95
-    extra: dict = field(default_factory=dict)
+    network_variance: np.ndarray | None = None
 
     def draws(self, n_draws: int, rng) -> np.ndarray:
         """Independent draws of every group's rate from its interval's Beta distribution."""
@@ -470,17 +496,21 @@ def population_estimates(network, direct, n_eff, boot_network, boot_direct, *,
     small = n_eff[present] < MIN_NETWORK_ROWS
     rate, mse, g = direct[present].copy(), mom.floor.copy(), np.ones(int(present.sum()))
     fit = ~small
-    if fit.any():
-        weights = _sigma_posterior(diff[fit], variance[fit])
-        sigma = float(weights @ SIGMA_GRID)
+    if fit.sum() >= 2:  # a common bias and a spread need two groups
+        post = BiasPosterior.of(diff[fit], variance[fit])
+        sigma = float(post.weights @ SIGMA_GRID)
         sub = Moments(mom.tau[fit], mom.psi[fit], mom.cov[fit], mom.floor[fit])
-        est, err = combine_given_sigma(network[present][fit], direct[present][fit], sub,
+        # the network's rate corrected by the common bias, given each grid value
+        corrected = network[present][fit][None, :] - post.mu[:, None]
+        est, err = combine_given_sigma(corrected, direct[present][fit], sub,
                                        SIGMA_GRID[:, None] ** 2)
-        mean = weights @ est
+        weight = np.clip(((sub.tau + SIGMA_GRID[:, None] ** 2) - sub.cov)
+                         / (SIGMA_GRID[:, None] ** 2 + sub.diff_variance), 0.0, 1.0)
+        err = err + (1 - weight) ** 2 * post.mu_variance[:, None]  # Prasad-Rao's g2
+        mean = post.weights @ est
         rate[fit] = np.clip(mean, 0.0, 1.0)
-        mse[fit] = weights @ (err + est ** 2) - mean ** 2
-        a = sub.tau + SIGMA_GRID[:, None] ** 2
-        g[fit] = weights @ np.clip((a - sub.cov) / (a + sub.psi - 2 * sub.cov), 0.0, 1.0)
+        mse[fit] = post.weights @ (err + est ** 2) - mean ** 2
+        g[fit] = post.weights @ weight
     n = np.maximum(n_eff[present], 1.0)
     p = np.clip(rate, 0.5 / n, 1 - 0.5 / n)
     rows = np.minimum(p * (1 - p) / np.maximum(mse, 1e-15), MAX_ROWS_FACTOR * n)
@@ -488,12 +518,13 @@ def population_estimates(network, direct, n_eff, boot_network, boot_direct, *,
     low, high = jeffreys_interval(rate, rows, level)
     out["rate"][present], out["low"][present], out["high"][present] = rate, low, high
     out["rows"][present], out["g"][present] = rows, g
-    disc = np.full(m, np.nan)
-    disc[present] = diff
+    disc, tau = np.full(m, np.nan), np.full(m, np.nan)
+    disc[present], tau[present] = diff, mom.tau
     return PopulationEstimates(rate=out["rate"], low=out["low"], high=out["high"],
                                effective_rows=out["rows"], direct=direct, n_eff=n_eff,
                                discrepancy=disc, pvalue=out["pvalue"],
-                               direct_weight=out["g"], sigma=sigma, level=level)
+                               direct_weight=out["g"], sigma=sigma, level=level,
+                               network_variance=tau)
 
 
 # ---------------------------------------------------------------- metrics
@@ -817,10 +848,11 @@ def population_table(groups, sensitive, estimates: dict):
     """One row per group and rate: the network's and direct rates, the estimate, the check.
 
     Columns: the sensitive features, ``rate`` (its name), ``network`` (the verified rate
-    under the network), ``direct`` (the share of the group's rows), ``rows`` (effective
-    rows), ``estimate`` with ``ci_low`` / ``ci_high``, ``effective_rows`` (of the
-    interval), ``direct_weight``, ``discrepancy`` (network - direct) and ``pvalue`` (the
-    model check).
+    under the network) and ``network_se`` (its sampling standard error, from the
+    replicates), ``direct`` (the share of the group's rows), ``rows`` (effective rows),
+    ``estimate`` with ``ci_low`` / ``ci_high``, ``effective_rows`` (of the interval),
+    ``direct_weight``, ``discrepancy`` (network - direct) and ``pvalue`` (the model
+    check).
     """
     import pandas as pd
 
@@ -829,6 +861,7 @@ def population_table(groups, sensitive, estimates: dict):
         part = groups[list(sensitive)].copy()
         part["rate"] = name
         part["network"] = groups[name].to_numpy()
+        part["network_se"] = np.sqrt(est.network_variance)
         part["direct"] = est.direct
         part["rows"] = est.n_eff
         part["estimate"] = est.rate
