@@ -203,8 +203,10 @@ def test_scorer_with_integer_weights_equals_repeated_rows():
     model = _frozen(X, y)
     Xr, yr = _repeat(X, y, w)
     for metric in ("statistical_parity", "disparate_impact", "equalized_odds"):
+        # the network's metrics: the population estimate reads the weights as sampling
+        # weights (SAMPLING_WEIGHT_COLUMNS)
         scorer = make_verifier_scorer(sensitive_features=["a", "s"], metric=metric,
-                                      n_bins=8, multiplier=100)
+                                      n_bins=8, multiplier=100, rate="network")
         assert scorer(model, X, y, sample_weight=w) == pytest.approx(
             scorer(model, Xr, yr), abs=1e-9)
     # and the weights matter
@@ -221,7 +223,7 @@ def test_scorer_metadata_route_with_weights():
     Xr, yr = _repeat(X, y, w)
     with sklearn.config_context(enable_metadata_routing=True):
         scorer = make_verifier_scorer(metric="statistical_parity", n_bins=8,
-                                      multiplier=100).set_score_request(
+                                      multiplier=100, rate="network").set_score_request(
             sensitive_features=True, sample_weight=True)
         got = scorer(model, X, y, sensitive_features=X["a"].to_numpy(), sample_weight=w)
         ref = scorer(model, Xr, yr, sensitive_features=Xr["a"].to_numpy())
@@ -239,7 +241,8 @@ def test_results_and_sensitive_features_():
     assert res.most_favored_group == ver.most_favored_group_
     assert res.least_favored_group == ver.least_favored_group_
     assert res.agreement == pytest.approx(ver.agreement_)
-    assert repr(res).startswith("VerificationResult(4 groups; disparate_impact=")
+    assert repr(res).startswith("VerificationResult(4 groups; population: disparate_impact=")
+    assert "; under the network: disparate_impact=" in repr(res)
     assert "<table" in res._repr_html_()
     fif = ver.fairness_influence(reference="states")
     assert isinstance(fif, FairnessInfluenceResult) and fif.reference == "states"

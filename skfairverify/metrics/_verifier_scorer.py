@@ -116,9 +116,9 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
     **verifier_params
         Further parameters of :class:`~skfairverify.FairnessVerifier` (``n_bins``,
         ``network``, ``mediators``, ``method``, ``tolerance``, ``random_state``, ...).
-        On the sampling path the score is the point estimate of the metric (its
-        interval is ``tolerance`` wide per group); pass an int ``random_state`` so that
-        the candidates are scored on the same draws.
+        ``random_state`` is 0 unless given, so that every candidate is scored on the
+        same bootstrap replicates, held-out split and draws (a score is then a
+        deterministic function of the candidate and the rows).
 
     Returns
     -------
@@ -175,6 +175,8 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
         verifier_params.setdefault("n_draws", 0)
     if rate == "network" and bound == "estimate":
         verifier_params.setdefault("n_bootstrap", 0)
+    # every candidate scored on the same replicates (and held-out split, and draws)
+    verifier_params.setdefault("random_state", 0)
     return _VerifierScorer(metric, sensitive_features, verifier_params, bound, rate)
 
 

@@ -1014,9 +1014,9 @@ def model_check_fact(table) -> str | None:
             "rests on the rows")
 
 
-_POPULATION_TABLE_COLUMNS = ("rate", "network", "network_se", "direct", "rows", "estimate", "ci_low",
-                             "ci_high", "effective_rows", "direct_weight", "discrepancy",
-                             "pvalue")
+_POPULATION_TABLE_COLUMNS = ("rate", "network", "network_se", "direct", "rows", "estimate",
+                             "ci_low", "ci_high", "effective_rows", "direct_weight",
+                             "discrepancy", "pvalue")
 
 
 def verifier_html(verifier, thresholds: Mapping | None = None) -> str:

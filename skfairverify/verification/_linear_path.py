@@ -328,11 +328,9 @@ class _LinearPathMixin:
         """The rows behind every rate of ``groups`` (all rows; ``Y = 1``; ``Y = 0``)."""
         sens_codes, group_codes, _, networks, codes = data
         of_row = rows_group(sens_codes, group_codes)
-        if observed.multiplicity is not None:  # the weights are the distinct rows' counts
-            weight = None
+        square = observed.square
         subsets = [RateRows("positive_rate", networks[0], groups["positive_rate"].to_numpy(),
-                            None, codes, observed.decisions, of_row, weight,
-                            observed.multiplicity)]
+                            None, codes, observed.decisions, of_row, weight, square)]
         if y_pos is not None:
             for mask, net, name in ((y_pos, networks[1], "true_positive_rate"),
                                     (~y_pos, networks[2], "false_positive_rate")):
@@ -340,7 +338,7 @@ class _LinearPathMixin:
                     name, net, groups[name].to_numpy(), mask, codes[mask],
                     observed.decisions[mask], of_row[mask],
                     None if weight is None else weight[mask],
-                    None if observed.multiplicity is None else observed.multiplicity[mask]))
+                    None if square is None else square[mask]))
         return subsets
 
     def _held_bounds(self, bounds, groups, metrics, draws) -> dict:

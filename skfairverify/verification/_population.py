@@ -56,7 +56,7 @@ and real data (``docs/uncertainty.md``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -96,7 +96,7 @@ SIGMA_GRID = np.linspace(0.0, 0.5, 81)
 METRIC_DRAWS = 4000
 
 
-def direct_rates(decisions, group_of_row, n_groups: int, weight=None, multiplicity=None):
+def direct_rates(decisions, group_of_row, n_groups: int, weight=None, square=None):
     """Weighted share of positive decisions of every group's rows, and its effective rows.
 
     Parameters
@@ -108,16 +108,18 @@ def direct_rates(decisions, group_of_row, n_groups: int, weight=None, multiplici
     n_groups : int
         Number of groups.
     weight : array-like of shape (n_rows,), default=None
-        Sample weights.
-    multiplicity : array-like of shape (n_rows,), default=None
-        How many rows of data each row stands for (distinct rows with their counts).
+        The weight of every row (1 when None); of a row standing for several rows of
+        data, the sum of theirs.
+    square : array-like of shape (n_rows,), default=None
+        The sum of the squared weights of the rows of data a row stands for (``weight **
+        2`` when None: single rows).
 
     Returns
     -------
     rates : ndarray of shape (n_groups,)
         NaN for a group without rows.
     n_eff : ndarray of shape (n_groups,)
-        Kish's effective number of rows ``(sum m w)^2 / sum m w^2`` (the rows without
+        Kish's effective number of rows ``(sum w)^2 / sum w^2`` (the rows without
         weights).
 
     Examples
@@ -133,14 +135,13 @@ def direct_rates(decisions, group_of_row, n_groups: int, weight=None, multiplici
     keep = group_of_row >= 0
     g = group_of_row[keep]
     w = np.ones(int(keep.sum())) if weight is None else np.asarray(weight, float)[keep]
-    count = (np.ones(int(keep.sum())) if multiplicity is None
-             else np.asarray(multiplicity, float)[keep])
-    mass = np.bincount(g, weights=w * count, minlength=n_groups)
-    square = np.bincount(g, weights=w * w * count, minlength=n_groups)
-    positive = np.bincount(g, weights=w * count * decisions[keep], minlength=n_groups)
+    q = w * w if square is None else np.asarray(square, float)[keep]
+    mass = np.bincount(g, weights=w, minlength=n_groups)
+    squares = np.bincount(g, weights=q, minlength=n_groups)
+    positive = np.bincount(g, weights=w * decisions[keep], minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         rates = np.where(mass > 0, positive / np.where(mass > 0, mass, 1.0), np.nan)
-        n_eff = np.where(square > 0, mass ** 2 / np.where(square > 0, square, 1.0), 0.0)
+        n_eff = np.where(squares > 0, mass ** 2 / np.where(squares > 0, squares, 1.0), 0.0)
     return rates, n_eff
 
 
@@ -179,15 +180,17 @@ def check_replicate_memory(n_boot: int, n_rows: int, table_sizes, max_table_size
 
 def replicate_tables(network, codes, decisions, group_of_row, n_groups: int, *,
                      n_boot: int, random_state, equivalent_sample_size: float,
-                     sample_weight=None, multiplicity=None, scale_tables=None,
+                     weight=None, square=None, scale_tables=None,
                      max_table_size: int = 50_000_000):
     """Bayesian bootstrap replicates of the network's tables and of the direct rates.
 
-    Replicate ``b`` weighs row ``i`` by ``w_i * G_bi``, ``G_bi ~ Gamma(m_i, 1)`` (``m_i``
-    the row's multiplicity, 1 for a row of data: an Exp(1) variate), then estimates every
-    table as the network's point estimate does (BDeu of ``equivalent_sample_size`` on
-    the reweighted counts, the structure fixed) and the direct rates with the same
-    weights.
+    Replicate ``b`` weighs a row of data by ``w E_b`` with ``E_b ~ Exp(1)``; a row
+    standing for rows of weights ``w_1, ...`` (sum ``W``, sum of squares ``Q``) by the
+    Gamma variate of the same mean and variance, ``Gamma(W^2 / Q, Q / W)``: the sum
+    ``sum_i w_i E_bi`` itself when the weights are equal (a row of data: ``W = w``, ``Q =
+    w^2``, so ``w E_b``). Then every table is estimated as the network's point estimate
+    is (BDeu of ``equivalent_sample_size`` on the reweighted counts, the structure
+    fixed) and the direct rates with the same weights.
 
     Parameters
     ----------
@@ -205,7 +208,8 @@ def replicate_tables(network, codes, decisions, group_of_row, n_groups: int, *,
     random_state : numpy Generator
     equivalent_sample_size : float
         Of the BDeu estimate.
-    sample_weight, multiplicity : ndarray of shape (n_rows,), default=None
+    weight, square : ndarray of shape (n_rows,), default=None
+        The rows' weights (sums) and sums of squared weights (:func:`direct_rates`).
     scale_tables : list of ndarray, default=None
         Factors applied to every replicate's tables (renormalised): the point network's
         tables divided by their BDeu estimate, so that a network estimated with another
@@ -226,15 +230,16 @@ def replicate_tables(network, codes, decisions, group_of_row, n_groups: int, *,
     families = [_family_index(codes, cards, i, p) for i, p in enumerate(network.parents)]
     tables = [np.empty((n_boot,) + shape) for _, shape in families]
     direct = np.empty((n_boot, n_groups))
-    base = np.ones(n_rows) if sample_weight is None else np.asarray(sample_weight, float)
-    shape_m = None if multiplicity is None else np.asarray(multiplicity, float)
+    total = np.ones(n_rows) if weight is None else np.asarray(weight, float)
+    squares = total * total if square is None else np.asarray(square, float)
+    positive = total > 0
+    gamma_shape = np.where(positive, total ** 2 / np.where(squares > 0, squares, 1.0), 1.0)
+    gamma_scale = np.where(positive, squares / np.where(positive, total, 1.0), 0.0)
     dec = np.asarray(decisions, dtype=float)
     keep = group_of_row >= 0
     ess = float(equivalent_sample_size)
     for b in range(n_boot):
-        g = (random_state.standard_exponential(n_rows) if shape_m is None
-             else random_state.standard_gamma(shape_m))
-        w = base * g
+        w = random_state.standard_gamma(gamma_shape) * gamma_scale
         for i, (flat, shape) in enumerate(families):
             counts = np.bincount(flat, weights=w, minlength=math.prod(shape)).reshape(shape)
             table = counts + ess / counts.size
@@ -677,8 +682,8 @@ class RateRows:
         These rows among all rows (None: all rows).
     codes, decisions, group_of_row : ndarray
         Their state codes, the model's positive decisions and their groups.
-    weight, multiplicity : ndarray or None
-        Their sample weights and multiplicities.
+    weight, square : ndarray or None
+        Their weights and sums of squared weights (:func:`direct_rates`).
     """
 
     name: str
@@ -689,10 +694,10 @@ class RateRows:
     decisions: np.ndarray
     group_of_row: np.ndarray
     weight: np.ndarray | None = None
-    multiplicity: np.ndarray | None = None
+    square: np.ndarray | None = None
 
 
-def bdeu_scale(network, codes, weight, multiplicity, equivalent_sample_size) -> list:
+def bdeu_scale(network, codes, weight, equivalent_sample_size) -> list:
     """The network's tables divided by their BDeu estimate on the rows (another prior's).
 
     Examples
@@ -702,14 +707,10 @@ def bdeu_scale(network, codes, weight, multiplicity, equivalent_sample_size) -> 
     >>> from skfairverify.verification._population import bdeu_scale
     >>> net = BayesNet([2], [()], [np.array([0.5, 0.5])])
     >>> [s.round(3).tolist() for s in bdeu_scale(net, np.array([[0], [0], [1]]), None,
-    ...                                           None, 1.0)]
+    ...                                           1.0)]
     [[0.8, 1.333]]
     """
-    w = None
-    if weight is not None or multiplicity is not None:
-        w = np.ones(len(codes))
-        w = w if weight is None else w * weight
-        w = w if multiplicity is None else w * multiplicity
+    w = weight
     out = []
     for i, parents in enumerate(network.parents):
         flat, shape = _family_index(codes, network.cardinalities, i, parents)
@@ -720,12 +721,11 @@ def bdeu_scale(network, codes, weight, multiplicity, equivalent_sample_size) -> 
 
 
 def distinct_rows(sub: RateRows) -> RateRows:
-    """``sub`` as its distinct (codes, decision) rows, each with its multiplicity.
+    """``sub`` as its distinct (codes, decision) rows, their weights and squares summed.
 
-    The bootstrap of a row standing for ``m`` rows draws its weight from Gamma(m, 1)
-    (the sum of ``m`` Exp(1) variates). The distinct rows come sorted, so that rows
-    given one by one (pandas) and rows gathered with their counts (dask) get the same
-    replicates. Rows with sample weights are kept as they are (their weights differ).
+    The distinct rows come sorted, so that rows given one by one (pandas) and rows
+    gathered with their sums (dask) get the same replicates, and unit weights those of
+    no weights.
 
     Examples
     --------
@@ -735,17 +735,20 @@ def distinct_rows(sub: RateRows) -> RateRows:
     >>> sub = RateRows("positive_rate", None, np.zeros(2), None, codes,
     ...                np.array([True, False, True]), np.array([1, 0, 1]))
     >>> out = distinct_rows(sub)
-    >>> out.codes.tolist(), out.multiplicity.tolist(), out.group_of_row.tolist()
+    >>> out.codes.tolist(), out.weight.tolist(), out.group_of_row.tolist()
     ([[0, 1], [1, 0]], [1.0, 2.0], [0, 1])
     """
-    if sub.weight is not None or len(sub.codes) == 0:
+    if len(sub.codes) == 0:
         return sub
     table = np.column_stack([sub.codes, sub.decisions.astype(sub.codes.dtype)])
     rows, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
-    counts = np.ones(len(table)) if sub.multiplicity is None else sub.multiplicity
-    mult = np.bincount(inverse.ravel(), weights=counts, minlength=len(rows))
+    w = np.ones(len(table)) if sub.weight is None else np.asarray(sub.weight, float)
+    q = w * w if sub.square is None else np.asarray(sub.square, float)
+    inverse = inverse.ravel()
     return RateRows(sub.name, sub.network, sub.rates, sub.mask, rows[:, :-1],
-                    rows[:, -1].astype(bool), sub.group_of_row[first], None, mult)
+                    rows[:, -1].astype(bool), sub.group_of_row[first],
+                    np.bincount(inverse, weights=w, minlength=len(rows)),
+                    np.bincount(inverse, weights=q, minlength=len(rows)))
 
 
 def estimate_population(subsets, solve, *, n_boot: int, random_state, relearn: bool,
@@ -789,14 +792,14 @@ def estimate_population(subsets, solve, *, n_boot: int, random_state, relearn: b
         sub = distinct_rows(sub)
         m = len(sub.rates)
         direct, n_eff = direct_rates(sub.decisions, sub.group_of_row, m, sub.weight,
-                                     sub.multiplicity)
+                                     sub.square)
         direct = np.where(np.isnan(sub.rates), np.nan, direct)
-        scale = (bdeu_scale(sub.network, sub.codes, sub.weight, sub.multiplicity,
-                            equivalent_sample_size) if relearn and keep_prior else None)
+        scale = (bdeu_scale(sub.network, sub.codes, sub.weight, equivalent_sample_size)
+                 if relearn and keep_prior else None)
         tables, boot_direct = replicate_tables(
             sub.network, sub.codes, sub.decisions, sub.group_of_row, m, n_boot=n_boot,
             random_state=random_state, equivalent_sample_size=equivalent_sample_size,
-            sample_weight=sub.weight, multiplicity=sub.multiplicity, scale_tables=scale,
+            weight=sub.weight, square=sub.square, scale_tables=scale,
             max_table_size=max_table_size)
         extra = None
         if relearn:
@@ -812,12 +815,12 @@ def estimate_population(subsets, solve, *, n_boot: int, random_state, relearn: b
 class Observed:
     """The model's decisions on the rows of an evaluation.
 
-    ``multiplicity``: the rows are distinct rows of data, each standing for that many
-    rows (the dask path), and the evaluation's weights are these counts.
+    ``square``: the rows are distinct rows of data (the dask path), the evaluation's
+    weights the sums of their weights, and these the sums of their squared weights.
     """
 
     decisions: np.ndarray
-    multiplicity: np.ndarray | None = None
+    square: np.ndarray | None = None
 
 
 #: Columns of ``groups_`` from the population estimate of each rate.
