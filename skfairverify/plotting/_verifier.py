@@ -146,12 +146,11 @@ def _check_rate(rate, groups) -> bool:
 
 
 def _rates_title(verifier, population: bool, note) -> str:
-    """``"Population estimates of the positive rates (disparate impact 0.8 [...])"``."""
+    """``"Population estimates (disparate impact 0.8 [...])"``, or the verified one's."""
     if population:
         di = verifier.population_metrics_["disparate_impact"]
         ci = verifier.population_metric_intervals_.get("disparate_impact")
-        return f"Population estimates of the positive rates (disparate impact " \
-               f"{with_interval(di, ci)})"
+        return f"Population estimates (disparate impact {with_interval(di, ci)})"
     di = verifier.metrics_["disparate_impact"]
     di_ci = (getattr(verifier, "metric_intervals_", None) or {}).get("disparate_impact")
     shown = with_interval(di, di_ci) if has_intervals(note) and di_ci else f"{di:.3f}"
