@@ -15,13 +15,13 @@ import pandas as pd
 import pytest
 from _report_html_parsing import (
     hostile_report,
-    without_population,
     judge_interval,
     parse_tables,
     same_number,
     split_interval,
     table_with,
     visible_text,
+    without_population,
 )
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression

@@ -605,8 +605,8 @@ def groups_frame(groups: pd.DataFrame, sensitive, note: Mapping | None,
         else:
             frame = frame.drop(columns=["ci_low", "ci_high"])
     # the population estimate, the network's rate, the rows' and the check, side by side
-    lead = [c for c in frame.columns if str(c).startswith(("population_rate [",
-                                                          "positive_rate"))]
+    lead = [c for prefix in ("population_rate [", "positive_rate") for c in frame.columns
+            if str(c).startswith(prefix)]
     lead += [c for c in ("direct_rate", "model_check_pvalue", "support") if c in frame]
     return frame[lead + [c for c in frame.columns if c not in lead]]
 

@@ -38,9 +38,10 @@ from the direct ones beyond their sampling noise:
   precision of more than twice its rows, a bound the bootstrap of a small group cannot
   check. A group of fewer than :data:`MIN_NETWORK_ROWS` rows gets its direct rate and
   the Jeffreys interval of its rows.
-* The model check of a group is the test of ``N_a - D_a = 0`` against its bootstrap
-  variance ``V_a``: its p-value says whether the network's rate of the group is
-  compatible with the group's rows.
+* The model check of a group is the (Wald) test of ``N_a - D_a = 0`` against its
+  bootstrap variance ``V_a`` (the direct rate's variance at least the binomial one at
+  the rows' own rate, not at the network's it tests): its p-value says whether the
+  network's rate of the group is compatible with the group's rows.
 
 The intervals of the metrics (statistical parity, disparate impact, equalized odds) come
 from draws of every group's rate from its interval's Beta distribution
@@ -269,20 +270,24 @@ class Moments:
         return self.tau + self.psi - 2.0 * self.cov
 
 
-def _binomial_floor(network, direct, n_eff) -> np.ndarray:
+def _binomial_floor(network, direct, n_eff, rows_only: bool = False) -> np.ndarray:
     """``p (1 - p) / n`` at the larger of the network's and the rows' (Jeffreys) rates.
 
     The bootstrap variance of a small group's direct rate vanishes when its rows all
-    decide alike; the binomial variance at either rate does not.
+    decide alike; the binomial variance at either rate does not. ``rows_only``: at the
+    rows' rate alone (the model check's, which must not take the variance from the
+    network it tests).
     """
     n = np.maximum(n_eff, 1.0)
-    p_net = np.clip(network, 0.5 / n, 1.0 - 0.5 / n)
     p_dir = (n * direct + 0.5) / (n + 1.0)
+    if rows_only:
+        return p_dir * (1 - p_dir) / n
+    p_net = np.clip(network, 0.5 / n, 1.0 - 0.5 / n)
     return np.maximum(p_net * (1 - p_net), p_dir * (1 - p_dir)) / n
 
 
 def replicate_moments(network, direct, n_eff, boot_network, boot_direct,
-                      extra_variance=None) -> Moments:
+                      extra_variance=None, rows_only: bool = False) -> Moments:
     """The variances and covariance of the two rates from their bootstrap replicates.
 
     The Bayesian bootstrap's variance of a mean of ``n`` rows is ``(n - 1) / (n + 1)``
@@ -291,7 +296,8 @@ def replicate_moments(network, direct, n_eff, boot_network, boot_direct,
     the variance of the difference at least the floor minus the network's variance (its
     value when the network's estimate is efficient). ``extra_variance`` (of the network's
     rate, unseen by the replicates: the Monte Carlo error of the sampling path's point
-    estimate) is added to the network's variance.
+    estimate) is added to the network's variance. ``rows_only``: the floor at the rows'
+    rate alone (:func:`_binomial_floor`), for the model check.
 
     Examples
     --------
@@ -312,7 +318,7 @@ def replicate_moments(network, direct, n_eff, boot_network, boot_direct,
     if extra_variance is not None:
         tau = tau + extra_variance
     cov = (bn * bd).sum(axis=0) / dof * scale
-    floor = _binomial_floor(network, direct, n)
+    floor = _binomial_floor(network, direct, n, rows_only)
     psi = np.maximum((bd * bd).sum(axis=0) / dof * scale, floor)
     diff = np.maximum(tau + psi - 2.0 * cov, np.maximum(floor - tau, 1e-12))
     cov = (tau + psi - diff) / 2.0  # moments consistent with the floored difference
@@ -490,13 +496,15 @@ def population_estimates(network, direct, n_eff, boot_network, boot_direct, *,
     m = len(network)
     out = {k: np.full(m, np.nan) for k in ("rate", "low", "high", "rows", "pvalue", "g")}
     present = ~(np.isnan(network) | np.isnan(direct))
+    extra = None if extra_variance is None else np.asarray(extra_variance)[present]
     mom = replicate_moments(network[present], direct[present], n_eff[present],
-                            boot_network[:, present], boot_direct[:, present],
-                            None if extra_variance is None
-                            else np.asarray(extra_variance)[present])
+                            boot_network[:, present], boot_direct[:, present], extra)
     diff = network[present] - direct[present]
     variance = mom.diff_variance
-    out["pvalue"][present] = 2.0 * stats.norm.sf(np.abs(diff) / np.sqrt(variance))
+    check = replicate_moments(network[present], direct[present], n_eff[present],
+                              boot_network[:, present], boot_direct[:, present], extra,
+                              rows_only=True).diff_variance
+    out["pvalue"][present] = 2.0 * stats.norm.sf(np.abs(diff) / np.sqrt(check))
     sigma = np.nan
     small = n_eff[present] < MIN_NETWORK_ROWS
     rate, mse, g = direct[present].copy(), mom.floor.copy(), np.ones(int(present.sum()))
