@@ -466,7 +466,7 @@ def cost(args):
     for labels in (False, True):
         times = {"default (population)": [], "n_bootstrap=0 (bdeu, no population)": []}
         for rep in range(args.reps + 1):
-            for label, boot in (("default (population)", 50),
+            for label, boot in (("default (population)", 30),
                                 ("n_bootstrap=0 (bdeu, no population)", 0)):
                 t0 = time.process_time()
                 FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive, n_draws=0,

@@ -201,7 +201,7 @@ def _check_interval_params(bound: str, rate: str, verifier_params: dict) -> None
     if rate == "population" and verifier_params.get("n_bootstrap") == 0:
         raise ValueError(
             "bound='pessimistic' with n_bootstrap=0: there is then no population estimate. "
-            "Give n_bootstrap > 0 (default 50), use bound='estimate', or rate='network'."
+            "Give n_bootstrap > 0 (default 30), use bound='estimate', or rate='network'."
         )
     if rate == "network" and verifier_params.get("n_draws") == 0 \
             and verifier_params.get("method") != "sampling":

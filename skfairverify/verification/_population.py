@@ -157,16 +157,16 @@ def check_replicate_memory(n_boot: int, n_rows: int, table_sizes, max_table_size
                            ) -> int:
     """Entries the bootstrap replicates need; a TableTooLargeError naming them beyond budget.
 
-    The replicates' tables (``n_boot`` times the network's) and one chunk of row weights
-    (at least two replicates of every row).
+    The replicates' tables (``n_boot`` times the network's) and a few arrays of row
+    weights.
 
     Examples
     --------
     >>> from skfairverify.verification._population import check_replicate_memory
     >>> check_replicate_memory(50, 1000, [10, 40], 10**6)
-    4500
+    7500
     """
-    entries = n_boot * int(sum(table_sizes)) + 2 * int(n_rows)
+    entries = n_boot * int(sum(table_sizes)) + 5 * int(n_rows)
     if entries > max_table_size:
         raise TableTooLargeError(
             f"Population estimate refused: {n_boot:,} bootstrap replicates of the network's "
@@ -228,24 +228,28 @@ def replicate_tables(network, codes, decisions, group_of_row, n_groups: int, *,
     cards = network.cardinalities
     n_rows = len(codes)
     check_replicate_memory(n_boot, n_rows, [c.size for c in network.cpts], max_table_size)
-    families = [_family_index(codes, cards, i, p) for i, p in enumerate(network.parents)]
-    tables = [np.empty((n_boot,) + shape) for _, shape in families]
-    direct = np.empty((n_boot, n_groups))
     total = np.ones(n_rows) if weight is None else np.asarray(weight, float)
     squares = total * total if square is None else np.asarray(square, float)
     positive = total > 0
     gamma_shape = np.where(positive, total ** 2 / np.where(squares > 0, squares, 1.0), 1.0)
     gamma_scale = np.where(positive, squares / np.where(positive, total, 1.0), 0.0)
+    single = np.isclose(gamma_shape, 1.0)  # rows of data: Exp(1) variates, cheaper
+    families = [_family_index(codes, cards, i, p) for i, p in enumerate(network.parents)]
+    tables = [np.empty((n_boot,) + shape) for _, shape in families]
+    direct = np.empty((n_boot, n_groups))
     dec = np.asarray(decisions, dtype=float)
     keep = group_of_row >= 0
-    ess = float(equivalent_sample_size)
     for b in range(n_boot):
-        w = random_state.standard_gamma(gamma_shape) * gamma_scale
+        w = np.empty(n_rows)
+        w[single] = random_state.standard_exponential(int(single.sum()))
+        w[~single] = random_state.standard_gamma(gamma_shape[~single])
+        w *= gamma_scale
         for i, (flat, shape) in enumerate(families):
-            counts = np.bincount(flat, weights=w, minlength=math.prod(shape)).reshape(shape)
-            table = counts + ess / counts.size
+            size = math.prod(shape)
+            table = np.bincount(flat, weights=w, minlength=size).reshape(shape)
+            table += equivalent_sample_size / size
             if scale_tables is not None:
-                table = table * scale_tables[i]
+                table *= scale_tables[i]
             tables[i][b] = table / table.sum(axis=-1, keepdims=True)
         mass = np.bincount(group_of_row[keep], weights=w[keep], minlength=n_groups)
         pos = np.bincount(group_of_row[keep], weights=(w * dec)[keep], minlength=n_groups)
@@ -728,6 +732,21 @@ def bdeu_scale(network, codes, weight, equivalent_sample_size) -> list:
     return out
 
 
+def _unique_rows(table, cards):
+    """``np.unique(table, axis=0, return_index=True, return_inverse=True)``, faster.
+
+    Each row's codes are one integer (``ravel_multi_index`` over the cardinalities) when
+    their product fits in 63 bits, so that the rows are sorted as integers (the same
+    lexicographic order); otherwise numpy's row-wise unique.
+    """
+    if math.prod(int(c) for c in cards) < 2**62:
+        keys = np.ravel_multi_index(tuple(table.T.astype(np.int64)), tuple(cards))
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return table[first], first, inverse
+    rows, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+    return rows, first, inverse
+
+
 def distinct_rows(sub: RateRows) -> RateRows:
     """``sub`` as its distinct (codes, decision) rows, their weights and squares summed.
 
@@ -738,9 +757,11 @@ def distinct_rows(sub: RateRows) -> RateRows:
     Examples
     --------
     >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
     >>> from skfairverify.verification._population import RateRows, distinct_rows
     >>> codes = np.array([[1, 0], [0, 1], [1, 0]])
-    >>> sub = RateRows("positive_rate", None, np.zeros(2), None, codes,
+    >>> net = BayesNet([2, 2], [(), ()], [np.full(2, 0.5), np.full(2, 0.5)])
+    >>> sub = RateRows("positive_rate", net, np.zeros(2), None, codes,
     ...                np.array([True, False, True]), np.array([1, 0, 1]))
     >>> out = distinct_rows(sub)
     >>> out.codes.tolist(), out.weight.tolist(), out.group_of_row.tolist()
@@ -749,7 +770,7 @@ def distinct_rows(sub: RateRows) -> RateRows:
     if len(sub.codes) == 0:
         return sub
     table = np.column_stack([sub.codes, sub.decisions.astype(sub.codes.dtype)])
-    rows, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+    rows, first, inverse = _unique_rows(table, list(sub.network.cardinalities) + [2])
     w = np.ones(len(table)) if sub.weight is None else np.asarray(sub.weight, float)
     q = w * w if sub.square is None else np.asarray(sub.square, float)
     inverse = inverse.ravel()
@@ -974,3 +995,4 @@ def reweighted_rates(network, tables, kept: dict, n_groups: int,
             w = np.exp(log_w)
             out[sl, g] = (w @ dec) / w.sum(axis=1)
     return out
+

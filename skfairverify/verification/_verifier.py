@@ -227,7 +227,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         refitted per draw): a pickle of 21 MB on Adult against 0.9 MB.
     credible_level : float in (0, 1), default=0.95
         Posterior probability of every credible interval of ``n_draws``.
-    n_bootstrap : int, default=50
+    n_bootstrap : int, default=30
         Bayesian bootstrap replicates of the rows for the population estimate and the
         model check (``groups_["population_rate"]``, ``population_``; see "Under the
         network and in the population" below): each reweighs the rows, relearns the
@@ -539,7 +539,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         max_time=600.0,
         n_draws=50,
         credible_level=0.95,
-        n_bootstrap=50,
+        n_bootstrap=30,
         prior="bdeu",
         mediators=None,
         pcf_definition="fvgm",
