@@ -49,11 +49,27 @@ Run: ``python benchmarks/bench_population.py`` (12 repetitions, n = 500 and 2,00
 ``--boot``, ``--methods`` to change the size; ``--sweep-bins 5 10 20 30 60`` prints
 instead the rate MAE and agreement of plain BDeu fits without the cap for each
 ``max_bins`` (same samples).
+
+``--protocol`` (issue 23) runs instead the population estimate of the default verifier
+on the designs and real datasets of ``population_designs.py`` (``--designs``, ``--real``,
+``--datasets`` for the folder of the raw CSVs, ``--reps``; sizes per population in
+``PROTOCOL_SIZES`` unless ``--sizes`` is given): per population and sample size, the
+group-rate MAE of the population estimate (``population_rate``) and of the network's
+rate (``positive_rate``) over the empirical one (``direct_rate``), the coverage of the
+95% intervals of the groups' rates (the population estimate's, and the network's own
+credible intervals with ``--network-draws``), of SP and DI (and EO with ``--labels``),
+the MAE over the empirical one on the groups of fewer than 50 rows whose model check
+passes, the share of model checks rejected at 5% and of samples with a
+:class:`ModelCheckWarning` (Holm), and the CPU seconds of a fit. ``--cost`` times a
+plain fit (``n_draws=0``) on Adult with the population estimate against the same fit
+with ``n_bootstrap=0`` (``prior="bdeu"``, the fit of the releases before it).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 import warnings
 from contextlib import contextmanager
@@ -65,9 +81,12 @@ from scipy.stats import binom, norm
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 
-from skfairverify.verification import (
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # population_designs
+
+from skfairverify.verification import (  # noqa: E402
     FairnessVerifier,
     LowAgreementWarning,
+    ModelCheckWarning,
     _parameters,
     _quantization,
 )
@@ -305,6 +324,164 @@ def summarise(results, truth, methods, expected_empirical):
     return pd.DataFrame(rows).T
 
 
+# ---------------------------------------------------------------- issue 23 protocol
+#: Sample sizes of every population (the real datasets: below their rows).
+PROTOCOL_SIZES = {"adult": [1500, 5000], "german": [300, 800], "compas": [800, 2500],
+                  "titanic": [300, 700], "communities": [500, 1500], "ricci": [118],
+                  "three-attributes": [800, 3000]}
+
+
+def _wilson(p, n, z=1.959964):
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def _protocol_fit(pop, n, seed, args):
+    """One sample: the verifier's fit, its records per group and rate, and per metric."""
+    X, y = pop.sample(n, np.random.default_rng(seed))
+    labels = y if args.labels and y is not None else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ModelCheckWarning)
+        warnings.filterwarnings("ignore", category=LowAgreementWarning)
+        t0 = time.process_time()
+        ver = FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive,
+                               n_draws=args.network_draws, random_state=seed).fit(X, labels)
+        seconds = time.process_time() - t0
+    warned = any(issubclass(w.category, ModelCheckWarning) for w in caught)
+    table = ver.population_
+    groups = []
+    for _, r in table.iterrows():
+        key = tuple(str(r[s]) for s in pop.sensitive)
+        truth = pop.truth.get(r["rate"], {}).get(key, np.nan)
+        row = {"rate": r["rate"], "key": key, "n": r["rows"], "truth": truth,
+               "direct": r["direct"], "network": r["network"], "estimate": r["estimate"],
+               "low": r["ci_low"], "high": r["ci_high"], "pvalue": r["pvalue"]}
+        if r["rate"] == "positive_rate":
+            g = ver.groups_[(ver.groups_[pop.sensitive].astype(str).apply(tuple, axis=1)
+                             == key)].iloc[0]
+            row["net_low"], row["net_high"] = g["ci_low"], g["ci_high"]
+        groups.append(row)
+    metrics = {}
+    for name in ("statistical_parity", "disparate_impact", "equalized_odds"):
+        truth = _true_metric(pop, name, ver, args)
+        if name in ver.population_metric_intervals_ and truth == truth:
+            lo, hi = ver.population_metric_intervals_[name]
+            nlo, nhi = ver.metric_intervals_.get(name, (np.nan, np.nan))
+            metrics[name] = (lo <= truth <= hi, nlo <= truth <= nhi)
+    return groups, metrics, seconds, warned
+
+
+def _true_metric(pop, name, ver, args) -> float:
+    """The metric of the true rates of the groups the sample has (those the fit reports)."""
+    keys = [tuple(str(v) for v in row) for row in
+            ver.groups_[pop.sensitive].itertuples(index=False)]
+    rates = {"statistical_parity": "positive_rate", "disparate_impact": "positive_rate"}
+    if name == "equalized_odds":
+        if not args.labels or "true_positive_rate" not in pop.truth:
+            return np.nan
+        gaps = []
+        for rate in ("true_positive_rate", "false_positive_rate"):
+            shown = ver.population_[ver.population_["rate"] == rate]
+            t = np.array([pop.truth[rate].get(tuple(str(r[s]) for s in pop.sensitive), np.nan)
+                          for _, r in shown.iterrows()])
+            t = t[~np.isnan(t)]
+            if t.size >= 2:
+                gaps.append(t.max() - t.min())
+        return max(gaps) if gaps else np.nan
+    t = np.array([pop.truth[rates[name]].get(k, np.nan) for k in keys])
+    t = t[~np.isnan(t)]
+    if name == "statistical_parity":
+        return float(t.max() - t.min())
+    return 1.0 if t.max() <= 0 else float(t.min() / t.max())
+
+
+def _protocol_summary(groups, metrics, seconds, warned) -> dict:
+    g = pd.DataFrame(groups)
+    g = g[~g["truth"].isna()]
+    pos = g[g["rate"] == "positive_rate"]
+    err = lambda col, frame=pos: (frame[col] - frame["truth"]).abs().mean()  # noqa: E731
+    wilson = _wilson(pos["direct"].to_numpy(), pos["n"].to_numpy())
+    small = pos[(pos["n"] < 50) & (pos["pvalue"] >= 0.05)]
+    out = {
+        "MAE pop/emp": err("estimate") / err("direct"),
+        "MAE net/emp": err("network") / err("direct"),
+        "cover pop": ((pos["low"] <= pos["truth"]) & (pos["truth"] <= pos["high"])).mean(),
+        "cover net": ((pos["net_low"] <= pos["truth"]) & (pos["truth"] <= pos["net_high"])).mean(),
+        "cover Wilson": ((wilson[0] <= pos["truth"]) & (pos["truth"] <= wilson[1])).mean(),
+        "small pop/emp": (err("estimate", small) / err("direct", small)
+                          if len(small) else np.nan),
+        "small groups": len(small),
+        "check rejects": (pos["pvalue"] < 0.05).mean(),
+        "warned": np.mean(warned), "fit s": np.mean(seconds),
+    }
+    labels = g[g["rate"] != "positive_rate"]
+    if len(labels):
+        out["MAE pop/emp TPR,FPR"] = err("estimate", labels) / err("direct", labels)
+        out["cover pop TPR,FPR"] = ((labels["low"] <= labels["truth"])
+                                    & (labels["truth"] <= labels["high"])).mean()
+    for name, short in (("statistical_parity", "SP"), ("disparate_impact", "DI"),
+                        ("equalized_odds", "EO")):
+        got = [m[name] for m in metrics if name in m]
+        if got:
+            out[f"cover {short}"] = np.mean([c[0] for c in got])
+            out[f"cover {short} net"] = np.mean([c[1] for c in got])
+    return out
+
+
+def protocol(args):
+    import population_designs as designs
+
+    names = list(args.designs) + list(args.real)
+    rows = {}
+    for name in names:
+        pop = (designs.synthetic(name) if name in designs.SYNTHETIC
+               else designs.real(name, args.datasets))
+        if pop is None:
+            print(f"{name}: not found in {args.datasets}, skipped")
+            continue
+        for n in args.sizes or PROTOCOL_SIZES.get(name, [500, 2000]):
+            groups, metrics, seconds, warned = [], [], [], []
+            for r in range(args.reps):
+                gr, me, se, wa = _protocol_fit(pop, n, 1000 * n + args.first_seed + r, args)
+                groups += gr
+                metrics.append(me)
+                seconds.append(se)
+                warned.append(wa)
+            rows[(name, n)] = _protocol_summary(groups, metrics, seconds, warned)
+            print(name, n, {k: round(float(v), 3) for k, v in rows[(name, n)].items()},
+                  flush=True)
+    table = pd.DataFrame(rows).T
+    table.index.names = ["population", "n"]
+    print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+
+
+def cost(args):
+    """CPU seconds of plain fits on Adult: with the population estimate and without."""
+    import population_designs as designs
+
+    pop = designs.real("adult", args.datasets)
+    X, y = pop.X, pop.y
+    rows = {}
+    for labels in (False, True):
+        times = {"default (population)": [], "n_bootstrap=0 (bdeu, no population)": []}
+        for rep in range(args.reps + 1):
+            for label, boot in (("default (population)", 30),
+                                ("n_bootstrap=0 (bdeu, no population)", 0)):
+                t0 = time.process_time()
+                FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive, n_draws=0,
+                                 n_bootstrap=boot, random_state=rep).fit(
+                    X, y if labels else None)
+                if rep:  # the first round warms the caches
+                    times[label].append(time.process_time() - t0)
+        medians = {k: float(np.median(v)) for k, v in times.items()}
+        rows["with y (EO)" if labels else "no labels"] = {
+            **medians, "ratio": medians["default (population)"]
+            / medians["n_bootstrap=0 (bdeu, no population)"]}
+    print(f"Adult, {len(X):,} rows, sex x race, median CPU seconds of {args.reps} plain fits")
+    print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:.3f}"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--design", default="base", choices=["base", "chain", "wide", "rare"])
@@ -319,7 +496,27 @@ def main():
                         help="verifier variants (empirical and oracle always)")
     parser.add_argument("--sweep-bins", type=int, nargs="+", default=None,
                         help="instead: plain BDeu fits without the cap for these max_bins")
+    parser.add_argument("--protocol", action="store_true",
+                        help="instead: the population estimate on designs and real data")
+    parser.add_argument("--cost", action="store_true",
+                        help="instead: plain fits on Adult with and without the estimate")
+    parser.add_argument("--designs", nargs="*", default=None)
+    parser.add_argument("--real", nargs="*", default=None)
+    parser.add_argument("--datasets", default=os.path.join(
+        os.path.dirname(__file__), "..", "..", "shared", "datasets"))
+    parser.add_argument("--labels", action="store_true",
+                        help="--protocol: fit with y (equalized odds, TPR and FPR)")
+    parser.add_argument("--network-draws", type=int, default=0,
+                        help="--protocol: n_draws of the fits (the network's intervals)")
     args = parser.parse_args()
+    if args.protocol or args.cost:
+        import population_designs as designs
+
+        args.designs = designs.SYNTHETIC if args.designs is None else args.designs
+        args.real = designs.REAL if args.real is None else args.real
+        if args.sizes == [500, 2000] and "--sizes" not in " ".join(sys.argv):
+            args.sizes = None
+        return cost(args) if args.cost else protocol(args)
     pop = population(args.design)
     lr = fixed_classifier(pop)
     truth = true_rates(pop, lr)

@@ -174,3 +174,26 @@ def hostile_report():
             X, y, "sex", dataset_name="<script>alert('name')</script>", k=3,
             n_esl_features=2, figures=True, verbose=0, privileged="M & 'co'")
     return _REPORTS["hostile"]
+
+
+#: What an audit's verification section records of the population estimate.
+POPULATION_KEYS = ("population_metrics", "population_metric_intervals", "population",
+                   "model_check", "model_check_held_out")
+
+
+def without_population(report):
+    """A copy of ``report`` as a verifier with ``n_bootstrap=0`` records it (no estimate).
+
+    For the tests of how the network's own rates and intervals are shown.
+    """
+    import copy
+
+    out = copy.deepcopy(report)
+    v = out.sections["verification"]
+    for key in POPULATION_KEYS:
+        v.pop(key, None)
+    for g in v.get("groups", []):
+        for c in [c for c in g if c.startswith(("population_", "model_check"))
+                  or c == "direct_rate"]:
+            del g[c]
+    return out

@@ -267,27 +267,37 @@ def test_text_report_shows_verified_beside_empirical(csv_report):
     # the verified columns as value [low, high] (3 decimals), the verifier's intervals
     v = report.sections["verification"]
     assert "the 95% credible interval (posterior of the network, 50 draws)" in flat
+    assert "population: population estimate: the network's exact rate combined" in flat
     for label, numbers in _expected_metrics(report, s, y_te, pred).items():
         key = next(k for k, lab in _LABELS.items() if lab == label)
         ci = (v["metric_intervals"][key],
               v["metric_intervals_network_relearned_on_test_rows"][key])
         expected = [f"{x:.3f} [{lo:.3f}, {hi:.3f}]" for x, (lo, hi) in zip(numbers, ci)]
-        assert _line(text, label)[len(label):].split() == " ".join(
-            expected).split() + [f"{numbers[2]:.4f}"]
-    # per group: (verified, empirical) for selection rate, TPR, FPR, then train / test rows
+        pop, (lo, hi) = v["population_metrics"][key], v["population_metric_intervals"][key]
+        assert _line(text, label)[len(label):].split() == (
+            f"{pop:.3f} [{lo:.3f}, {hi:.3f}]".split() + " ".join(expected).split()
+            + [f"{numbers[2]:.4f}"])
+    # per group: (population, verified, empirical) for the selection rate, TPR, FPR,
+    # then the model checks (train rows, test rows) and the train / test rows
     verified = pd.DataFrame(v["groups"]).set_index("sex")
+    held_out = {r["sex"]: r["pvalue"] for r in v["model_check_held_out"]}
     for g in ("F", "M"):
         rows = s == g
         cells = _line(text.split("== ESL")[0], f"{g} ").split()[1:]
         row = verified.loc[g]
-        assert cells[:3] == (f"{row['positive_rate']:.3f} [{row['ci_low']:.3f}, "
-                             f"{row['ci_high']:.3f}]").split()
-        rest = cells[3:]  # empirical selection rate, TPR and FPR pairs, train, test
-        assert rest[1:5:2] == [f"{row[c]:.4f}" for c in
-                               ("true_positive_rate", "false_positive_rate")]
-        assert rest[0:6:2] == [f"{pred[rows & m].mean():.4f}" for m in
+        assert cells[:3] == (f"{row['population_rate']:.3f} [{row['population_ci_low']:.3f}, "
+                             f"{row['population_ci_high']:.3f}]").split()
+        assert cells[3:6] == (f"{row['positive_rate']:.3f} [{row['ci_low']:.3f}, "
+                              f"{row['ci_high']:.3f}]").split()
+        rest = cells[6:]  # empirical selection rate, TPR and FPR triples, checks, rows
+        assert rest[0:7:3] == [f"{pred[rows & m].mean():.4f}" for m in
                                (True, y_te == 1, y_te == 0)]
-        assert rest[5:] == [str(int(row["support"])), str(rows.sum())]
+        assert rest[1:3] == [f"{row[c]:.4f}" for c in ("population_true_positive_rate",
+                                                        "true_positive_rate")]
+        assert rest[4:6] == [f"{row[c]:.4f}" for c in ("population_false_positive_rate",
+                                                        "false_positive_rate")]
+        assert rest[7:9] == [f"{row['model_check_pvalue']:.4f}", f"{held_out[g]:.4f}"]
+        assert rest[9:] == [str(int(row["support"])), str(rows.sum())]
 
 
 def test_json_comparison_is_unambiguous(csv_report):

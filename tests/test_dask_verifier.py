@@ -332,7 +332,8 @@ def test_the_client_receives_the_distinct_rows_and_their_counts(client, monkeypa
         return out
 
     monkeypatch.setattr(_dask, "gather_codes", spy)
-    params = {"sensitive_features": "sex", "n_bins": 10, "multiplier": 100, "n_draws": 0}
+    params = {"sensitive_features": "sex", "n_bins": 10, "multiplier": 100, "n_draws": 0,
+              "random_state": 0}
     d = FairnessVerifier(FrozenEstimator(model), **params).fit(ddf.drop(columns="label"),
                                                               ddf["label"])
     p = FairnessVerifier(FrozenEstimator(model), **params).fit(Xr, yr)

@@ -158,7 +158,7 @@ def _ticks(ax, axis="y") -> list[str]:
 
 def test_group_rates_on_adult_intersections_are_readable(adult):
     verifier = adult[3]
-    ax = plot_group_rates(verifier)
+    ax = plot_group_rates(verifier, rate="network")
     assert_readable(ax)
     groups = verifier.groups_
     assert len(ax.patches) == len(groups) == 10
@@ -170,6 +170,14 @@ def test_group_rates_on_adult_intersections_are_readable(adult):
     threshold = 0.8 * groups["positive_rate"].max()
     red = [p.get_facecolor()[:3] == matplotlib.colors.to_rgb("tab:red") for p in ax.patches]
     assert red == list(groups["positive_rate"] < threshold)
+    # by default the population estimates, the network's rates marked beside them
+    ax = plot_group_rates(verifier)
+    assert_readable(ax)
+    np.testing.assert_allclose([p.get_width() for p in ax.patches], groups["population_rate"])
+    marks = [line for line in ax.get_lines() if line.get_marker() == "D"]
+    np.testing.assert_allclose(marks[0].get_xdata(), groups["positive_rate"])
+    assert ax.get_title().startswith("Population estimates (disparate impact")
+    assert "population" in ax.get_xlabel()
 
 
 def test_group_rates_draw_the_credible_intervals_when_present(adult):
@@ -182,7 +190,7 @@ def test_group_rates_draw_the_credible_intervals_when_present(adult):
     with_intervals = copy.copy(verifier)  # the verifier with the new columns
     with_intervals.groups_ = groups
 
-    ax = plot_group_rates(with_intervals)
+    ax = plot_group_rates(with_intervals, rate="network")  # the network's own intervals
     assert_readable(ax)
     segments = [c for c in ax.collections if len(c.get_segments()) == len(groups)]
     assert len(segments) == 1
@@ -200,7 +208,7 @@ def test_group_rates_draw_the_credible_intervals_when_present(adult):
         if ci:
             plain["ci_low"], plain["ci_high"] = ci
         with_intervals.groups_ = plain
-        ax = plot_group_rates(with_intervals)
+        ax = plot_group_rates(with_intervals, rate="network")
         assert not ax.collections
         assert len(ax.get_legend().get_texts()) == 3
 

@@ -99,37 +99,46 @@ def test_verdict_table_shows_the_report_numbers_and_the_rule(report, page):
         rule = v >= 0.8 if name == "DI" else abs(v) <= 0.1
         assert row["verdict"] == ("pass" if rule else "fail"), name
     assert by_metric["DI"]["threshold"] == ">= 0.80 (four-fifths rule)"
-    # the verified value [interval] and verdict (columns 3 and 4 of the row)
+    # the population estimate [interval] and its verdict (columns 3 and 4 of the row),
+    # then the verified value [interval] and verdict (columns 5 and 6)
     table = table_with(parse_tables(page), "Verdict on every metric")
-    assert table.head[1][0].text == "value [95% credible interval]"
+    assert [c.text for c in table.head[1]][:4] == ["value [95% interval]", "verdict",
+                                                   "value [95% credible interval]", "verdict"]
     assert "95% credible interval (posterior of the network, 50 draws)" in table.caption
-    intervals = report.sections["verification"]["metric_intervals"]
+    v = report.sections["verification"]
     keys = {"DI": "disparate_impact", "SP": "statistical_parity", "EO": "equalized_odds"}
     for row in table.body:
         name = row[0].text.split(":")[0]
-        ver = expected[name][0]
-        if ver is None:
-            assert row[2].text == "n/a"
+        if expected[name][0] is None:
+            assert row[2].text == "n/a" and row[4].text == "n/a"
             continue
-        value, low, high = split_interval(row[2].text)
-        lo, hi = intervals[keys[name]]
-        assert (same_number(value, ver, 3) and same_number(low, lo, 3)
-                and same_number(high, hi, 3))
-        assert row[3].text == judge_interval(name == "DI", ver, (lo, hi), 0.8 if name == "DI"
-                                             else 0.1)
-        assert row[3].cls == row[3].text  # coloured by its class
+        for at, values, intervals in ((2, v["population_metrics"],
+                                       v["population_metric_intervals"]),
+                                      (4, v["metrics"], v["metric_intervals"])):
+            value, low, high = split_interval(row[at].text)
+            got, (lo, hi) = values[keys[name]], intervals[keys[name]]
+            assert (same_number(value, got, 3) and same_number(low, lo, 3)
+                    and same_number(high, hi, 3))
+            assert row[at + 1].text == judge_interval(name == "DI", got, (lo, hi),
+                                                      0.8 if name == "DI" else 0.1)
+            assert row[at + 1].cls == row[at + 1].text  # coloured by its class
 
 
 def test_thresholds_change_the_verdict(report):
-    di = report.sections["verification"]["metrics"]["disparate_impact"]
-    lo, hi = report.sections["verification"]["metric_intervals"]["disparate_impact"]
-    # below the whole interval: pass; above it: fail; inside it: uncertain
-    for threshold, word in ((max(min(di, lo) - 0.01, 0), "pass"),
-                            (min(max(di, hi) + 0.01, 1), "fail"),
-                            ((min(di, lo) + max(di, hi)) / 2, "uncertain")):
-        page = report.to_html(thresholds={"disparate_impact": threshold})
-        row = table_with(parse_tables(page), "Verdict on every metric").body[0]
-        assert row[0].text.startswith("DI") and row[3].text == word
+    v = report.sections["verification"]
+    for at, values, intervals in ((3, v["population_metrics"], v["population_metric_intervals"]),
+                                  (5, v["metrics"], v["metric_intervals"])):
+        di = values["disparate_impact"]
+        lo, hi = intervals["disparate_impact"]
+        # below the whole interval: pass; above it: fail; inside it: uncertain
+        for threshold, word in ((max(min(di, lo) - 0.01, 0), "pass"),
+                                (min(max(di, hi) + 0.01, 1), "fail"),
+                                ((min(di, lo) + max(di, hi)) / 2, "uncertain")):
+            if (word == "pass" and threshold <= 0) or (word == "fail" and threshold >= 1):
+                continue  # an interval reaching 0 or 1: no threshold beyond it
+            page = report.to_html(thresholds={"disparate_impact": threshold})
+            row = table_with(parse_tables(page), "Verdict on every metric").body[0]
+            assert row[0].text.startswith("DI") and row[at].text == word
     with pytest.raises(ValueError, match="Unknown threshold"):
         report.to_html(thresholds={"DI": 0.8})
     assert DEFAULT_THRESHOLDS["disparate_impact"] == 0.8
@@ -140,17 +149,19 @@ def test_group_table_equals_the_comparison_frame(report, page):
     frame = group_comparison(report)
     assert len(table.body) == len(frame)
     selection = "selection rate P(Yhat=1)"
-    assert [c.text for c in table.head[1]][:2] == ["verified [95% credible interval]",
+    assert [c.text for c in table.head[1]][:3] == ["population [95% interval]",
+                                                    "verified [95% credible interval]",
                                                     "empirical"]
+    with_ci = [(selection, f"{s}{b}") for s in ("population", "verified")
+               for b in ("", " ci_low", " ci_high")]
     for row, (label, expected) in zip(table.body, frame.iterrows()):
         assert row[0].text == label
-        value, low, high = split_interval(row[1].text)  # the rate with its interval
-        assert same_number(value, expected[selection, "verified"], 3)
-        assert same_number(low, expected[selection, "verified ci_low"], 3)
-        assert same_number(high, expected[selection, "verified ci_high"], 3)
-        rest = expected.drop([(selection, "verified"), (selection, "verified ci_low"),
-                              (selection, "verified ci_high")])
-        for cell, value in zip(row[2:], rest.to_numpy()):
+        for cell, source in zip(row[1:3], ("population", "verified")):
+            value, low, high = split_interval(cell.text)  # the rate with its interval
+            assert same_number(value, expected[selection, source], 3)
+            assert same_number(low, expected[selection, f"{source} ci_low"], 3)
+            assert same_number(high, expected[selection, f"{source} ci_high"], 3)
+        for cell, value in zip(row[3:], expected.drop(with_ci).to_numpy()):
             assert same_number(cell.text, value)
 
 

@@ -565,6 +565,18 @@ def test_scorer_values_and_sign():
         make_verifier_scorer(metric=m, sensitive_features="sex", **params)(fitted, X, y)
         for m in ("statistical_parity", "disparate_impact", "equalized_odds")
     )
+    # the population estimate by default: the independent network misses that the
+    # proxy differs between the groups (its gap is 0), the rows do not
+    assert ver.metrics_["statistical_parity"] == pytest.approx(0.0, abs=1e-9)
+    assert sp == pytest.approx(-ver.population_metrics_["statistical_parity"])
+    assert sp < -0.2
+    assert di == pytest.approx(ver.population_metrics_["disparate_impact"])
+    assert eo == pytest.approx(-ver.population_metrics_["equalized_odds"])
+    sp, di, eo = (
+        make_verifier_scorer(metric=m, sensitive_features="sex", rate="network",
+                             **params)(fitted, X, y)
+        for m in ("statistical_parity", "disparate_impact", "equalized_odds")
+    )
     assert sp == pytest.approx(-ver.metrics_["statistical_parity"])
     assert di == pytest.approx(ver.metrics_["disparate_impact"])
     assert eo == pytest.approx(-ver.metrics_["equalized_odds"])
@@ -592,15 +604,20 @@ def test_scorer_in_grid_search_with_metadata_routing():
     sex = X["sex"].to_numpy()
     Xn = X.drop(columns="sex")
     model = make_pipeline(StandardScaler(), LogisticRegression())
-    with sklearn.config_context(enable_metadata_routing=True):
-        scorer = make_verifier_scorer(metric="disparate_impact", n_bins=5, network="independent")
-        scorer.set_score_request(sensitive_features=True)
-        search = GridSearchCV(model, {"logisticregression__C": [0.01, 1.0]}, scoring=scorer,
-                              cv=2)
-        search.fit(Xn, y, sensitive_features=sex)
-    scores = search.cv_results_["mean_test_score"]
-    # model ignores sex and variables are independent: DI is exactly 1
-    np.testing.assert_allclose(scores, 1.0, atol=1e-12)
+    scores = {}
+    for rate in ("network", "population"):
+        with sklearn.config_context(enable_metadata_routing=True):
+            scorer = make_verifier_scorer(metric="disparate_impact", n_bins=5,
+                                          network="independent", rate=rate, random_state=0)
+            scorer.set_score_request(sensitive_features=True)
+            search = GridSearchCV(model, {"logisticregression__C": [0.01, 1.0]},
+                                  scoring=scorer, cv=2)
+            search.fit(Xn, y, sensitive_features=sex)
+        scores[rate] = search.cv_results_["mean_test_score"]
+    # model ignores sex and the network's variables are independent: DI is exactly 1
+    # under the network, while the rows show the proxy's unfairness
+    np.testing.assert_allclose(scores["network"], 1.0, atol=1e-12)
+    assert np.all(scores["population"] < 0.8)
 
 
 # --------------------------------------------------------------------------- plots
@@ -614,10 +631,15 @@ def test_plots():
     from skfairverify.plotting import plot_fairness_influence, plot_group_rates
 
     ver = FairnessVerifier(EXAMPLE4_RULE, "P", network=example_network()).fit(pqrs_frame())
-    ax = plot_group_rates(ver)  # horizontal bars, the four-fifths line vertical
+    ax = plot_group_rates(ver, rate="network")  # horizontal bars, the 4/5 line vertical
     widths = [p.get_width() for p in ax.patches]
     np.testing.assert_allclose(widths, ver.groups_["positive_rate"])
     assert ax.get_lines()[0].get_xdata()[0] == pytest.approx(0.8 * 0.55)
+    ax = plot_group_rates(ver)  # the population estimates, the network's rates marked
+    widths = [p.get_width() for p in ax.patches]
+    np.testing.assert_allclose(widths, ver.groups_["population_rate"])
+    diamonds = [line for line in ax.get_lines() if line.get_marker() == "D"]
+    np.testing.assert_allclose(diamonds[0].get_xdata(), ver.groups_["positive_rate"])
     ax2 = plot_fairness_influence(ver)
     assert len(ax2.patches) == 3 * 2
     fif = ver.fairness_influence(reference="states")

@@ -217,8 +217,8 @@ def test_hierarchical_prior_reestimates_the_learned_structure():
     params = dict(n_bins=5, multiplier=100, random_state=0, n_draws=50)
     bdeu = FairnessVerifier(FrozenEstimator(lr), ["a1", "a2"], prior="bdeu",
                             **params).fit(X)
-    hier = FairnessVerifier(FrozenEstimator(lr), ["a1", "a2"], **params).fit(X)
-    assert hier.prior == "hierarchical"  # the default
+    hier = FairnessVerifier(FrozenEstimator(lr), ["a1", "a2"], prior="hierarchical",
+                            **params).fit(X)
     net = hier.network_
     assert net.parents == bdeu.network_.parents
     codes = hier._encoding.codes(X)
@@ -242,25 +242,36 @@ def test_pessimistic_scorer_returns_the_worst_end(model, metric):
 
     X = _sample(400, np.random.default_rng(11))
     params = dict(n_bins=10, multiplier=100, random_state=0)
-    worst = make_verifier_scorer(sensitive_features="a", metric=metric,
-                                 bound="pessimistic", **params)(model, X, None)
-    point = make_verifier_scorer(sensitive_features="a", metric=metric, **params)(
-        model, X, None)
     ver = FairnessVerifier(FrozenEstimator(model), "a", **params).fit(X)
-    low, high = ver.metric_intervals_[metric]
-    value = ver.metrics_[metric]
-    if metric == "disparate_impact":  # greater is better: the lower end
-        assert worst == pytest.approx(low) and point == pytest.approx(value)
-    else:  # minus the gap: minus the upper end
-        assert worst == pytest.approx(-high) and point == pytest.approx(-value)
-    assert worst < point
+    for rate, values, intervals in (
+            ("network", ver.metrics_, ver.metric_intervals_),
+            ("population", ver.population_metrics_, ver.population_metric_intervals_)):
+        worst = make_verifier_scorer(sensitive_features="a", metric=metric, rate=rate,
+                                     bound="pessimistic", **params)(model, X, None)
+        point = make_verifier_scorer(sensitive_features="a", metric=metric, rate=rate,
+                                     **params)(model, X, None)
+        low, high = intervals[metric]
+        value = values[metric]
+        if metric == "disparate_impact":  # greater is better: the lower end
+            assert worst == pytest.approx(low) and point == pytest.approx(value)
+        else:  # minus the gap: minus the upper end
+            assert worst == pytest.approx(-high) and point == pytest.approx(-value)
+        assert worst < point
 
 
 def test_pessimistic_scorer_needs_draws():
     from skfairverify.metrics import make_verifier_scorer
 
     with pytest.raises(ValueError, match="bound='pessimistic' with n_draws=0"):
-        make_verifier_scorer(sensitive_features="a", bound="pessimistic", n_draws=0)
+        make_verifier_scorer(sensitive_features="a", bound="pessimistic", n_draws=0,
+                             rate="network")
+    with pytest.raises(ValueError, match="bound='pessimistic' with n_bootstrap=0"):
+        make_verifier_scorer(sensitive_features="a", bound="pessimistic", n_bootstrap=0)
+    with pytest.raises(ValueError, match="no population estimate"):
+        make_verifier_scorer(sensitive_features="a", metric="path_specific_causal",
+                             mediators=["x"], rate="population")
+    with pytest.raises(ValueError, match="rate must be one of"):
+        make_verifier_scorer(sensitive_features="a", rate="sample")
     with pytest.raises(ValueError, match="bound must be one of"):
         make_verifier_scorer(sensitive_features="a", bound="upper")
 
@@ -271,8 +282,8 @@ def test_hierarchical_prior_equals_bdeu_with_one_sensitive_feature(model):
     X = _sample(400, np.random.default_rng(12))
     params = dict(n_bins=10, multiplier=100, random_state=0)
     bdeu = FairnessVerifier(FrozenEstimator(model), "a", prior="bdeu", **params).fit(X)
-    hier = FairnessVerifier(FrozenEstimator(model), "a", **params).fit(X)
-    assert hier.prior == "hierarchical"
+    hier = FairnessVerifier(FrozenEstimator(model), "a", prior="hierarchical",
+                            **params).fit(X)
     pd.testing.assert_frame_equal(hier.groups_, bdeu.groups_)
     assert hier.metric_intervals_ == bdeu.metric_intervals_
 

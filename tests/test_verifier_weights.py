@@ -46,8 +46,17 @@ def _repeat(X, y, w):
     return X.iloc[rows].reset_index(drop=True), y[rows]
 
 
-def _assert_same(a: FairnessVerifier, b: FairnessVerifier):
-    cols = [c for c in a.groups_.columns if c != "support"]
+#: Columns of the population estimate, which reads the weights as sampling weights (its
+#: precision is Kish's effective rows): weights that count repeated rows give other
+#: (wider) intervals than the repeated rows, while the direct rates are equal.
+SAMPLING_WEIGHT_COLUMNS = {"population_rate", "population_ci_low", "population_ci_high",
+                           "model_check_pvalue", "population_true_positive_rate",
+                           "population_false_positive_rate"}
+
+
+def _assert_same(a: FairnessVerifier, b: FairnessVerifier, repeated: bool = False):
+    skip = {"support"} | (SAMPLING_WEIGHT_COLUMNS if repeated else set())
+    cols = [c for c in a.groups_.columns if c not in skip]
     pd.testing.assert_frame_equal(a.groups_[cols], b.groups_[cols], rtol=0, atol=1e-9)
     np.testing.assert_allclose(a.groups_["support"].to_numpy(dtype=float),
                                b.groups_["support"].to_numpy(dtype=float), rtol=0, atol=1e-9)
@@ -77,7 +86,7 @@ def test_integer_weights_equal_repeated_rows(network):
     weighted = FairnessVerifier(model, ["a", "s"], **params).fit(X, y, sample_weight=w)
     Xr, yr = _repeat(X, y, w)
     repeated = FairnessVerifier(model, ["a", "s"], **params).fit(Xr, yr)
-    _assert_same(weighted, repeated)
+    _assert_same(weighted, repeated, repeated=True)
     assert {"equalized_odds", "path_specific_causal"} <= set(weighted.metrics_)
     # the support is the sum of the weights of the group's rows
     sums = pd.Series(w).groupby([X["a"], X["s"]]).sum()
@@ -120,7 +129,9 @@ def test_verify_integer_weights_equal_repeated_rows():
     Xr, yr = _repeat(test, y_test, w)
     repeated = ver.verify(Xr, yr)
     assert isinstance(weighted, VerificationResult)
-    cols = [c for c in weighted.groups.columns if c != "support"]
+    cols = [c for c in weighted.groups.columns
+            if c not in {"support"} | SAMPLING_WEIGHT_COLUMNS]
+    assert "direct_rate" in cols
     pd.testing.assert_frame_equal(weighted.groups[cols], repeated.groups[cols], rtol=0,
                                   atol=1e-9)
     np.testing.assert_allclose(weighted.groups["support"], repeated.groups["support"])
@@ -192,8 +203,10 @@ def test_scorer_with_integer_weights_equals_repeated_rows():
     model = _frozen(X, y)
     Xr, yr = _repeat(X, y, w)
     for metric in ("statistical_parity", "disparate_impact", "equalized_odds"):
+        # the network's metrics: the population estimate reads the weights as sampling
+        # weights (SAMPLING_WEIGHT_COLUMNS)
         scorer = make_verifier_scorer(sensitive_features=["a", "s"], metric=metric,
-                                      n_bins=8, multiplier=100)
+                                      n_bins=8, multiplier=100, rate="network")
         assert scorer(model, X, y, sample_weight=w) == pytest.approx(
             scorer(model, Xr, yr), abs=1e-9)
     # and the weights matter
@@ -210,7 +223,7 @@ def test_scorer_metadata_route_with_weights():
     Xr, yr = _repeat(X, y, w)
     with sklearn.config_context(enable_metadata_routing=True):
         scorer = make_verifier_scorer(metric="statistical_parity", n_bins=8,
-                                      multiplier=100).set_score_request(
+                                      multiplier=100, rate="network").set_score_request(
             sensitive_features=True, sample_weight=True)
         got = scorer(model, X, y, sensitive_features=X["a"].to_numpy(), sample_weight=w)
         ref = scorer(model, Xr, yr, sensitive_features=Xr["a"].to_numpy())
@@ -228,7 +241,8 @@ def test_results_and_sensitive_features_():
     assert res.most_favored_group == ver.most_favored_group_
     assert res.least_favored_group == ver.least_favored_group_
     assert res.agreement == pytest.approx(ver.agreement_)
-    assert repr(res).startswith("VerificationResult(4 groups; disparate_impact=")
+    assert repr(res).startswith("VerificationResult(4 groups; population: disparate_impact=")
+    assert "; under the network: disparate_impact=" in repr(res)
     assert "<table" in res._repr_html_()
     fif = ver.fairness_influence(reference="states")
     assert isinstance(fif, FairnessInfluenceResult) and fif.reference == "states"

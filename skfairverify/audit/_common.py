@@ -7,14 +7,18 @@ import math
 
 import pandas as pd
 
-# The three kinds of group numbers the audit prints, each labelled for what it is.
+# The kinds of group numbers the audit prints, each labelled for what it is.
 SOURCES = {
+    "population": "population estimate: the network's exact rate combined with the "
+                  "group's training rows by their precision, the network's bias included "
+                  "(small area estimation); it holds when the network does not fit",
     "verified": "population under the learned Bayesian network (FVGM)",
     "verified, test-row network": "the verifier's network re-learned on the test rows "
                                   "(still model-based, not an observed rate)",
     "empirical": "test rows, fairlearn MetricFrame",
 }
-VERIFIED_LABEL, RELEARNED_LABEL, EMPIRICAL_LABEL = (f"{k}: {v}" for k, v in SOURCES.items())
+POPULATION_LABEL, VERIFIED_LABEL, RELEARNED_LABEL, EMPIRICAL_LABEL = (
+    f"{k}: {v}" for k, v in SOURCES.items())
 
 # Metric key -> (description with its unit, fairlearn function giving the empirical value)
 METRICS = {

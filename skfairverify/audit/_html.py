@@ -35,6 +35,7 @@ from ..utils._html import (
     interval_label,
     network_frame,
     number,
+    p_value,
     signed,
     verdict_table,
     with_interval,
@@ -48,6 +49,7 @@ from ._tables import (
     interval_columns,
     interval_note,
     metric_comparison,
+    population_note,
     with_intervals,
 )
 
@@ -160,12 +162,15 @@ def _section(anchor: str, title: str, body: list[str]) -> str:
 
 # ---------------------------------------------------------------- summary
 VERIFIED_SOURCE = "verified (population under the network)"
+POPULATION_SOURCE = "population estimate (network and rows)"
 
 
 def _verdict_values(report: AuditReport) -> dict:
     """Source -> metric key -> value, for the verdict table."""
     s = report.sections
     values = {}
+    if "verification" in s and s["verification"].get("population_metrics"):
+        values[POPULATION_SOURCE] = dict(s["verification"]["population_metrics"])
     if "verification" in s:
         values[VERIFIED_SOURCE] = dict(s["verification"]["metrics"])
     empirical = dict(s.get("empirical", {}).get("metrics", {}))
@@ -218,18 +223,26 @@ def _summary(report: AuditReport, thresholds: dict) -> str:
     provenance = [tuple(line.split(": ", 1)) for line in provenance_lines(d)]
     body = [facts(items[:1] + provenance + items[1:] + _extreme_groups(report))]
     values = _verdict_values(report)
-    note = interval_note(report)
+    note, population = interval_note(report), population_note(report)
     if any(values.values()):
         v = report.sections.get("verification") or {}
         intervals = ({VERIFIED_SOURCE: v.get("metric_intervals") or {}}
-                     if note and VERIFIED_SOURCE in values else None)
+                     if note and VERIFIED_SOURCE in values else {})
+        labels = {VERIFIED_SOURCE: interval_label(note, short=True)}
+        if population:
+            intervals[POPULATION_SOURCE] = v.get("population_metric_intervals") or {}
+            labels[POPULATION_SOURCE] = population["label"]
         body.append(verdict_table(
             values, thresholds,
-            "Verdict on every metric: verified (exact, population under the learned "
-            "network) beside empirical (the model's decisions on the test rows)"
+            "Verdict on every metric: "
+            + ("the population estimate (the network's exact rates combined with the "
+               "groups' training rows, valid when the network does not fit), " if population
+               else "")
+            + "verified (exact, population under the learned network) beside empirical "
+            "(the model's decisions on the test rows)"
             + (f"; verified values as value [low, high], the {interval_label(note)}"
-               if intervals else ""),
-            intervals=intervals, labels={VERIFIED_SOURCE: interval_label(note, short=True)}))
+               if note else ""),
+            intervals=intervals or None, labels=labels))
     body.append(_how(
         "Each row is one fairness metric, judged against the threshold in its row: "
         "disparate impact passes at 0.80 or above (the four-fifths rule); every gap "
@@ -237,6 +250,7 @@ def _summary(report: AuditReport, thresholds: dict) -> str:
         "the TPR difference) passes when its absolute value is at most its threshold "
         f"(default {thresholds['statistical_parity']:.2f}; AuditReport.to_html("
         "thresholds=...) changes them). n/a: not defined on these data.",
+        *_population_how(report),
         *_interval_how(report),
         "Verified numbers are exact for the model's integer rule when the features follow "
         "the Bayesian network learned on the training rows; empirical numbers are the "
@@ -246,6 +260,23 @@ def _summary(report: AuditReport, thresholds: dict) -> str:
         "few rows, its rate (and the verdict) is uncertain; read the group tables below "
         "before trusting either."))
     return _section("summary", "Summary", body)
+
+
+def _population_how(report: AuditReport) -> list[str]:
+    """The "how to read" paragraph on the population estimate and the model check."""
+    v = report.sections.get("verification") or {}
+    if not population_note(report):
+        return []
+    check = v.get("model_check")
+    return ["The population estimate is what to read first: 'verified' is exact under the "
+            "Bayesian network learned from the training rows, which is the population's "
+            "rate only when the network fits; the population estimate weighs the network's "
+            "rate and each group's own training rows by their precision, the network's "
+            "bias included (small area estimation), so it falls back to the rows where "
+            "the network does not fit and borrows the network's precision where it does. "
+            "Its interval covers both errors. The model check tests each group's network "
+            "rate against its rows (p-values in the group table; a small p-value: the "
+            f"network does not fit that group). {check or ''}"]
 
 
 def _interval_how(report: AuditReport) -> list[str]:
@@ -273,7 +304,8 @@ def _groups(report: AuditReport, figures: dict) -> str:
     what = (f"; verified selection rate as value [low, high], the {interval_label(note)}; "
             "verified TPR and FPR: point estimates" if note else "")
     groups = with_intervals(group_comparison(report), report)
-    formats = {"train": count, "test": count}
+    formats = {"train": count, "test": count, "p, train rows": p_value,
+               "p, test rows": p_value}
     formats.update(dict.fromkeys(interval_columns(groups), interval_cell))
     tables = [frame_table(groups,
                           "Rates per group (probabilities in [0, 1]; n/a: no such group, or "

@@ -63,6 +63,12 @@ def legend(report: AuditReport) -> list[tuple[str, str]]:
     """
     d, v = report.dataset, report.sections.get("verification")
     out = []
+    if v and v.get("population_metrics"):
+        out.append(("population", SOURCES["population"] + "; value [low, high], its "
+                    f"{float(v.get('population_level', 0.95)):.0%} interval; model check: "
+                    "p-values of each group's network rate against its training rows "
+                    "(bootstrap) and against its test rows (held out)"
+                    + (f". {v['model_check']}" if v.get("model_check") else "")))
     if v:
         out += [("verified", SOURCES["verified"] + ": exact rates of the model's "
                  f"integer rule (agreement with the model {v['agreement']:.4f}; "

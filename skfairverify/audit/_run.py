@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 import sys
 import time
 import warnings
@@ -17,9 +18,16 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
 
 from ..utils._compat import HasMethods, Interval, RealNotInt, validate_params
-from ..utils._html import interval_note
+from ..utils._html import interval_note, model_check_fact
 from ..utils._validation import check_sensitive_features
-from ._common import RELEARNED_LABEL, VERIFIED_LABEL, jsonable, records, small_samples
+from ._common import (
+    POPULATION_LABEL,
+    RELEARNED_LABEL,
+    VERIFIED_LABEL,
+    jsonable,
+    records,
+    small_samples,
+)
 from ._data import (
     default_model,
     favorable_model,
@@ -150,11 +158,47 @@ def _network_edges(net) -> list[tuple[str, str]]:
             for i in range(len(net.parents)) for p in net.parents[i]]
 
 
+def held_out_check(population, test_rates: dict, test_rows: dict, sensitive) -> list[dict]:
+    """The model check on the test rows: the network's rates against the held-out rows.
+
+    For every group, ``z = (network - test) / sqrt(se_network^2 + p (1 - p) / n_test)``,
+    the network learned on the training rows (its standard error from the population
+    estimate's replicates) and the test rows' own rate independent of it; ``p`` the
+    pooled rate. Two-sided normal p-values.
+    """
+    from scipy.stats import norm
+
+    if population is None:
+        return []
+    out = []
+    rows = population[population["rate"] == "positive_rate"]
+    for _, r in rows.iterrows():
+        key = tuple(str(r[c]) for c in sensitive)
+        rate, n = test_rates.get(key), test_rows.get(key, 0)
+        if rate is None or not n or rate != rate:
+            continue
+        pooled = (r["network"] * r["rows"] + rate * n) / (r["rows"] + n)
+        se = math.sqrt(r["network_se"] ** 2 + max(pooled * (1 - pooled), 1e-12) / n)
+        z = (r["network"] - rate) / se
+        out.append({**{c: jsonable(r[c]) for c in sensitive}, "network": float(r["network"]),
+                    "test_rate": float(rate), "test_rows": int(n),
+                    "discrepancy": float(r["network"] - rate), "z": float(z),
+                    "pvalue": float(2 * norm.sf(abs(z)))})
+    return out
+
+
 def _verification_section(verifier, fif, X_test, y_test) -> dict:
     test_metrics, test_intervals, test_error = _relearned_on_test_rows(verifier, X_test,
                                                                        y_test)
+    population = getattr(verifier, "population_", None)
     return {
         "label": VERIFIED_LABEL,
+        "population_label": POPULATION_LABEL,
+        "population_metrics": jsonable(verifier.population_metrics_),
+        "population_metric_intervals": jsonable(verifier.population_metric_intervals_),
+        "population_level": float(verifier.credible_level),
+        "population": None if population is None else records(population),
+        "model_check": model_check_fact(population),
         "groups": records(verifier.groups_),
         "metrics": jsonable(verifier.metrics_),
         "metrics_network_relearned_on_test_rows": test_metrics,
@@ -201,6 +245,13 @@ def _verify_step(audit: _Audit, timings: dict) -> None:
     sections = audit.report.sections
     sections["verification"] = _verification_section(verifier, fif, audit.X_test,
                                                      audit.y_test)
+    sensitive = list(verifier.sensitive_features_)
+    empirical = sections.get("empirical", {}).get("groups", [])
+    keys = [tuple(str(r[c]) for c in sensitive) for r in empirical]
+    sections["verification"]["model_check_held_out"] = held_out_check(
+        getattr(verifier, "population_", None),
+        {k: r.get("selection_rate") for k, r in zip(keys, empirical)},
+        {k: r.get("rows") for k, r in zip(keys, empirical)}, sensitive)
     sections["comparison"] = comparison_records(audit.report)
     if audit.figures:
         from ..plotting import plot_fairness_influence, plot_group_rates

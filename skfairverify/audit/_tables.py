@@ -55,15 +55,60 @@ def fif_label(v: dict) -> str | None:
     return interval_label(note) if note else None
 
 
-def group_comparison(report: AuditReport) -> pd.DataFrame:
-    """Verified and empirical rates of every group side by side (probabilities).
+#: The groups' records of the population estimate of every rate of the comparison.
+POPULATION_KEYS = {"selection_rate": "population_rate",
+                   "true_positive_rate": "population_true_positive_rate",
+                   "false_positive_rate": "population_false_positive_rate"}
 
-    Columns are ``(rate, source)`` pairs, source ``"verified"`` (population under the
-    learned network) or ``"empirical"`` (test rows), then the rows behind each:
-    ``("rows", "train")`` (the network's support) and ``("rows", "test")``. When the
-    verifier gave intervals (``verification["intervals"]``), the selection rate has
-    ``"verified ci_low"`` and ``"verified ci_high"`` after ``"verified"`` (the other
-    rates are point estimates).
+
+def population_note(report: AuditReport) -> dict | None:
+    """What the population intervals are (level and label), when the audit has them."""
+    v = report.sections.get("verification", {})
+    if not v.get("population_metrics"):
+        return None
+    level = float(v.get("population_level", 0.95))
+    return {"level": level, "label": f"{level:.0%} interval"}
+
+
+def _held_out(report: AuditReport, sensitive_features) -> dict:
+    rows = report.sections.get("verification", {}).get("model_check_held_out") or []
+    return {_group_key(r, sensitive_features): r.get("pvalue") for r in rows}
+
+
+def _rate_columns(report, rate, name, verified, empirical, keys) -> tuple[list, list]:
+    """The ``(rate, source)`` columns of one rate: population, verified, empirical."""
+    columns, data = [], []
+    v_rate = "positive_rate" if rate == "selection_rate" else rate
+    if population_note(report):
+        columns.append((name, "population"))
+        data.append([verified.get(k, {}).get(POPULATION_KEYS[rate]) for k in keys])
+        if rate == "selection_rate":
+            for bound in ("ci_low", "ci_high"):
+                columns.append((name, f"population {bound}"))
+                data.append([verified.get(k, {}).get(f"population_{bound}") for k in keys])
+    columns.append((name, "verified"))
+    data.append([verified.get(k, {}).get(v_rate) for k in keys])
+    if rate == "selection_rate" and interval_note(report):
+        for bound in ("ci_low", "ci_high"):
+            columns.append((name, f"verified {bound}"))
+            data.append([verified.get(k, {}).get(bound) for k in keys])
+    columns.append((name, "empirical"))
+    data.append([empirical.get(k, {}).get(rate) for k in keys])
+    return columns, data
+
+
+def group_comparison(report: AuditReport) -> pd.DataFrame:
+    """Population, verified and empirical rates of every group side by side.
+
+    Columns are ``(rate, source)`` pairs, source ``"population"`` (the population
+    estimate: the network's rate combined with the group's training rows), ``"verified"``
+    (exact under the learned network) or ``"empirical"`` (test rows), then the model
+    check (``("model check", "p, train rows")``: the network's rate against the training
+    rows by their bootstrap; ``("model check", "p, test rows")``: against the held-out
+    rows) and the rows behind each: ``("rows", "train")`` (the network's support) and
+    ``("rows", "test")``. With intervals, the selection rate has ``"population ci_low"``
+    / ``"population ci_high"`` and ``"verified ci_low"`` / ``"verified ci_high"`` after
+    the values (the other rates are point estimates).
     """
     sensitive_features = report.dataset["sensitive_features"]
     verified = {_group_key(r, sensitive_features): r
@@ -73,15 +118,14 @@ def group_comparison(report: AuditReport) -> pd.DataFrame:
     keys = list(verified) + [k for k in empirical if k not in verified]
     columns, data = [], []
     for rate, name in RATE_NAMES.items():
-        v_rate = "positive_rate" if rate == "selection_rate" else rate
-        columns.append((name, "verified"))
-        data.append([verified.get(k, {}).get(v_rate) for k in keys])
-        if rate == "selection_rate" and interval_note(report):
-            for bound in ("ci_low", "ci_high"):
-                columns.append((name, f"verified {bound}"))
-                data.append([verified.get(k, {}).get(bound) for k in keys])
-        columns.append((name, "empirical"))
-        data.append([empirical.get(k, {}).get(rate) for k in keys])
+        more_columns, more_data = _rate_columns(report, rate, name, verified, empirical, keys)
+        columns += more_columns
+        data += more_data
+    if population_note(report):
+        held_out = _held_out(report, sensitive_features)
+        columns += [("model check", "p, train rows"), ("model check", "p, test rows")]
+        data += [[verified.get(k, {}).get("model_check_pvalue") for k in keys],
+                 [held_out.get(k) for k in keys]]
     columns += [("rows", "train"), ("rows", "test")]
     data += [[verified.get(k, {}).get("support") for k in keys],
              [empirical.get(k, {}).get("rows") for k in keys]]
@@ -89,8 +133,8 @@ def group_comparison(report: AuditReport) -> pd.DataFrame:
     frame.columns = pd.MultiIndex.from_tuples(columns)
     frame.index = _group_index(keys, sensitive_features)
     if "verification" not in report.sections:
-        frame = frame.drop(columns=[c for c in columns
-                                    if c[1] == "train" or c[1].startswith("verified")])
+        frame = frame.drop(columns=[c for c in columns if c[1] == "train"
+                                    or c[1].startswith(("verified", "population"))])
     frame = frame.apply(pd.to_numeric, errors="coerce").dropna(axis=1, how="all")
     counts = [c for c in frame.columns if c[0] == "rows"]
     frame[counts] = frame[counts].fillna(0).astype(int)  # a group absent there has 0 rows
@@ -98,15 +142,21 @@ def group_comparison(report: AuditReport) -> pd.DataFrame:
 
 
 def metric_comparison(report: AuditReport) -> pd.DataFrame:
-    """DI, SP and EO: verified, verified on a test-row network, empirical, side by side.
+    """DI, SP and EO: population, verified, verified on a test-row network, empirical.
 
     With the verifier's intervals, ``"<column> ci_low"`` and ``"<column> ci_high"``
-    follow each verified column (the test-row network's when recorded).
+    follow each verified column (the test-row network's when recorded); the population
+    column has its own intervals.
     """
     v = report.sections.get("verification")
     emp = report.sections["empirical"]["metrics"]
     names = list(v["metrics"]) if v else list(emp)
     cols = {}
+    if v and population_note(report):
+        pop, ci = v["population_metrics"], v.get("population_metric_intervals") or {}
+        cols["population"] = [pop.get(k) for k in names]
+        cols["population ci_low"] = [(ci.get(k) or (None, None))[0] for k in names]
+        cols["population ci_high"] = [(ci.get(k) or (None, None))[1] for k in names]
     if v:
         with_ci = interval_note(report) is not None
         for name, key in (("verified", "metrics"),
@@ -130,16 +180,17 @@ def with_intervals(frame: pd.DataFrame, report: AuditReport) -> pd.DataFrame:
     becomes one column ``name [<interval label>]`` of ``(value, low, high)`` cells
     (``skfairverify.utils._html.interval_cell`` shows them).
     """
-    note = interval_note(report)
-    if note is None:
+    note, population = interval_note(report), population_note(report)
+    if note is None and population is None:
         return frame
-    label = interval_label(note, short=True)
     for col in list(frame.columns):
         top, last = (col[:-1], col[-1]) if isinstance(col, tuple) else ((), col)
+        label = (population["label"] if str(last).startswith("population") and population
+                 else interval_label(note, short=True) if note else None)
         low, high = (top + (f"{last} ci_low",), top + (f"{last} ci_high",))
         if not top:
             low, high = low[0], high[0]
-        if low in frame.columns and high in frame.columns:
+        if label and low in frame.columns and high in frame.columns:
             header = top + (f"{last} [{label}]",) if top else f"{last} [{label}]"
             frame = merge_interval(frame, col, low, high, header)
     if isinstance(frame.columns[0], tuple):
@@ -159,8 +210,12 @@ def comparison_records(report: AuditReport) -> list[dict]:
     emp = report.sections["empirical"]["metrics"]
     note = interval_note(report)
     intervals = v.get("metric_intervals") or {}
+    population = v.get("population_metrics") or {}
+    pop_ci = v.get("population_metric_intervals") or {}
     return [
         {"metric": k, "definition": METRICS.get(k, (k, None))[0],
+         "population": population.get(k),
+         "population_interval": list(pop_ci[k]) if k in pop_ci else None,
          "verified": v["metrics"].get(k),
          "verified_interval": list(intervals[k]) if note and k in intervals else None,
          "verified_interval_kind": interval_label(note),

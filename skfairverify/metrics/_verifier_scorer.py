@@ -11,6 +11,7 @@ __all__ = ["make_verifier_scorer"]
 
 _METRICS = ("disparate_impact", "statistical_parity", "equalized_odds", "path_specific_causal")
 _BOUNDS = ("estimate", "pessimistic")
+_RATES = ("population", "network")
 
 
 def _metadata_values(X, sensitive: pd.DataFrame) -> pd.DataFrame:
@@ -29,11 +30,12 @@ class _VerifierScorer(_FairnessScorer):
     """Scores a fitted classifier by a metric of :class:`FairnessVerifier`."""
 
     def __init__(self, metric, sensitive_features=None, verifier_params=None,
-                 bound="estimate"):
+                 bound="estimate", rate="population"):
         super().__init__(sensitive_features=sensitive_features)
         self.metric = metric
         self.verifier_params = dict(verifier_params or {})
         self.bound = bound
+        self.rate = rate
 
     def _score(self, estimator, X, y, sensitive: pd.DataFrame, sample_weight=None) -> float:
         from ..verification import FairnessVerifier
@@ -47,16 +49,30 @@ class _VerifierScorer(_FairnessScorer):
         # network instead of three (all rows, Y = 1, Y = 0).
         verifier.fit(X, y if self.metric == "equalized_odds" else None,
                      sensitive_features=values, sample_weight=sample_weight)
-        if self.bound == "estimate":
-            value = verifier.metrics_[self.metric]
-        else:  # the worst end: the smallest ratio, the largest gap
-            low, high = verifier.metric_intervals_[self.metric]
-            value = low if self.metric == "disparate_impact" else high
+        value = self._value(verifier)
         return value if self.metric == "disparate_impact" else -value
+
+    def _value(self, verifier) -> float:
+        """The metric (population or network), or the worst end of its interval."""
+        if self.rate == "population":
+            values = verifier.population_metrics_
+            intervals = verifier.population_metric_intervals_
+        else:
+            values, intervals = verifier.metrics_, verifier.metric_intervals_
+        if self.metric not in values or values[self.metric] != values[self.metric]:
+            raise ValueError(
+                f"The verifier has no {self.rate} value of {self.metric} on these rows (for "
+                "equalized odds: fewer than two groups have rows of each label); score on "
+                "more rows, or use another metric."
+            )
+        if self.bound == "estimate":
+            return float(values[self.metric])
+        low, high = intervals[self.metric]  # the worst end: smallest ratio, largest gap
+        return float(low if self.metric == "disparate_impact" else high)
 
 
 def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity",
-                         bound="estimate", **verifier_params):
+                         bound="estimate", rate=None, **verifier_params):
     """Scorer that verifies each candidate on the validation fold.
 
     The candidate (any fitted binary classifier: exact for linear models and decision
@@ -80,21 +96,29 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
 "path_specific_causal"}, default="statistical_parity"
         The verified metric. ``"path_specific_causal"`` needs ``mediators=...``.
     bound : {"estimate", "pessimistic"}, default="estimate"
-        ``"estimate"``: the metric's point estimate (``metrics_``; the verifier then
-        runs with ``n_draws=0`` unless given, since no interval is needed).
-        ``"pessimistic"``: the worst end of the metric's interval
-        (``metric_intervals_``): the upper end of a gap, the lower end of disparate
+        ``"estimate"``: the metric's point estimate. ``"pessimistic"``: the worst end of
+        the metric's interval: the upper end of a gap, the lower end of disparate
         impact. This is the bound a fairness constraint in model selection should
-        use: a candidate is then fair enough only if it is so over the whole credible
-        interval (exact paths, ``n_draws`` posterior draws) or confidence interval
-        (sampling path), so a small validation fold cannot make an unfair model look
-        fair by chance.
+        use: a candidate is then fair enough only if it is so over the whole interval,
+        so a small validation fold cannot make an unfair model look fair by chance.
+    rate : {"population", "network"}, default=None
+        Which value of the metric. ``"population"`` (the default for disparate impact,
+        statistical parity and equalized odds): the population estimate
+        (``population_metrics_``, intervals ``population_metric_intervals_``), which
+        combines the network's exact rates with the groups' rows and holds when the
+        network does not fit (``n_bootstrap`` replicates; ``n_draws=0`` unless given,
+        the network's own intervals being unused). ``"network"`` (the default and the
+        only value for ``path_specific_causal``, an intervention on the network):
+        the rates verified under the learned network (``metrics_``, intervals
+        ``metric_intervals_``: ``n_draws`` posterior draws on the exact paths, so
+        ``bound="pessimistic"`` needs ``n_draws > 0``); with ``bound="estimate"`` the
+        verifier then runs with ``n_draws=0`` and ``n_bootstrap=0`` unless given.
     **verifier_params
         Further parameters of :class:`~skfairverify.FairnessVerifier` (``n_bins``,
         ``network``, ``mediators``, ``method``, ``tolerance``, ``random_state``, ...).
-        On the sampling path the score is the point estimate of the metric (its
-        interval is ``tolerance`` wide per group); pass an int ``random_state`` so that
-        the candidates are scored on the same draws.
+        ``random_state`` is 0 unless given, so that every candidate is scored on the
+        same bootstrap replicates, held-out split and draws (a score is then a
+        deterministic function of the candidate and the rows).
 
     Returns
     -------
@@ -145,13 +169,44 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
         raise ValueError("metric='path_specific_causal' needs mediators=[...].")
     if bound not in _BOUNDS:
         raise ValueError(f"bound must be one of {list(_BOUNDS)}; got {bound!r}.")
-    if bound == "pessimistic" and verifier_params.get("n_draws") == 0 \
+    rate = _check_rate(rate, metric)
+    _check_interval_params(bound, rate, verifier_params)
+    if rate == "population" or bound == "estimate":
+        verifier_params.setdefault("n_draws", 0)
+    if rate == "network" and bound == "estimate":
+        verifier_params.setdefault("n_bootstrap", 0)
+    # every candidate scored on the same replicates (and held-out split, and draws)
+    verifier_params.setdefault("random_state", 0)
+    return _VerifierScorer(metric, sensitive_features, verifier_params, bound, rate)
+
+
+def _check_rate(rate, metric: str) -> str:
+    """``rate``, resolved: the population's but for path-specific causal fairness."""
+    if rate is None:
+        return "network" if metric == "path_specific_causal" else "population"
+    if rate not in _RATES:
+        raise ValueError(f"rate must be one of {list(_RATES)} or None; got {rate!r}.")
+    if rate == "population" and metric == "path_specific_causal":
+        raise ValueError(
+            "path_specific_causal is an intervention on the network: it has no population "
+            "estimate from the rows. Use rate='network' (or leave rate=None)."
+        )
+    return rate
+
+
+def _check_interval_params(bound: str, rate: str, verifier_params: dict) -> None:
+    """Refuse, at creation, a bound the verifier's parameters leave without an interval."""
+    if bound != "pessimistic":
+        return
+    if rate == "population" and verifier_params.get("n_bootstrap") == 0:
+        raise ValueError(
+            "bound='pessimistic' with n_bootstrap=0: there is then no population estimate. "
+            "Give n_bootstrap > 0 (default 30), use bound='estimate', or rate='network'."
+        )
+    if rate == "network" and verifier_params.get("n_draws") == 0 \
             and verifier_params.get("method") != "sampling":
         raise ValueError(
             "bound='pessimistic' with n_draws=0: the exact paths then have no interval "
-            "(it is the point estimate). Give n_draws > 0 (default 100), or use "
+            "(it is the point estimate). Give n_draws > 0 (default 50), or use "
             "bound='estimate'."
         )
-    if bound == "estimate":
-        verifier_params.setdefault("n_draws", 0)
-    return _VerifierScorer(metric, sensitive_features, verifier_params, bound)

@@ -35,31 +35,32 @@ def _group_labels(groups: pd.DataFrame, sensitive: list[str]) -> list[str]:
             for row in groups[sensitive].itertuples(index=False, name=None)]
 
 
-def _rate_errors(groups: pd.DataFrame, rates: np.ndarray):
-    """Error bar lengths ``[below, above]`` from ``ci_low``/``ci_high``, or None.
+def _rate_errors(groups: pd.DataFrame, rates: np.ndarray, low="ci_low", high="ci_high"):
+    """Error bar lengths ``[below, above]`` from the columns ``low`` / ``high``, or None.
 
     None as well when every interval is the rate itself (the exact path).
     """
-    if not {"ci_low", "ci_high"} <= set(groups.columns):
+    if not {low, high} <= set(groups.columns):
         return None
-    low = groups["ci_low"].to_numpy(dtype=float)
-    high = groups["ci_high"].to_numpy(dtype=float)
+    low = groups[low].to_numpy(dtype=float)
+    high = groups[high].to_numpy(dtype=float)
     errors = np.vstack([np.clip(rates - low, 0, None), np.clip(high - rates, 0, None)])
     return errors if np.nanmax(errors) > 0 else None
 
 
-def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True):
-    """Horizontal bars of the exact positive rate of every group, with the four-fifths line.
+def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True, rate=None):
+    """Horizontal bars of every group's positive rate, with the four-fifths line.
 
     One row per group (an intersection of several sensitive features is labelled with
-    one line per feature). The dashed line is drawn at 0.8 times the largest positive
-    rate: a group below it (red bar) fails the four-fifths rule (disparate impact
-    < 0.8). When the verifier's ``groups_`` has ``ci_low`` and ``ci_high`` columns
-    (credible intervals of the rates, or Monte Carlo ones on the sampling path) wider
-    than the rates themselves, they are drawn as error bars, named in the legend (e.g.
-    "95% credible interval"), and the title gives the disparate impact with its
-    interval. The legend sits
-    outside the data area, to the right of the axes.
+    one line per feature). With the population estimate (``rate="population"``, the
+    default when the verifier has it), the bars are the groups' population estimates with
+    their intervals, and a black diamond marks each group's rate under the network; with
+    ``rate="network"`` the bars are the rates under the network, with their intervals
+    (credible intervals, or Monte Carlo ones on the sampling path) when wider than the
+    rates. The dashed line is drawn at 0.8 times the largest bar: a group below it (red
+    bar) fails the four-fifths rule (disparate impact < 0.8). The title gives the
+    disparate impact with its interval; the legend sits outside the data area, to the
+    right of the axes.
 
     Parameters
     ----------
@@ -69,6 +70,9 @@ def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True):
         Axes to draw on; a new figure (no wider than a page) when None.
     four_fifths : bool, default=True
         Draw the four-fifths line and color the groups below it.
+    rate : {"population", "network"}, default=None
+        The bars: the population estimates (None: when the verifier has them) or the
+        rates under the network.
 
     Returns
     -------
@@ -90,36 +94,72 @@ def plot_group_rates(verifier, *, ax=None, four_fifths: bool = True):
     >>> ax = plot_group_rates(ver)
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['a=0', 'a=1']
+    >>> ax.get_xlabel()
+    'Pr[Yhat = 1 | group] (population estimate)'
     """
     sensitive = _sensitive_of(verifier)
     groups = verifier.groups_
+    population = _check_rate(rate, groups)
     labels = _group_labels(groups, sensitive)
-    rates = groups["positive_rate"].to_numpy(dtype=float)
+    column = "population_rate" if population else "positive_rate"
+    rates = groups[column].to_numpy(dtype=float)
     if ax is None:
         _, (ax,) = new_axes(7.0, rows_height(len(labels), labels))
     threshold = 0.8 * float(rates.max())
     below = four_fifths & (rates < threshold)
     pos = np.arange(len(rates))
-    errors = _rate_errors(groups, rates)
+    errors = (_rate_errors(groups, rates, "population_ci_low", "population_ci_high")
+              if population else _rate_errors(groups, rates))
     ax.barh(pos, rates, color=np.where(below, "tab:red", "tab:blue"), xerr=errors,
             capsize=3, error_kw={"elinewidth": 1})
+    network = groups["positive_rate"].to_numpy(dtype=float)
+    if population:
+        ax.plot(network, pos, linestyle="none", marker="D", color="k", markersize=4)
     ax.set_yticks(pos, labels)
     ax.invert_yaxis()
-    ax.set_xlabel("Pr[Yhat = 1 | group] (verified)")
-    upper = float(np.nanmax(rates if errors is None else rates + errors[1]))
+    ax.set_xlabel("Pr[Yhat = 1 | group] ("
+                  + ("population estimate" if population else "verified") + ")")
+    upper = float(np.nanmax(np.concatenate([rates if errors is None else rates + errors[1],
+                                            network])))
     ax.set_xlim(0, min(1.0, 1.1 * upper) if upper > 0 else 1.0)
     note = interval_note(verifier)
-    if four_fifths:
+    if population:
+        ci_label = f"{float(verifier.credible_level):.0%} interval"
+    else:
         ci_label = interval_label(note, short=True) if has_intervals(note) else "interval"
-        _four_fifths_legend(ax, threshold, below.any(), errors is not None and ci_label)
-    di = verifier.metrics_["disparate_impact"]
-    di_ci = (getattr(verifier, "metric_intervals_", None) or {}).get("disparate_impact")
-    shown = with_interval(di, di_ci) if has_intervals(note) and di_ci else f"{di:.3f}"
-    ax.set_title(f"Verified positive rates (disparate impact {shown})")
+    if four_fifths:
+        _four_fifths_legend(ax, threshold, below.any(), errors is not None and ci_label,
+                            network_marker=population)
+    ax.set_title(_rates_title(verifier, population, note))
     return ax
 
 
-def _four_fifths_legend(ax, threshold: float, any_below: bool, with_ci) -> None:
+def _check_rate(rate, groups) -> bool:
+    """Whether the bars are the population estimates (``rate``, validated)."""
+    if rate not in (None, "population", "network"):
+        raise ValueError(f"rate must be 'population', 'network' or None; got {rate!r}.")
+    has = {"population_rate", "population_ci_low", "population_ci_high"} <= set(groups)
+    if rate == "population" and not has:
+        raise ValueError("rate='population': the verifier has no population estimate "
+                         "(n_bootstrap=0); refit with n_bootstrap > 0 or use rate='network'.")
+    return has and rate != "network"
+
+
+def _rates_title(verifier, population: bool, note) -> str:
+    """``"Population estimates (disparate impact 0.8 [...])"``, or the verified one's."""
+    if population:
+        di = verifier.population_metrics_["disparate_impact"]
+        ci = verifier.population_metric_intervals_.get("disparate_impact")
+        return f"Population estimates (disparate impact {with_interval(di, ci)})"
+    di = verifier.metrics_["disparate_impact"]
+    di_ci = (getattr(verifier, "metric_intervals_", None) or {}).get("disparate_impact")
+    shown = with_interval(di, di_ci) if has_intervals(note) and di_ci else f"{di:.3f}"
+    return f"Verified positive rates (disparate impact {shown})"
+
+
+def _four_fifths_legend(ax, threshold: float, any_below: bool, with_ci,
+                        network_marker: bool = False) -> None:
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     line = ax.axvline(threshold, color="k", linestyle="--", linewidth=1,
@@ -128,10 +168,11 @@ def _four_fifths_legend(ax, threshold: float, any_below: bool, with_ci) -> None:
     if any_below:
         handles.append(Patch(color="tab:red", label="below (fails\nthe 4/5 rule)"))
     if with_ci:
-        from matplotlib.lines import Line2D
-
         handles.append(Line2D([], [], color="k", marker="|", linestyle="-",
                               label=wrap(with_ci, 16)))
+    if network_marker:
+        handles.append(Line2D([], [], color="k", marker="D", linestyle="none", markersize=4,
+                              label=wrap("rate under the network", 16)))
     legend_outside(ax, handles=handles)
 
 

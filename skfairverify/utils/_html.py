@@ -574,21 +574,41 @@ def influence_frame(table: pd.DataFrame, low=None, high=None) -> tuple[pd.DataFr
     return frame, {c: interval_cell for c in table.columns}
 
 
-def groups_frame(groups: pd.DataFrame, sensitive, note: Mapping | None) -> pd.DataFrame:
-    """A verifier's groups table for display: the rate and its interval in one column.
+#: The header of the population estimate's column (its interval: a Jeffreys interval with
+#: the estimate's effective rows).
+POPULATION_HEADER = "population_rate [95% interval]"
 
-    ``positive_rate`` becomes ``positive_rate [<interval label>]`` holding ``(rate,
-    ci_low, ci_high)``; without intervals (point estimates) ``ci_low`` / ``ci_high`` are
-    left out (they repeat the rate).
+
+def _population_header(level) -> str:
+    return f"population_rate [{float(level):.0%} interval]"
+
+
+def groups_frame(groups: pd.DataFrame, sensitive, note: Mapping | None,
+                 level: float = 0.95) -> pd.DataFrame:
+    """A verifier's groups table for display: each rate and its interval in one column.
+
+    With the population estimate, ``population_rate [<level> interval]`` (the estimate,
+    ``population_ci_low``, ``population_ci_high``) comes first, then the rate under
+    the network: ``positive_rate [<interval label>]`` holding ``(rate, ci_low,
+    ci_high)``; without intervals (point estimates) ``ci_low`` / ``ci_high`` are left
+    out (they repeat the rate).
     """
     sensitive = [c for c in sensitive if c in groups.columns]
     frame = groups.set_index(sensitive) if sensitive else groups
-    if not {"ci_low", "ci_high"} <= set(frame.columns):
-        return frame
-    if not has_intervals(note):
-        return frame.drop(columns=["ci_low", "ci_high"])
-    return merge_interval(frame, "positive_rate", "ci_low", "ci_high",
-                          f"positive_rate [{interval_label(note, short=True)}]")
+    if {"population_rate", "population_ci_low", "population_ci_high"} <= set(frame.columns):
+        frame = merge_interval(frame, "population_rate", "population_ci_low",
+                               "population_ci_high", _population_header(level))
+    if {"ci_low", "ci_high"} <= set(frame.columns):
+        if has_intervals(note):
+            frame = merge_interval(frame, "positive_rate", "ci_low", "ci_high",
+                                   f"positive_rate [{interval_label(note, short=True)}]")
+        else:
+            frame = frame.drop(columns=["ci_low", "ci_high"])
+    # the population estimate, the network's rate, the rows' and the check, side by side
+    lead = [c for prefix in ("population_rate [", "positive_rate") for c in frame.columns
+            if str(c).startswith(prefix)]
+    lead += [c for c in ("direct_rate", "model_check_pvalue", "support") if c in frame]
+    return frame[lead + [c for c in frame.columns if c not in lead]]
 
 
 def groups_caption(frame: pd.DataFrame, label: str, what: str) -> str:
@@ -596,16 +616,43 @@ def groups_caption(frame: pd.DataFrame, label: str, what: str) -> str:
     points = [c for c in ("true_positive_rate", "false_positive_rate", "path_specific_rate")
               if c in frame.columns]
     rest = f"; {', '.join(points)}: point estimates (no interval)" if points else ""
-    return (f"Verified rates of every group ({what}; positive_rate: {label}{rest}; "
+    population = ""
+    if any(str(c).startswith("population_rate [") for c in frame.columns):
+        population = (
+            "population_rate: the estimate of the group's rate in the population, the "
+            "network's rate combined with the group's own rows (direct_rate) by their "
+            "precision including the network's bias; model_check_pvalue: the test of the "
+            "network's rate against the rows (small: the network does not fit the group); ")
+    return (f"Rates of every group ({population}positive_rate: {what}, {label}{rest}; "
             "support: rows of the group)")
 
 
 def groups_formats(frame: pd.DataFrame) -> dict:
     """The :func:`frame_table` formats of a :func:`groups_frame`."""
-    formats = {"support": count}
+    formats = {"support": count, "model_check_pvalue": p_value}
     formats.update({c: interval_cell for c in frame.columns
-                    if str(c).startswith("positive_rate [")})
+                    if str(c).startswith(("positive_rate [", "population_rate ["))})
     return formats
+
+
+def population_sources(verifier_metrics: Mapping, intervals: Mapping | None,
+                       population: Mapping | None, population_intervals: Mapping | None,
+                       level: float = 0.95):
+    """Sources of a verdict table: the population estimate first, then the network's.
+
+    Returns ``(values, intervals, labels)`` for :func:`verdict_table`; without a
+    population estimate the network's alone (source ``"verified"``).
+    """
+    values, cis, labels = {}, {}, {}
+    if population:
+        values["population"] = dict(population)
+        cis["population"] = dict(population_intervals or {})
+        labels["population"] = f"{float(level):.0%} interval"
+    key = "under the network" if population else "verified"
+    values[key] = dict(verifier_metrics)
+    if intervals is not None:
+        cis[key] = dict(intervals)
+    return values, cis or None, labels, key
 
 
 # ---------------------------------------------------------------- verdict
@@ -937,7 +984,39 @@ def _verifier_facts(verifier) -> list[tuple[str, str]]:
         value = getattr(verifier, attr, None)
         if value is not None:
             items.append((label, number(value)))
+    check = model_check_fact(getattr(verifier, "population_", None))
+    if check:
+        items.append(("model check", check))
     return items
+
+
+def model_check_fact(table) -> str | None:
+    """``"2 of 12 group rates do not fit the network (Holm, 5%): ..."``, or None.
+
+    ``table``: the verifier's ``population_`` (one row per group and rate).
+    """
+    if table is None or not len(table):
+        return None
+    p = table["pvalue"].to_numpy(dtype=float)
+    order = np.argsort(p)
+    rejected = []
+    for k, i in enumerate(order):
+        if np.isnan(p[i]) or p[i] > 0.05 / (len(p) - k):
+            break
+        rejected.append(i)
+    if not rejected:
+        return f"the network fits all {len(p)} group rates (no test rejects, Holm, 5%)"
+    sensitive = [c for c in table.columns if c not in _POPULATION_TABLE_COLUMNS]
+    named = ", ".join(f"{'/'.join(str(table.iloc[i][c]) for c in sensitive)} "
+                      f"({table.iloc[i]['rate']}, p = {p_value(p[i])})" for i in rejected[:4])
+    return (f"{len(rejected)} of {len(p)} group rates do not fit the network (Holm, 5%): "
+            f"{named}{' ...' if len(rejected) > 4 else ''}; their population estimate "
+            "rests on the rows")
+
+
+_POPULATION_TABLE_COLUMNS = ("rate", "network", "network_se", "direct", "rows", "estimate",
+                             "ci_low", "ci_high", "effective_rows", "direct_weight",
+                             "discrepancy", "pvalue")
 
 
 def verifier_html(verifier, thresholds: Mapping | None = None) -> str:
@@ -976,24 +1055,33 @@ def verifier_html(verifier, thresholds: Mapping | None = None) -> str:
     """
     note = interval_note(verifier)
     label = interval_label(note)
-    ci = {"verified": dict(verifier.metric_intervals_)} if has_intervals(note) else None
-    groups = groups_frame(verifier.groups_, verifier.sensitive_features_, note)
+    level = verifier.credible_level
+    population = getattr(verifier, "population_metrics_", None)
+    values, ci, labels, key = population_sources(
+        verifier.metrics_, verifier.metric_intervals_ if has_intervals(note) else None,
+        population, getattr(verifier, "population_metric_intervals_", None), level)
+    labels[key] = interval_label(note, True)
+    groups = groups_frame(verifier.groups_, verifier.sensitive_features_, note, level)
     parts = [facts(_verifier_facts(verifier) + [("intervals", label)]),
-             frame_table(groups, groups_caption(groups, label, "probabilities under the "
-                                                                "network"),
+             frame_table(groups, groups_caption(groups, label, "probability under the "
+                                                               "network"),
                          formats=groups_formats(groups)),
-             verdict_table({"verified": dict(verifier.metrics_)}, thresholds,
+             verdict_table(values, thresholds,
                            "Metrics over the groups and their verdict" + (
-                               f"; value [low, high], the {label}" if ci else f" ({label})"),
-                           intervals=ci, labels={"verified": interval_label(note, True)})]
+                               "; population: of the population estimates; under the "
+                               "network: exact under the learned network" if population
+                               else "") + (f"; value [low, high], the {label}" if ci
+                                           else f" ({label})"),
+                           intervals=ci, labels=labels)]
     network = getattr(verifier, "network_", None)
     if network is not None and getattr(network, "names", None) is not None:
         edges = [(network.names[p], network.names[i])
                  for i in range(len(network.parents)) for p in network.parents[i]]
         parts.append(frame_table(network_frame(edges, network.names),
                                  "Bayesian network: the parents of every variable"))
+    first = next(iter(values))
     return notebook_block(type(verifier).__name__ + " (fitted)",
-                          metrics_summary(verifier.metrics_, ci and ci["verified"]), parts)
+                          metrics_summary(values[first], (ci or {}).get(first)), parts)
 
 
 def metrics_summary(metrics: Mapping, intervals: Mapping | None = None) -> str:

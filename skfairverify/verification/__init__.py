@@ -7,6 +7,7 @@ from ._warnings import (
     MIN_AGREEMENT,
     EstimateOutsideIntervalWarning,
     LowAgreementWarning,
+    ModelCheckWarning,
     SamplingToleranceWarning,
 )
 
@@ -17,6 +18,7 @@ __all__ = [
     "LowAgreementWarning",
     "MAX_SENSITIVE_VALUES",
     "MIN_AGREEMENT",
+    "ModelCheckWarning",
     "SamplingToleranceWarning",
     "VerificationResult",
 ]

@@ -410,12 +410,14 @@ def _bin_sums(codes, part, encoding, weight) -> dict:
     return out
 
 
-def _distinct(table: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of ``table`` and the sum of ``weight`` over the rows of each."""
+def _distinct(table: np.ndarray, weight: np.ndarray, square: np.ndarray):
+    """Distinct rows of ``table``, the sums of ``weight`` and of ``square`` over each's rows."""
     if not len(table):
-        return table, weight
+        return table, weight, square
     rows, inverse = np.unique(table, axis=0, return_inverse=True)
-    return rows, np.bincount(inverse.ravel(), weights=weight, minlength=len(rows))
+    inverse = inverse.ravel()
+    return (rows, np.bincount(inverse, weights=weight, minlength=len(rows)),
+            np.bincount(inverse, weights=square, minlength=len(rows)))
 
 
 def _partition_table(joined, x_columns, encoding, rule, positive, dtype):
@@ -426,7 +428,9 @@ def _partition_table(joined, x_columns, encoding, rule, positive, dtype):
     their weights) that have it. Every count the verifier makes (the structure search,
     the networks' tables and their posterior, the group supports, the agreement) is a
     sum over rows of a function of these columns, so it is the same sum over the
-    distinct rows weighted by their counts.
+    distinct rows weighted by their counts. The sums of the squared weights are kept
+    too (the bootstrap of the population estimate draws a distinct row's weight from
+    them, as pandas's rows one by one).
     """
     part, y, weight = _kept_rows(*_split(joined, x_columns))
     codes = np.asarray(encoding.codes(part))
@@ -438,31 +442,37 @@ def _partition_table(joined, x_columns, encoding, rule, positive, dtype):
     if y is not None:
         columns.append((y.to_numpy(dtype=object) == positive).astype(dtype)[:, None])
     w = np.ones(len(part)) if weight is None else np.asarray(weight, dtype=float)
-    rows, counts = _distinct(np.hstack(columns), w)
-    return rows, counts, sums, len(part)
+    rows, counts, squares = _distinct(np.hstack(columns), w, w * w)
+    return rows, counts, squares, sums, len(part)
 
 
 def _merge_tables(budget_args, *parts):
     """Merge partitions' distinct rows (summing their counts) and bin sums (workers)."""
-    rows, counts = _distinct(np.concatenate([p[0] for p in parts]),
-                             np.concatenate([p[1] for p in parts]))
+    rows, counts, squares = _distinct(np.concatenate([p[0] for p in parts]),
+                                      np.concatenate([p[1] for p in parts]),
+                                      np.concatenate([p[2] for p in parts]))
     check_client_size(len(rows), *budget_args)
     sums: dict = {}
     for p in parts:
-        for k, v in p[2].items():
+        for k, v in p[3].items():
             sums[k] = sums[k] + v if k in sums else v
-    return rows, counts, sums, sum(p[3] for p in parts)
+    return rows, counts, squares, sums, sum(p[4] for p in parts)
 
 
 @dataclass
 class Gathered:
-    """The distinct rows gathered on the client, with their counts (``weight``)."""
+    """The distinct rows gathered on the client, with their counts (``weight``).
+
+    ``square``: the sums of the squared weights of every distinct row's rows (its count
+    without sample weights).
+    """
 
     codes: np.ndarray
     reference: np.ndarray | None
     y_pos: np.ndarray | None
     weight: np.ndarray
     sums: dict
+    square: np.ndarray | None = None
 
 
 def gather_codes(rows: DaskRows, n_rows: int, encoding, *, rule, positive, labels: bool,
@@ -483,7 +493,8 @@ def gather_codes(rows: DaskRows, n_rows: int, encoding, *, rule, positive, label
     while len(nodes) > FAN_IN:
         nodes = [dask.delayed(_merge_tables)(budget, *nodes[i:i + FAN_IN])
                  for i in range(0, len(nodes), FAN_IN)]
-    table, counts, sums, read = dask.compute(dask.delayed(_merge_tables)(budget, *nodes))[0]
+    table, counts, squares, sums, read = dask.compute(
+        dask.delayed(_merge_tables)(budget, *nodes))[0]
     if read != n_rows:  # pragma: no cover - the data changed between the passes
         raise RuntimeError(f"The second pass read {read} rows, the first {n_rows}.")
     at = n_vars
@@ -491,7 +502,8 @@ def gather_codes(rows: DaskRows, n_rows: int, encoding, *, rule, positive, label
     if rule is not None:
         reference, at = table[:, at].astype(bool), at + 1
     y_pos = table[:, at].astype(bool) if labels else None
-    return Gathered(np.ascontiguousarray(table[:, :n_vars]), reference, y_pos, counts, sums)
+    return Gathered(np.ascontiguousarray(table[:, :n_vars]), reference, y_pos, counts, sums,
+                    squares)
 
 
 def exact_bin_means(encoding, sums: dict, rule, *, tree: bool):
@@ -716,6 +728,25 @@ class _DaskMixin:
                             positive=self.classes_[1], labels=labels,
                             max_table_size=self.max_table_size)
 
+    def _dask_observed(self, gathered: Gathered, rows: DaskRows, encoding):
+        """The model's decisions on the gathered distinct rows (None: ``n_bootstrap=0``).
+
+        The linear rule's decision is gathered with the codes; the tree's is a function of
+        the codes (its states are refined at the thresholds). The distinct rows' sums of
+        weights and of squared weights give the bootstrap pandas's rows give.
+        """
+        from ._population import Observed
+        from ._trees_path import tree_decisions
+        from ._trees_states import state_indicators
+
+        if self.n_bootstrap == 0:
+            return None
+        decisions = gathered.reference
+        if decisions is None:
+            decisions = tree_decisions(state_indicators(encoding, self._leaves),
+                                       gathered.codes)
+        return Observed(decisions, gathered.square)
+
     def _select_dask_path(self, X) -> None:
         self._refuse_regressor()
         self.estimator_ = fitted_estimator(self.estimator)
@@ -771,15 +802,16 @@ class _DaskMixin:
         encoding = exact_bin_means(encoding, gathered.sums, unit, tree=not linear)
         self._set_variables(encoding, sensitive)
         proxy = FixedCodes(encoding, gathered.codes)
+        observed = self._dask_observed(gathered, rows, encoding)
         if not linear:
             ev = _as_row_counts(self._evaluate_tree(None, gathered.y_pos, proxy,
-                                                    gathered.weight), rows)
+                                                    gathered.weight, observed), rows)
             self._tree_indicators = state_indicators(encoding, self._leaves)
             self.multiplier_, self.agreement_ = None, 1.0
             self._set_evaluation(ev, encoding)
             return self
         ev = _as_row_counts(self._evaluate(None, gathered.y_pos, proxy, [l] + smaller,
-                                           gathered.weight), rows)
+                                           gathered.weight, observed), rows)
         self.multiplier_ = int(ev.multiplier)
         self.agreement_ = float(chunked_agreements(self._agreements, encoding, gathered,
                                                    [ev.multiplier])[0])
@@ -806,11 +838,12 @@ class _DaskMixin:
         unit = self._unit_rule if linear else None
         gathered = self._gather(rows, stats, encoding, unit, labels=y is not None)
         proxy = FixedCodes(encoding, gathered.codes)
+        observed = self._dask_observed(gathered, rows, encoding)
         if not linear:
             return _as_row_counts(self._evaluate_tree(None, gathered.y_pos, proxy,
-                                                      gathered.weight), rows), 1.0
+                                                      gathered.weight, observed), rows), 1.0
         ev = _as_row_counts(self._evaluate(None, gathered.y_pos, proxy, [self.multiplier_],
-                                           gathered.weight), rows)
+                                           gathered.weight, observed), rows)
         agreement = chunked_agreements(self._agreements, encoding, gathered,
                                        [self.multiplier_])[0]
         return ev, float(agreement)

@@ -11,6 +11,7 @@ import pandas as pd
 from sklearn.utils import check_random_state
 
 from ..s3p import BayesNet, TableTooLargeError
+from ..utils._warnings import warn_user
 from ._draw_rule import DrawRule
 from ._influence import edge_specific_network, fvgm_mediated_network, group_rates
 from ._intervals import (
@@ -20,11 +21,19 @@ from ._intervals import (
     hold_estimates,
     metric_intervals,
 )
-from ._learning import group_support, groups_present
+from ._learning import EQUIVALENT_SAMPLE_SIZE, group_support, groups_present
 from ._metrics import disparate_impact, favored_indices, rate_gap
-from ._posterior import networks_from_concentrations, shared_plan_rates
+from ._population import (
+    RateRows,
+    add_population_columns,
+    estimate_population,
+    metric_intervals_from_estimates,
+    misfits,
+    population_table,
+)
+from ._posterior import networks_from_concentrations, networks_from_tables, shared_plan_rates
 from ._variables import Encoding
-from ._warnings import EstimateOutsideIntervalWarning
+from ._warnings import EstimateOutsideIntervalWarning, ModelCheckWarning
 
 # group_support and groups_present live in _learning; importable here for the other paths.
 __all__ = ["Evaluation", "gap_of_present", "group_support", "groups_present",
@@ -75,6 +84,10 @@ class Evaluation:
     draw_multipliers: list = field(default_factory=list)  # the draws' rule per network
     draw_source: tuple | None = None  # (concentrations, rng state, n_draws) of all rows' draws
     level: float = 0.95  # credible level of the draws' intervals
+    population: dict | None = None  # rate name -> PopulationEstimates
+    population_metrics: dict = field(default_factory=dict)
+    population_metric_intervals: dict = field(default_factory=dict)
+    population_table: pd.DataFrame | None = None
 
     @property
     def metric_intervals(self) -> dict:
@@ -93,22 +106,25 @@ RATE_COLUMNS = ("positive_rate", "true_positive_rate", "false_positive_rate",
 class _LinearPathMixin:
     """Exact group rates and metrics of the integer rule."""
 
-    def _evaluate(self, frame, y_pos, encoding, multipliers, weight) -> Evaluation:
+    def _evaluate(self, frame, y_pos, encoding, multipliers, weight,
+                  observed=None) -> Evaluation:
         """Networks, group rates and metrics on ``frame`` (labels ``y_pos`` or None).
 
         ``multipliers`` lists the multipliers to try in order: when the engine's table
-        for one is too large, the next (smaller) one is used.
+        for one is too large, the next (smaller) one is used. ``observed``: the model's
+        decisions on the rows, for the population estimate (None: none).
         """
         data = self._groups_and_networks(frame, y_pos, encoding, weight)
         for k, l in enumerate(multipliers):
             try:
-                return self._evaluate_at(l, encoding, data, y_pos, weight)
+                return self._evaluate_at(l, encoding, data, y_pos, weight, observed)
             except TableTooLargeError:
                 if k + 1 == len(multipliers):
                     raise
         raise RuntimeError("no multiplier to try")  # pragma: no cover
 
-    def _evaluate_at(self, multiplier, encoding, data, y_pos, weight) -> Evaluation:
+    def _evaluate_at(self, multiplier, encoding, data, y_pos, weight,
+                     observed=None) -> Evaluation:
         """Group rates and metrics of the integer rule with the multiplier ``l``.
 
         ``data`` is what ``_groups_and_networks`` returns. The posterior draws are solved
@@ -135,7 +151,8 @@ class _LinearPathMixin:
             rows = (mask, group_of_row[mask], len(group_codes), weight)
             return draw_rule.rates_function(net, rates_of(net), rows)
 
-        ev = self._exact_evaluation(rates_of, plan_of, encoding, data, y_pos, weight)
+        ev = self._exact_evaluation(rates_of, plan_of, encoding, data, y_pos, weight,
+                                    observed)
         ev.multiplier, ev.weights, ev.threshold = multiplier, weights, threshold
         ev.draw_multipliers = draw_rule.chosen
         return ev
@@ -190,11 +207,13 @@ class _LinearPathMixin:
         return rule.rates_function(network, exact)
 
     def _exact_evaluation(self, rates_of, plan_of, encoding, data, y_pos,
-                          weight) -> Evaluation:
+                          weight, observed=None) -> Evaluation:
         """Groups table and metrics from ``rates_of(network)``, the exact group rates.
 
         ``plan_of(network)`` returns the rates function for the posterior draws of
-        ``network`` (``n_draws > 0``), whose credible intervals are then the intervals.
+        ``network`` (``n_draws > 0``), whose credible intervals are then the intervals,
+        and for its bootstrap replicates (the population estimate, with the model's
+        decisions ``observed`` on the rows).
         """
         sens_codes, group_codes, support, networks, codes = data
         rates = rates_of(networks[0])
@@ -233,9 +252,94 @@ class _LinearPathMixin:
         at = groups.columns.get_loc("support") + 1
         groups.insert(at, "ci_low", bounds["positive_rate"][0])
         groups.insert(at + 1, "ci_high", bounds["positive_rate"][1])
-        return Evaluation(None, None, None, networks[0], group_codes, groups, metrics,
-                          i_max, i_min, bounds=bounds, draws=draws,
-                          level=self.credible_level, draw_source=draw_source)
+        ev = Evaluation(None, None, None, networks[0], group_codes, groups, metrics,
+                        i_max, i_min, bounds=bounds, draws=draws,
+                        level=self.credible_level, draw_source=draw_source)
+        if observed is not None and self.n_bootstrap > 0:
+            solve = self._replicate_solver(plan_of, len(codes))
+            self._add_population(ev, self._rate_rows(data, y_pos, weight, observed, groups),
+                                 solve)
+        return ev
+
+    def _population_rng(self, stream: int):
+        """A generator of the population estimate (stream 2: replicates, 3: metrics)."""
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        return np.random.default_rng([seed, stream])
+
+    def _add_population(self, ev: Evaluation, subsets, solve) -> None:
+        """The population estimate of every rate of ``subsets`` (:mod:`._population`).
+
+        Adds its columns to ``ev.groups``, the population metrics and their intervals,
+        and warns (:class:`ModelCheckWarning`) of the groups whose network rate the
+        model check rejects.
+        """
+        learned = isinstance(self.network, str) and self.network == "learn"
+        estimates = estimate_population(
+            subsets, solve, n_boot=self.n_bootstrap, random_state=self._population_rng(2),
+            relearn=not isinstance(self.network, BayesNet),
+            equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
+            keep_prior=learned and self.prior != "bdeu", level=self.credible_level,
+            max_table_size=self.max_table_size)
+        if "positive_rate" not in estimates:
+            return
+        add_population_columns(ev.groups, estimates)
+        ev.population = estimates
+        ev.population_metrics, ev.population_metric_intervals = \
+            metric_intervals_from_estimates(estimates, self.credible_level,
+                                            self._population_rng(3))
+        ev.population_table = population_table(ev.groups, self._sensitive, estimates)
+        self._warn_misfits(ev.groups, estimates)
+
+    def _warn_misfits(self, groups, estimates) -> None:
+        """ModelCheckWarning naming the groups whose check is rejected (Holm, 5%)."""
+        found = misfits(estimates)
+        if not found:
+            return
+        named = []
+        for name, i, p in found[:5]:
+            est = estimates[name]
+            named.append(f"{self._group_name(groups, i)} ({name}: network "
+                         f"{groups[name].iloc[i]:.4f}, rows {est.direct[i]:.4f} on "
+                         f"{est.n_eff[i]:.4g} rows, p = {p:.2g})")
+        warn_user(
+            f"The network does not fit {len(found)} group rate(s): {'; '.join(named)}"
+            f"{' ...' if len(found) > 5 else ''}. The verified rates of these groups are "
+            "exact under the network, not the population's: read population_rate (it "
+            "falls back to the rows' own rate there) and the model_check_pvalue column of "
+            "groups_; a richer network (max_indegree, n_bins) may fit better.",
+            ModelCheckWarning)
+
+    def _replicate_solver(self, plan_of, n_rows: int):
+        """``solve(subset, tables)``: the exact rates of the bootstrap replicates' networks.
+
+        The replicates share the network's structure, so they are solved as the
+        posterior draws are (``plan_of``: planned once, batched; on the linear path the
+        draws' coarser rule shifted to the verified one).
+        """
+        def solve(sub, tables):
+            mask = np.ones(n_rows, dtype=bool) if sub.mask is None else sub.mask
+            rates_of = plan_of(sub.network, mask)
+            nets = networks_from_tables(sub.network, tables)
+            return np.array([rates_of(net) for net in nets], dtype=float), None
+
+        return solve
+
+    def _rate_rows(self, data, y_pos, weight, observed, groups) -> list[RateRows]:
+        """The rows behind every rate of ``groups`` (all rows; ``Y = 1``; ``Y = 0``)."""
+        sens_codes, group_codes, _, networks, codes = data
+        of_row = rows_group(sens_codes, group_codes)
+        square = observed.square
+        subsets = [RateRows("positive_rate", networks[0], groups["positive_rate"].to_numpy(),
+                            None, codes, observed.decisions, of_row, weight, square)]
+        if y_pos is not None:
+            for mask, net, name in ((y_pos, networks[1], "true_positive_rate"),
+                                    (~y_pos, networks[2], "false_positive_rate")):
+                subsets.append(RateRows(
+                    name, net, groups[name].to_numpy(), mask, codes[mask],
+                    observed.decisions[mask], of_row[mask],
+                    None if weight is None else weight[mask],
+                    None if square is None else square[mask]))
+        return subsets
 
     def _held_bounds(self, bounds, groups, metrics, draws) -> dict:
         """The draws' bounds of every rate widened to hold the point estimates.
@@ -355,6 +459,9 @@ class _LinearPathMixin:
         self._draw_multiplier = ev.draw_multipliers[0] if ev.draw_multipliers else None
         self.groups_ = ev.groups
         self.metrics_ = ev.metrics
+        self.population_ = ev.population_table
+        self.population_metrics_ = dict(ev.population_metrics)
+        self.population_metric_intervals_ = dict(ev.population_metric_intervals)
         self._group_codes = ev.group_codes
         self.most_favored_group_ = self._favored(ev.groups, ev.most_favored)
         self.least_favored_group_ = self._favored(ev.groups, ev.least_favored)

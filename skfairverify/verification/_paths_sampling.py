@@ -42,6 +42,7 @@ from ._intervals import (
 )
 from ._linear_path import Evaluation, groups_present
 from ._metrics import disparate_impact, favored_indices, rate_gap
+from ._population import reweighted_rates
 from ._sampling import (
     ModelDecision,
     NetworkSampler,
@@ -58,6 +59,10 @@ from ._variables import Encoding
 from ._warnings import SamplingToleranceWarning
 
 __all__ = ["SAMPLING_BINS"]
+
+#: Sampled rows kept per group and rate for the population estimate's replicates
+#: (reweighted, :func:`._population.reweighted_rates`).
+KEPT_ROWS = 20_000
 
 #: Quantile bins per numeric column on the sampling path with ``n_bins="auto"``
 #: (at most ``max_bins``): the bins only shape the distribution, values are drawn
@@ -90,6 +95,7 @@ class _SamplingContext:
         self.alpha = per_interval_alpha(verifier.confidence, n_intervals, len(self.grid))
         self.tolerance = verifier.tolerance
         self.rng = rng
+        self.kept = {}  # rate name -> (group -> (codes, decisions), rates, rows sampled)
         self.cost = None
         if metered:
             self.cost = SamplingCost(n_intervals=n_intervals, tolerance=self.tolerance,
@@ -133,7 +139,7 @@ class _SamplingPathMixin:
                 "linear model (exact path) with the BayesNet."
             )
 
-    def _fit_sampling(self, frame, sensitive, y_pos, weight) -> None:
+    def _fit_sampling(self, frame, sensitive, y_pos, weight, observed=None) -> None:
         """Variables, networks and certified group rates of the model on ``frame``."""
         self._check_sampling_network()
         n_bins = self._sampling_bins()
@@ -144,7 +150,7 @@ class _SamplingPathMixin:
             "fixed n_bins)" if self.n_bins != "auto" else f"{SAMPLING_BINS}, at most max_bins)")
         self._set_variables(encoding, sensitive)
         self._decision = ModelDecision(self.estimator_, self.classes_[1])
-        ev = self._evaluate_sampling(frame, y_pos, encoding, weight)
+        ev = self._evaluate_sampling(frame, y_pos, encoding, weight, observed)
         self._fit_builder = self._builder(encoding, frame, weight)
         self.multiplier_ = None
         self.agreement_ = 1.0
@@ -155,7 +161,7 @@ class _SamplingPathMixin:
         w = None if weight is None else (weight if mask is None else weight[mask])
         return RowBuilder(encoding, rows, w, list(self.feature_names_in_), self._input_labels)
 
-    def _evaluate_sampling(self, frame, y_pos, encoding, weight) -> Evaluation:
+    def _evaluate_sampling(self, frame, y_pos, encoding, weight, observed=None) -> Evaluation:
         """Networks, sampled group rates with intervals, and metrics on ``frame``."""
         sens_codes, group_codes, support, networks, codes = self._groups_and_networks(
             frame, y_pos, encoding, weight)
@@ -167,10 +173,32 @@ class _SamplingPathMixin:
         self._batch = batch_rows(len(encoding.variables), len(self.feature_names_in_),
                                  self.max_table_size)
         try:
-            return self._sampled_evaluation(ctx, frame, y_pos, encoding, weight, sens_codes,
-                                            group_codes, support, networks, codes)
+            ev = self._sampled_evaluation(ctx, frame, y_pos, encoding, weight, sens_codes,
+                                          group_codes, support, networks, codes)
         finally:
             ctx.cost.close()
+        if observed is not None and self.n_bootstrap > 0:
+            data = (sens_codes, group_codes, support, networks, codes)
+            self._add_population(ev, self._rate_rows(data, y_pos, weight, observed,
+                                                     ev.groups), self._reweighting_solver(ctx))
+        return ev
+
+    def _reweighting_solver(self, ctx):
+        """``solve(subset, tables)``: the replicates' rates from the point's sampled rows.
+
+        The rows sampled for each group's point estimate (``ctx.kept``) are reweighted by
+        every replicate's probability (:func:`._population.reweighted_rates`): no new
+        row for the model to decide. The point estimate's own Monte Carlo variance is
+        the variance the replicates do not see.
+        """
+        def solve(sub, tables):
+            kept, rates, n = ctx.kept[sub.name]
+            values = reweighted_rates(sub.network, tables, kept, len(rates))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                extra = np.where(n > 0, rates * (1 - rates) / np.where(n > 0, n, 1), 0.0)
+            return values, extra
+
+        return solve
 
     def _draw_cost(self, sens_codes, group_codes, weight, y_pos):
         """``p -> rows`` of every rate's posterior draws (:func:`draw_rows_needed`).
@@ -203,7 +231,8 @@ class _SamplingPathMixin:
         groups = self._group_table(encoding, group_codes)
         everyone = np.ones(len(group_codes), dtype=bool)
         builder = self._builder(encoding, frame, weight)
-        est = self._sampled_rates(networks[0], builder, encoding, group_codes, everyone, ctx)
+        est = self._sampled_rates(networks[0], builder, encoding, group_codes, everyone, ctx,
+                                  keep="positive_rate")
         bounds = {"positive_rate": (est["low"], est["high"])}
         groups["positive_rate"] = est["rate"]
         groups["support"] = support
@@ -217,7 +246,7 @@ class _SamplingPathMixin:
             for mask, net, column in ((y_pos, networks[1], "true_positive_rate"),
                                       (~y_pos, networks[2], "false_positive_rate")):
                 sub = self._label_rates(net, encoding, frame, weight, mask, group_codes,
-                                        sens_codes, ctx)
+                                        sens_codes, ctx, keep=column)
                 groups[column] = sub["rate"]
                 bounds[column] = (sub["low"], sub["high"])
                 n_samples += int(np.nansum(sub["n"]))
@@ -342,18 +371,28 @@ class _SamplingPathMixin:
             stacklevel=4,
         )
 
-    def _label_rates(self, net, encoding, frame, weight, mask, group_codes, sens_codes, ctx):
+    def _label_rates(self, net, encoding, frame, weight, mask, group_codes, sens_codes, ctx,
+                     keep=None):
         """Sampled rates on the network of the rows ``mask`` (NaN for absent groups)."""
         present = np.zeros(len(group_codes), dtype=bool)
         if net is not None:
             present = groups_present(group_codes, sens_codes[mask])
         builder = self._builder(encoding, frame, weight, mask) if present.any() else None
-        return self._sampled_rates(net, builder, encoding, group_codes, present, ctx)
+        return self._sampled_rates(net, builder, encoding, group_codes, present, ctx, keep)
 
-    def _sampled_rates(self, network, builder, encoding, group_codes, present, ctx) -> dict:
-        """Adaptive certified rate of every group in ``present`` (NaN for the others)."""
+    def _sampled_rates(self, network, builder, encoding, group_codes, present, ctx,
+                       keep=None) -> dict:
+        """Adaptive certified rate of every group in ``present`` (NaN for the others).
+
+        With ``keep`` (a rate's name), up to :data:`KEPT_ROWS` sampled rows of every
+        group and their decisions are kept in ``ctx.kept[keep]`` for the population
+        estimate's replicates.
+        """
         out = {k: np.full(len(group_codes), np.nan) for k in ("rate", "low", "high", "n")}
         out["converged"] = np.ones(len(group_codes), dtype=bool)
+        kept = {}
+        if keep is not None:
+            ctx.kept[keep] = (kept, out["rate"], out["n"])
         if not present.any():
             return out
         sampler = NetworkSampler(network)
@@ -362,15 +401,22 @@ class _SamplingPathMixin:
         for g in np.flatnonzero(present):
             rng = np.random.default_rng(seeds[g])
             fixed = {i: int(s) for i, s in zip(self._sens_idx, group_codes[g])}
+            rows = [] if keep is not None else None
 
-            def draw(n, fixed=fixed, rng=rng):
+            def draw(n, fixed=fixed, rng=rng, rows=rows):
                 codes = sampler.sample(n, rng, fixed)
-                return int(self._decide(builder, codes, names, rng).sum())
+                decided = self._decide(builder, codes, names, rng)
+                if rows is not None and sum(len(c) for c, _ in rows) < KEPT_ROWS:
+                    rows.append((codes, decided))
+                return int(decided.sum())
 
             est = adaptive_rate(ctx.timed(draw), tolerance=ctx.tolerance, alpha=ctx.alpha,
                                 grid=ctx.grid, batch=self._batch)
             out["rate"][g], out["low"][g], out["high"][g] = est.rate, est.low, est.high
             out["n"][g], out["converged"][g] = est.samples, est.converged
+            if rows:
+                kept[g] = (np.concatenate([c for c, _ in rows]),
+                           np.concatenate([d for _, d in rows]))
         return out
 
     def _warn_unconverged(self, estimates, n_samples: int) -> None:

@@ -40,6 +40,7 @@ __all__ = [
     "posterior_concentrations",
     "shared_plan_rates",
     "metric_draws",
+    "networks_from_tables",
     "posterior_cpts",
     "posterior_networks",
     "rate_intervals",
@@ -396,7 +397,7 @@ def networks_from_concentrations(network, concentrations, *, n_draws, random_sta
     for start, stop in zip(starts, starts[1:] + [n_draws]):
         part = [a[start:stop] if a.ndim == c.ndim + 1 else a
                 for a, c in zip(concentrations, network.cpts)]
-        out += _chunk_networks(network, _gamma_tables(network, part, stop - start, rng,
+        out += networks_from_tables(network, _gamma_tables(network, part, stop - start, rng,
                                                       max_table_size))
     return out
 
@@ -417,11 +418,13 @@ _CHUNK_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _BATCHED = True
 
 
-def _chunk_networks(network, stacked) -> list:
+def networks_from_tables(network, stacked) -> list:
     """One network per draw of ``stacked`` (views of its tables), registered with its chunk.
 
-    The tables are valid by construction (normalised gamma draws of the network's
-    shapes), so they are not validated again.
+    ``stacked[i]`` has shape ``(n_draws, *network.cpts[i].shape)``. The tables must be
+    valid by construction (non-negative, rows normalised: posterior or bootstrap draws
+    of the network's shapes); they are not validated again. The rates of the networks
+    are solved together, a chunk at a time (:func:`shared_plan_rates`).
     """
     chunk = _DrawChunk(stacked)
     nets = []

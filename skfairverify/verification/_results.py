@@ -12,7 +12,10 @@ __all__ = ["FairnessInfluenceResult", "VerificationResult"]
 
 # Columns of ``groups`` that are not sensitive features.
 _RATE_COLUMNS = ("positive_rate", "support", "ci_low", "ci_high", "true_positive_rate",
-                 "false_positive_rate", "path_specific_rate")
+                 "false_positive_rate", "path_specific_rate", "direct_rate",
+                 "population_rate", "population_ci_low", "population_ci_high",
+                 "model_check_pvalue", "population_true_positive_rate",
+                 "population_false_positive_rate")
 
 
 @dataclass(repr=False, eq=False)
@@ -25,10 +28,12 @@ class VerificationResult(Result):
         One row per compound sensitive group: a column per sensitive feature,
         ``positive_rate`` (exact ``Pr[Yhat = 1 | A = a]`` under the network),
         ``support`` (rows of the group, or the sum of their weights with
-        ``sample_weight``), ``ci_low`` / ``ci_high`` (the confidence interval of the
-        positive rate; equal to it on the exact path), and with labels
-        ``true_positive_rate`` and ``false_positive_rate``; with mediators
-        ``path_specific_rate``.
+        ``sample_weight``), ``ci_low`` / ``ci_high`` (the interval of the positive rate
+        under the network), and with labels ``true_positive_rate`` and
+        ``false_positive_rate``; with mediators ``path_specific_rate``; the population
+        estimate's columns (``direct_rate``, ``population_rate``,
+        ``population_ci_low`` / ``population_ci_high``, ``model_check_pvalue``, as
+        ``FairnessVerifier.groups_``).
     metrics : dict
         ``disparate_impact`` (min / max positive rate, 1 is fair),
         ``statistical_parity`` (max - min), ``equalized_odds`` (with labels),
@@ -51,6 +56,14 @@ class VerificationResult(Result):
         ``level``, ``n_draws``, ``tolerance``, ``label``; see
         ``skfairverify.utils._html.interval_note``). Empty when not given: the
         notebook display then names them from ``method`` and the intervals themselves.
+    population_metrics : dict
+        The metrics of the population estimates of the groups' rates (empty with
+        ``n_bootstrap=0``), as ``FairnessVerifier.population_metrics_``.
+    population_metric_intervals : dict
+        Metric -> ``(low, high)``, their intervals.
+    population : pandas.DataFrame or None
+        One row per group and rate: the network's and the direct rates, the estimate,
+        its interval and the model check (``FairnessVerifier.population_``).
 
     See Also
     --------
@@ -82,6 +95,9 @@ class VerificationResult(Result):
     metric_intervals: dict = field(default_factory=dict)
     method: str = "exact"
     intervals: dict = field(default_factory=dict)
+    population_metrics: dict = field(default_factory=dict)
+    population_metric_intervals: dict = field(default_factory=dict)
+    population: pd.DataFrame | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """Return the groups table (one row per compound sensitive group).
@@ -94,11 +110,16 @@ class VerificationResult(Result):
         return self.groups
 
     def _summary(self) -> str:
-        ci = self.metric_intervals or {}
-        metrics = ", ".join(
-            f"{k}={v:.4g}" + (f" [{ci[k][0]:.3f}, {ci[k][1]:.3f}]"
-                              if k in ci and ci[k][0] != ci[k][1] else "")
-            for k, v in self.metrics.items())
+        def listed(values, ci):
+            return ", ".join(
+                f"{k}={v:.4g}" + (f" [{ci[k][0]:.3f}, {ci[k][1]:.3f}]"
+                                  if k in ci and ci[k][0] != ci[k][1] else "")
+                for k, v in values.items())
+
+        metrics = listed(self.metrics, self.metric_intervals or {})
+        if self.population_metrics:
+            population = listed(self.population_metrics, self.population_metric_intervals)
+            metrics = f"population: {population}; under the network: {metrics}"
         return (f"{len(self.groups)} groups; {metrics}; agreement={self.agreement:.4g}; "
                 f"method={self.method!r}")
 
@@ -126,24 +147,33 @@ class VerificationResult(Result):
             groups_frame,
             has_intervals,
             interval_label,
+            model_check_fact,
+            population_sources,
             verdict_table,
         )
 
         note = self._interval_note()
         label = interval_label(note)
-        ci = {"verified": dict(self.metric_intervals)} if has_intervals(note) else None
+        values, ci, labels, key = population_sources(
+            self.metrics, self.metric_intervals if has_intervals(note) else None,
+            self.population_metrics, self.population_metric_intervals)
+        labels[key] = interval_label(note, True)
         sensitive = [c for c in self.groups.columns if c not in _RATE_COLUMNS]
         groups = groups_frame(self.groups, sensitive, note)
         items = [("method", self.method), ("agreement of the integer rule with the model",
                                            f"{self.agreement:.4f}"), ("intervals", label)]
+        check = model_check_fact(self.population)
+        if check:
+            items.append(("model check", check))
         return [facts(items),
-                frame_table(groups, groups_caption(groups, label, "probabilities"),
+                frame_table(groups, groups_caption(groups, label, "probability under the "
+                                                                  "network"),
                             formats=groups_formats(groups)),
-                verdict_table({"verified": dict(self.metrics)}, None,
+                verdict_table(values, None,
                               "Metrics over the groups and their verdict" + (
                                   f"; value [low, high], the {label}" if ci
                                   else f" ({label})"),
-                              intervals=ci, labels={"verified": interval_label(note, True)})]
+                              intervals=ci, labels=labels)]
 
 
 @dataclass(repr=False, eq=False)

@@ -58,18 +58,18 @@ class _TreePathMixin:
         return tree_encoding(frame, self._leaves, sensitive, n_bins=self.n_bins_,
                              max_states=max(MAX_STATES, self.max_bins), sample_weight=weight)
 
-    def _fit_tree(self, frame, sensitive, y_pos, weight) -> None:
+    def _fit_tree(self, frame, sensitive, y_pos, weight, observed=None) -> None:
         """Variables, networks and exact group rates of the tree on ``frame``."""
         encoding = self._tree_encoding(frame, sensitive, weight)
         self._set_variables(encoding, sensitive)
         eo_labels = None if isinstance(self.network, BayesNet) else y_pos
-        ev = self._evaluate_tree(frame, eo_labels, encoding, weight)
+        ev = self._evaluate_tree(frame, eo_labels, encoding, weight, observed)
         self._tree_indicators = state_indicators(encoding, self._leaves)
         self.multiplier_ = None
         self.agreement_ = 1.0
         self._set_evaluation(ev, encoding)
 
-    def _evaluate_tree(self, frame, y_pos, encoding, weight) -> Evaluation:
+    def _evaluate_tree(self, frame, y_pos, encoding, weight, observed=None) -> Evaluation:
         """Networks, exact group rates and metrics of the tree on ``frame``."""
         data = self._groups_and_networks(frame, y_pos, encoding, weight)
         indicators = state_indicators(encoding, self._leaves)
@@ -80,7 +80,7 @@ class _TreePathMixin:
                                     self.max_table_size)
 
         return self._exact_evaluation(rates_of, lambda net, mask: rates_of, encoding, data,
-                                      y_pos, weight)
+                                      y_pos, weight, observed)
 
     def _tree_draw_rates_of(self, network):
         """Rates function for posterior draws of ``network``'s structure: the tree's."""
@@ -95,3 +95,20 @@ class _TreePathMixin:
         return tree_group_rates(self._reference_network(subset, reference),
                                 self._tree_indicators, None, self._sens_idx,
                                 self._group_codes, self.max_table_size)
+
+
+def tree_decisions(indicators, codes) -> np.ndarray:
+    """The tree's positive decision on every row of state ``codes`` (any positive region).
+
+    A region holds a row when every variable it constrains is in an allowed state
+    (:func:`._trees_states.state_indicators`); the states are refined at the tree's
+    thresholds, so this is the tree's own decision.
+    """
+    codes = np.asarray(codes)
+    positive = np.zeros(len(codes), dtype=bool)
+    for r in range(indicators.n_regions):
+        inside = np.ones(len(codes), dtype=bool)
+        for v, allowed in indicators.by_variable.items():
+            inside &= allowed[r, codes[:, v]] > 0
+        positive |= inside
+    return positive

@@ -41,8 +41,10 @@ from ._learning import _NetworkMixin
 from ._linear_path import _LinearPathMixin
 from ._network import resolve_structure_search
 from ._paths_sampling import _SamplingPathMixin
+from ._population import Observed
 from ._quantization import _QuantizationMixin
 from ._results import FairnessInfluenceResult, VerificationResult
+from ._sampling import ModelDecision
 from ._sensitive import _SensitiveMixin
 from ._trees import is_tree_model
 from ._trees_path import _TreePathMixin
@@ -230,24 +232,28 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         refitted per draw): a pickle of 21 MB on Adult against 0.9 MB.
     credible_level : float in (0, 1), default=0.95
         Posterior probability of every credible interval of ``n_draws``.
-    prior : {"hierarchical", "bdeu"}, default="hierarchical"
-        Prior of the parameters of a learned network (``network="learn"``).
-        ``"hierarchical"``: a table with two or more sensitive parents is shrunk
+    n_bootstrap : int, default=30
+        Bayesian bootstrap replicates of the rows for the population estimate and the
+        model check (``groups_["population_rate"]``, ``population_``; see "Under the
+        network and in the population" below): each reweighs the rows, relearns the
+        network's tables on the same structure and solves it as the posterior draws are
+        solved (on the sampling path: the sampled rows reweighted, no new prediction).
+        0 skips the population estimate (``groups_`` then has the network's rates only,
+        as with a ``TableTooLargeError`` naming ``n_bootstrap`` when the replicates'
+        tables would exceed ``max_table_size``).
+    prior : {"bdeu", "hierarchical"}, default="bdeu"
+        Prior of the parameters of a learned network (``network="learn"``). ``"bdeu"``:
+        BDeu of equivalent sample size 1 (light smoothing), every table estimated on its
+        own. ``"hierarchical"``: a table with two or more sensitive parents is shrunk
         towards the additive (no-interaction) fit of the sensitive effects, with a
         strength chosen by leave-one-out likelihood, so that a small intersection
         borrows the effect of each attribute from all the rows that have it
         (:func:`~skfairverify.verification._parameters.estimate_cpts`); the posterior
-        draws use the same prior. With another parent, the target's sensitive
-        effects are fitted per state of it or shared across its states, whichever
-        has the better leave-one-out likelihood. On the population benchmark
-        (two sensitive attributes, intersections of ~20 rows at 500 rows) it lowers
-        the group-rate error to about 0.82x BDeu's and brings the coverage of the
-        statistical parity interval from 83.5% to 94-95% (BDeu's intervals sit
-        above the truth when the two highest groups are small and close). With one
-        sensitive feature it equals BDeu. Its cost: on Adult (sex x race, 60 bins) a
-        plain fit takes about 4 CPU s instead of 0.8 s with BDeu.
-        ``"bdeu"``: BDeu of equivalent sample size 1 (light smoothing), every table
-        estimated on its own.
+        draws use the same prior. Where the intersection interacts, the shrunk rate is
+        biased: the model check flags it, and the population estimate's bootstrap
+        keeps the shrinkage of the point network (it does not search the strength
+        again), so it corrects such a group less than with BDeu. With one sensitive
+        feature it equals BDeu. It costs several times a BDeu fit (``docs/uncertainty.md``).
     mediators : str or list of str, default=None
         Columns read by the model that mediate the effect of the sensitive features;
         when given, ``metrics_["path_specific_causal"]`` is computed: the gap of the
@@ -358,7 +364,26 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         the Monte Carlo error included on the sampling path; with ``n_draws=0`` the
         rate itself on an exact path, its Monte Carlo interval on the sampling path),
         and with ``y``: ``true_positive_rate`` and ``false_positive_rate`` (NaN for a
-        group without rows of that label); with mediators: ``path_specific_rate``.
+        group without rows of that label); with mediators: ``path_specific_rate``. With
+        ``n_bootstrap > 0``: ``direct_rate`` (the share of the group's rows the model
+        decides positively), ``population_rate`` with ``population_ci_low`` /
+        ``population_ci_high`` (the population estimate and its interval at
+        ``credible_level``), ``model_check_pvalue`` (the test of ``positive_rate``
+        against the rows), and with ``y`` ``population_true_positive_rate`` /
+        ``population_false_positive_rate``.
+    population_ : pandas.DataFrame or None
+        One row per group and rate (``rate``: ``positive_rate``, ``true_positive_rate``,
+        ``false_positive_rate``): ``network`` (the verified rate) and ``network_se`` (its
+        bootstrap standard error), ``direct`` and ``rows`` (the group's own rate and
+        effective rows), ``estimate`` with ``ci_low`` / ``ci_high``, ``effective_rows``
+        (the estimate is as precise as a proportion of that many rows),
+        ``direct_weight``, ``discrepancy`` (network - direct) and ``pvalue`` (the model
+        check). None with ``n_bootstrap=0``.
+    population_metrics_ : dict
+        ``disparate_impact``, ``statistical_parity`` and with ``y`` ``equalized_odds``
+        of the population estimates (empty with ``n_bootstrap=0``).
+    population_metric_intervals_ : dict
+        Metric -> ``(low, high)``, their intervals at ``credible_level``.
     metrics_ : dict
         ``disparate_impact`` (min/max rate, 1 is fair), ``statistical_parity``
         (max - min), ``equalized_odds`` (with ``y`` and a learned or independent
@@ -399,6 +424,21 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
 
     Notes
     -----
+    Under the network and in the population: every rate of ``groups_`` is exact (or
+    sampled) *under the learned network*, which is the population's rate only when the
+    network fits. The population estimate combines each group's network rate with the
+    group's direct rate, weighted by their precision including the network's bias
+    (small area estimation, Fay and Herriot 1979: the network's common bias and the
+    spread of the groups' biases are learned from how far the network's rates are from
+    the direct ones beyond their sampling noise, their joint noise from the bootstrap
+    replicates, and integrated out), so that a small group borrows the network's
+    precision where the network fits and falls back to its rows where it does not. Its
+    interval holds both errors; the model check tests each network rate against the
+    rows and a :class:`~skfairverify.verification.ModelCheckWarning` names the groups it
+    rejects (Holm, 5%). FIF and path-specific fairness are interventions on the network
+    and have no population estimate. ``docs/uncertainty.md`` gives the method and its
+    measured accuracy.
+
     The definitions follow FVGM: DI, SP, EO and PCF as in its Section 2 (items 1-4;
     Appendix B.1) computed as in its Section 3.4, the fairness influence function as in
     its Section 5 and Appendix E (the paper does not number these equations); see
@@ -477,6 +517,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         "max_samples": [Interval(Integral, 1, None, closed="left")],
         "max_time": [Interval(Real, 0, None, closed="neither")],
         "n_draws": [Interval(Integral, 0, None, closed="left")],
+        "n_bootstrap": [Interval(Integral, 0, None, closed="left")],
         "credible_level": [Interval(Real, 0, 1, closed="neither")],
         "prior": [StrOptions({"hierarchical", "bdeu"})],
         "mediators": [None, str, list, tuple],
@@ -506,7 +547,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         max_time=600.0,
         n_draws=50,
         credible_level=0.95,
-        prior="hierarchical",
+        n_bootstrap=30,
+        prior="bdeu",
         mediators=None,
         pcf_definition="fvgm",
         max_indegree=1,
@@ -529,6 +571,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         self.max_samples = max_samples
         self.max_time = max_time
         self.n_draws = n_draws
+        self.n_bootstrap = n_bootstrap
         self.credible_level = credible_level
         self.prior = prior
         self.mediators = mediators
@@ -631,6 +674,24 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                 f"has {len(classes)} classes {classes.tolist()[:10]}."
             )
         return classes
+
+    def _observed(self, X, frame: pd.DataFrame, sensitive) -> Observed | None:
+        """The model's positive decisions on the rows (the direct rates' numerators).
+
+        On the linear path the rule read from the model (equal to its decision function,
+        and defined on categories the model's encoder has not seen), on the tree path
+        its positive leaves, on the sampling path its own ``predict`` (a fairlearn
+        mitigator's gets the sensitive values and a seed). None with ``n_bootstrap=0``.
+        """
+        if self.n_bootstrap == 0:
+            return None
+        if self.method_ == "sampling":
+            decide = ModelDecision(self.estimator_, self.classes_[1])
+            return Observed(decide.decisions(X, frame[list(sensitive)],
+                                             self._population_rng(4)))
+        if self._exact_kind == "tree":
+            return Observed(np.asarray(self._leaves.predict_positive(frame), dtype=bool))
+        return Observed(np.asarray(self._unit_rule.decision_function(frame)) > 0)
 
     def _set_variables(self, encoding: Encoding, sensitive: list[str]) -> None:
         self.n_bins_, fewer = bins_formed(encoding, self.n_bins_)  # the bins formed
@@ -755,16 +816,17 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
                                   if learned else None)
         y_pos = None if y is None else self._positive_labels(y, len(frame))
+        observed = self._observed(X, frame, sensitive)
         if self.method_ == "sampling":
-            self._fit_sampling(frame, sensitive, y_pos, weight)
+            self._fit_sampling(frame, sensitive, y_pos, weight, observed)
             return self
         if self._exact_kind == "tree":
-            self._fit_tree(frame, sensitive, y_pos, weight)
+            self._fit_tree(frame, sensitive, y_pos, weight, observed)
             return self
         encoding, multipliers = self._encode(frame, sensitive, weight)
         self._set_variables(encoding, sensitive)
         eo_labels = None if isinstance(self.network, BayesNet) else y_pos
-        ev = self._evaluate(frame, eo_labels, encoding, multipliers, weight)
+        ev = self._evaluate(frame, eo_labels, encoding, multipliers, weight, observed)
         reference = self._unit_rule.decision_function(frame) > 0
         self.multiplier_ = int(ev.multiplier)
         self.agreement_ = float(
@@ -852,20 +914,23 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         weight = check_sample_weight(sample_weight, len(frame))
         y = None if y is None else check_y_shape(y, len(frame))
         frame, _ = self._resolve_sensitive(frame, sensitive_features, fitting=False)
+        if weight is not None and not weight.all():
+            X = take_rows(X, np.flatnonzero(weight > 0))
         frame, y, weight = positive_rows(frame, y, weight)
         self._check_verify_frame(frame)
         y_pos = None if y is None else self._positive_labels(y, len(frame))
+        observed = self._observed(X, frame, self._sensitive)
         # A discrete numeric value absent from the rows of fit gets its own state (its
         # contribution is exact), since the network is learned again from X.
         encoding = self._encoding.covering(frame)
         if self.method_ == "sampling":
-            ev = self._evaluate_sampling(frame, y_pos, encoding, weight)
+            ev = self._evaluate_sampling(frame, y_pos, encoding, weight, observed)
             agreement = 1.0
         elif self._exact_kind == "tree":
-            ev = self._evaluate_tree(frame, y_pos, encoding, weight)
+            ev = self._evaluate_tree(frame, y_pos, encoding, weight, observed)
             agreement = 1.0
         else:
-            ev = self._evaluate(frame, y_pos, encoding, [self.multiplier_], weight)
+            ev = self._evaluate(frame, y_pos, encoding, [self.multiplier_], weight, observed)
             reference = self._unit_rule.decision_function(frame) > 0
             agreement = float(self._agreements(encoding, frame, reference, [self.multiplier_],
                                                weight)[0])
@@ -882,6 +947,9 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             metric_intervals=ev.metric_intervals,
             method=self.method_,
             intervals=interval_note(self),
+            population_metrics=dict(ev.population_metrics),
+            population_metric_intervals=dict(ev.population_metric_intervals),
+            population=ev.population_table,
         )
 
     def _feature_subsets(self, features) -> list[list[str]]:

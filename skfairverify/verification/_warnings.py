@@ -62,3 +62,23 @@ class EstimateOutsideIntervalWarning(UserWarning):
     >>> issubclass(EstimateOutsideIntervalWarning, UserWarning)
     True
     """
+
+
+class ModelCheckWarning(UserWarning):
+    """The learned network does not fit a group: its rate differs from the group's rows.
+
+    Raised by :class:`FairnessVerifier` when the model check of a group rejects (Holm's
+    step-down over every group and rate at 5%, so that a network that fits warns with
+    probability at most 5%): the network's rate of the group and the share of the
+    group's rows that the model decides positively differ beyond their sampling noise
+    (the p-value is in ``groups_["model_check_pvalue"]`` and ``population_``). The
+    verified rate is then exact *under the network* but not the population's; the
+    population estimate (``groups_["population_rate"]``) falls back to the rows' own
+    rate for that group.
+
+    Examples
+    --------
+    >>> from skfairverify.verification import ModelCheckWarning
+    >>> issubclass(ModelCheckWarning, UserWarning)
+    True
+    """

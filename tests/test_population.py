@@ -1,0 +1,402 @@
+"""The population estimate of the verifier (issue 23): its statistics and where it shows.
+
+Each statistical test checks the property itself by Monte Carlo on a population whose
+truth is known: the coverage of the intervals, the size and the power of the model check,
+the error against the rows' own rates; and each building block against a closed form.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.tree import DecisionTreeClassifier
+
+from skfairverify import FairnessVerifier
+from skfairverify.s3p import BayesNet, TableTooLargeError
+from skfairverify.verification import ModelCheckWarning
+from skfairverify.verification._population import (
+    MIN_NETWORK_ROWS,
+    Moments,
+    PopulationEstimates,
+    check_replicate_memory,
+    combine_given_sigma,
+    direct_rates,
+    gap_bounds,
+    jeffreys_interval,
+    misfits,
+    population_estimates,
+    ratio_bounds,
+    replicate_tables,
+    reweighted_rates,
+)
+
+
+# ------------------------------------------------------------------ building blocks
+def test_gls_combination_is_the_closed_form():
+    """Given the bias variance, the weight of the direct rate and the MSE are the GLS's."""
+    tau, psi, cov, s2 = 1e-4, 4e-4, 0.5e-4, 2e-4
+    m = Moments(np.array([tau]), np.array([psi]), np.array([cov]), np.array([psi]))
+    est, mse = combine_given_sigma(np.array([0.30]), np.array([0.40]), m, s2)
+    sigma = np.array([[psi, cov], [cov, tau + s2]])  # errors of (direct, network)
+    weights = np.linalg.solve(sigma, np.ones(2))
+    weights /= weights.sum()
+    assert est[0] == pytest.approx(weights @ [0.40, 0.30])
+    assert mse[0] == pytest.approx(1.0 / np.linalg.solve(sigma, np.ones(2)).sum())
+
+
+def test_direct_rates_are_weighted_shares_with_kish_rows():
+    rates, n_eff = direct_rates([1, 0, 1, 0, 1], [0, 0, 0, 1, 1], 3, weight=[1, 1, 2, 1, 3])
+    assert rates[:2].tolist() == [0.75, 0.75] and np.isnan(rates[2])
+    assert n_eff[:2].tolist() == pytest.approx([16 / 6, 16 / 10])
+    # a row standing for rows of weights 1 and 2: its sum 3 and squares 5
+    rates, n_eff = direct_rates([1], [0], 1, weight=[3.0], square=[5.0])
+    assert n_eff[0] == pytest.approx(9 / 5)
+
+
+def test_replicate_weights_have_the_rows_mean_and_variance():
+    """A row standing for rows of weights w_i gets weights of mean sum w, variance sum w^2."""
+    net = BayesNet([2, 2], [(), (0,)], [np.full(2, 0.5), np.full((2, 2), 0.5)])
+    codes = np.array([[0, 0], [1, 1]])
+    _, direct = replicate_tables(net, codes, np.array([True, False]), np.array([0, 0]), 1,
+                                 n_boot=20000, random_state=np.random.default_rng(0),
+                                 equivalent_sample_size=1.0, weight=np.array([3.0, 1.0]),
+                                 square=np.array([5.0, 1.0]))
+    # the share of the first row: W1 / (W1 + W2), W1 ~ Gamma(9/5, 5/3), W2 ~ Exp(1)
+    rng = np.random.default_rng(1)
+    w1, w2 = rng.gamma(9 / 5, 5 / 3, 200000), rng.exponential(size=200000)
+    share = w1 / (w1 + w2)
+    assert direct[:, 0].mean() == pytest.approx(share.mean(), abs=0.005)
+    assert direct[:, 0].std() == pytest.approx(share.std(), abs=0.005)
+
+
+def test_reweighted_rates_equal_the_replicates_exact_rates():
+    """Rows sampled from a network, reweighted by each replicate's probability, give the
+    replicate's exact rate (a rule on two discrete variables, enumerated); the replicates
+    are near the network, as bootstrap replicates are."""
+    rng = np.random.default_rng(0)
+    net = BayesNet([3, 3], [(), (0,)], [np.array([0.2, 0.5, 0.3]),
+                                        rng.dirichlet(np.ones(3) * 3, size=3)])
+    codes = net.sample(200000, random_state=1)
+    decide = (codes[:, 0] + codes[:, 1]) >= 2
+    tables = [np.stack([rng.dirichlet(net.cpts[0] * 100) for _ in range(4)]),
+              np.stack([[rng.dirichlet(row * 100) for row in net.cpts[1]] for _ in range(4)])]
+    got = reweighted_rates(net, tables, {0: (codes, decide)}, 1)[:, 0]
+    exact = [sum(t0[a] * t1[a, b] for a in range(3) for b in range(3) if a + b >= 2)
+             for t0, t1 in zip(*tables)]
+    np.testing.assert_allclose(got, exact, atol=0.005)
+    assert np.ptp(exact) > 0.02  # the replicates differ: the weights matter
+
+
+def test_jeffreys_interval_is_beta_quantiles():
+    low, high = jeffreys_interval(np.array([0.0, 0.3, 1.0]), np.array([10.0, 50.0, 10.0]), 0.9)
+    assert low[0] == 0.0 and high[2] == 1.0
+    assert low[1] == pytest.approx(stats.beta.ppf(0.05, 15.5, 35.5))
+    assert high[1] == pytest.approx(stats.beta.ppf(0.95, 15.5, 35.5))
+
+
+def test_gap_and_ratio_bounds_of_separated_and_tied_groups():
+    rng = np.random.default_rng(0)
+    separated = rng.normal([0.2, 0.5, 0.8], 0.01, (4000, 3))
+    low, high = gap_bounds(separated, 0.95)
+    assert 0.55 < low < 0.6 < high < 0.65
+    low, high = ratio_bounds(separated, 0.95)
+    assert 0.2 < low < 0.25 < high < 0.3
+    tied = rng.normal([0.4, 0.4, 0.4], 0.02, (4000, 3))
+    assert gap_bounds(tied, 0.95)[0] == 0.0  # a tie: the gap's lower bound reaches 0
+    assert ratio_bounds(tied, 0.95)[1] == 1.0
+    assert np.isnan(gap_bounds(np.full((10, 2), np.nan), 0.95)[0])
+
+
+def test_misfits_are_holm_rejections():
+    est = PopulationEstimates(*[None] * 7, pvalue=np.array([0.001, 0.02, 0.03, 0.5]),
+                              direct_weight=None, sigma=0.0)
+    assert [i for _, i, _ in misfits({"positive_rate": est})] == [0]  # 0.02 > 0.05 / 3
+    est.pvalue = np.array([0.001, 0.012, 0.02, 0.5])  # 0.012 <= 0.05 / 3, 0.02 <= 0.05 / 2
+    assert [i for _, i, _ in misfits({"positive_rate": est})] == [0, 1, 2]
+
+
+def test_replicates_are_refused_by_name_beyond_the_budget():
+    with pytest.raises(TableTooLargeError, match="n_bootstrap"):
+        check_replicate_memory(50, 10**6, [10**6], 10**6)
+
+
+def test_small_groups_get_their_rows_own_rate_and_interval():
+    """Fewer than MIN_NETWORK_ROWS rows: the direct rate and its Jeffreys interval."""
+    rng = np.random.default_rng(0)
+    n = np.array([300.0, MIN_NETWORK_ROWS - 1.0, 200.0])
+    direct = np.array([0.4, 2 / 3, 0.5])
+    bd = rng.normal(direct, np.sqrt(direct * (1 - direct) / n), (50, 3))
+    bn = bd * 0.5 + direct * 0.5
+    est = population_estimates(np.array([0.41, 0.2, 0.49]), direct, n, bn, bd)
+    assert est.rate[1] == pytest.approx(2 / 3)
+    low, high = jeffreys_interval(2 / 3, n[1], 0.95)
+    assert (est.low[1], est.high[1]) == pytest.approx((float(low), float(high)))
+
+
+def test_a_fixed_network_is_fay_herriot_with_a_known_synthetic_estimate():
+    """A user network does not vary with the rows: where it is biased for every group the
+    estimate falls back to the rows, where it agrees with them it keeps their rates."""
+    rng = np.random.default_rng(0)
+    n = np.full(6, 400.0)
+    direct = rng.uniform(0.2, 0.8, 6)
+    bd = rng.normal(direct, np.sqrt(direct * (1 - direct) / n), (50, 6))
+    far = population_estimates(direct + 0.2, direct, n, np.tile(direct + 0.2, (50, 1)), bd)
+    np.testing.assert_allclose(far.rate, direct, atol=0.01)
+    assert (far.pvalue < 1e-6).all()
+
+
+# ------------------------------------------------------------------ statistics, by Monte Carlo
+def _discrete_population(n, rng, interaction=0.0):
+    """Two sensitive attributes (a2 in 15% of rows) and three categorical features drawn
+    from a tree-augmented network given the groups: the verifier's own family."""
+    a1 = (rng.random(n) < 0.5).astype(int)
+    a2 = (rng.random(n) < 0.15).astype(int)
+    g = 2 * a1 + a2
+    base = np.array([[0.5, 0.3, 0.2], [0.2, 0.3, 0.5], [0.4, 0.4, 0.2], [0.2, 0.4, 0.4]])
+    if interaction:
+        base[3] = [0.7, 0.2, 0.1]  # the small intersection is not what a1, a2 predict
+    c0 = (base[g].cumsum(1) > rng.random(n)[:, None]).argmax(1)
+    follow = np.array([[0.7, 0.2, 0.1], [0.2, 0.6, 0.2], [0.1, 0.2, 0.7]])
+    c1 = (follow[c0].cumsum(1) > rng.random(n)[:, None]).argmax(1)
+    c2 = (rng.random(n) < np.array([0.3, 0.5, 0.4, 0.6])[g]).astype(int)
+    X = pd.DataFrame({"c0": c0, "c1": c1, "c2": c2}).astype("category")
+    return X.assign(a1=a1, a2=a2)
+
+
+@pytest.fixture(scope="module")
+def discrete_model():
+    rng = np.random.default_rng(12)
+    X = _discrete_population(20000, rng)
+    score = (X["c0"].cat.codes * 0.8 - X["c1"].cat.codes * 0.6 + X["c2"].cat.codes
+             - 0.3).to_numpy()
+    y = rng.random(len(X)) < 1 / (1 + np.exp(-score))
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    return make_pipeline(make_column_transformer((OneHotEncoder(), ["c0", "c1", "c2"])),
+                         LogisticRegression()).fit(X, y)
+
+
+def _truth(model, interaction=0.0):
+    X = _discrete_population(400000, np.random.default_rng(99), interaction)
+    pred = model.predict(X) == 1
+    return pd.Series(pred).groupby([X["a1"], X["a2"]]).mean()
+
+
+def _repetitions(model, truth, n, reps, interaction=0.0, **params):
+    rows = []
+    for r in range(reps):
+        X = _discrete_population(n, np.random.default_rng(1000 + r), interaction)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ModelCheckWarning)
+            ver = FairnessVerifier(FrozenEstimator(model), ["a1", "a2"], n_draws=0,
+                                   random_state=r, **params).fit(X)
+        for _, g in ver.groups_.iterrows():
+            t = truth.loc[(int(g["a1"]), int(g["a2"]))]
+            rows.append({"rep": r, "truth": t, "n": g["support"],
+                         "estimate": g["population_rate"], "direct": g["direct_rate"],
+                         "network": g["positive_rate"], "low": g["population_ci_low"],
+                         "high": g["population_ci_high"], "p": g["model_check_pvalue"],
+                         "sp": ver.population_metric_intervals_["statistical_parity"]})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.slow
+def test_intervals_cover_and_the_check_holds_its_size_when_the_network_is_true(
+        discrete_model):
+    """The network is the true distribution: 95% intervals cover about 95% of the group
+    rates, the model check rejects about 5% of the groups at 5%, and the estimate is
+    more accurate than the rows' own rates."""
+    truth = _truth(discrete_model)
+    runs = _repetitions(discrete_model, truth, 600, 120)
+    covered = (runs["low"] <= runs["truth"]) & (runs["truth"] <= runs["high"])
+    assert 0.92 <= covered.mean() <= 0.99, covered.mean()
+    # the size of the check: binomial noise over 480 tests around 5% is about 1%
+    assert runs["p"].lt(0.05).mean() <= 0.075
+    err = (runs["estimate"] - runs["truth"]).abs().mean()
+    assert err <= (runs["direct"] - runs["truth"]).abs().mean()
+    # statistical parity over the groups
+    sp_truth = truth.max() - truth.min()
+    sp = runs.groupby("rep")["sp"].first()
+    assert np.mean([lo <= sp_truth <= hi for lo, hi in sp]) >= 0.9
+
+
+@pytest.mark.slow
+def test_a_wrong_network_is_flagged_and_the_estimate_falls_back_to_the_rows(discrete_model):
+    """network='independent' ignores how the features depend on the groups: the check
+    rejects, the estimate is about as accurate as the rows and its intervals cover."""
+    truth = _truth(discrete_model)
+    runs = _repetitions(discrete_model, truth, 1500, 40, network="independent")
+    assert runs["p"].lt(0.05).mean() > 0.6
+    big = runs[runs["n"] > 300]
+    net_err = (big["network"] - big["truth"]).abs().mean()
+    err = (big["estimate"] - big["truth"]).abs().mean()
+    direct_err = (big["direct"] - big["truth"]).abs().mean()
+    assert err < 0.5 * net_err and err <= 1.1 * direct_err
+    covered = (runs["low"] <= runs["truth"]) & (runs["truth"] <= runs["high"])
+    assert covered.mean() >= 0.9
+
+
+@pytest.mark.slow
+def test_the_check_flags_the_shrinkage_prior_on_an_interaction():
+    """The hierarchical prior shrinks a small intersection towards the additive model:
+    where the intersection interacts (issue 23's design: its rate 0.05, not what a1 and a2
+    predict), the check of that group rejects in most samples."""
+    rng = np.random.default_rng(12345)
+    s1, s2 = np.array([0.5, -0.4, 0.3, 0.0, 0.4]), np.array([0.8, 0.4, -0.6, 0.5, 0.3])
+
+    def sample(n, rng):
+        a1, a2 = (rng.random(n) < 0.5).astype(int), (rng.random(n) < 0.08).astype(int)
+        mu = a1[:, None] * s1 + a2[:, None] * s2 - 2.2 * (a1 * a2)[:, None] * (s1 + s2)
+        X = pd.DataFrame(mu + rng.standard_normal((n, 5)), columns=[f"x{j}" for j in range(5)])
+        return X.assign(a1=a1, a2=a2)
+
+    X = sample(20000, rng)
+    z = X[[f"x{j}" for j in range(5)]].to_numpy()
+    y = rng.random(len(X)) < 1 / (1 + np.exp(-(z @ [1.0, 0.8, -0.6, 0.5, 0.3] - 0.2)))
+    model = _unaware_columns(LogisticRegression().fit(X[[f"x{j}" for j in range(5)]], y))
+    flagged = []
+    for r in range(10):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ModelCheckWarning)
+            ver = FairnessVerifier(model, ["a1", "a2"], n_draws=0, prior="hierarchical",
+                                   random_state=r).fit(sample(500, np.random.default_rng(r)))
+        g = ver.groups_.set_index(["a1", "a2"])
+        flagged.append(g.loc[(1, 1), "model_check_pvalue"] < 0.05)
+    assert np.mean(flagged) >= 0.6
+
+
+def _unaware_columns(fitted):
+    """A fitted model on the x columns of a frame that also holds a1, a2."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+
+    pipe = make_pipeline(make_column_transformer(("passthrough", [f"x{j}" for j in range(5)])),
+                         fitted)
+    pipe.steps[0][1].fit(pd.DataFrame(np.zeros((2, 5)), columns=[f"x{j}" for j in range(5)]))
+    return FrozenEstimator(pipe)
+
+
+# ------------------------------------------------------------------ the verifier's results
+def _data(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["F", "M"], n)
+    x = rng.normal(np.where(a == "M", 0.8, 0.0), 1.0)
+    X = pd.DataFrame({"a": a, "x": x, "z": rng.normal(size=n)})
+    y = (x + X["z"] + rng.normal(0, 1, n) > 0.5).astype(int)
+    return X, y
+
+
+def _unaware(model=None):
+    """The model on x and z only (the sensitive column a is dropped)."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+
+    return make_pipeline(make_column_transformer(("passthrough", ["x", "z"])),
+                         model or LogisticRegression())
+
+
+def test_groups_and_population_table():
+    X, y = _data()
+    ver = FairnessVerifier(_unaware(), "a", n_bins=10, random_state=0).fit(X, y)
+    g = ver.groups_
+    for col in ("direct_rate", "population_rate", "population_ci_low", "population_ci_high",
+                "model_check_pvalue", "population_true_positive_rate",
+                "population_false_positive_rate"):
+        assert col in g
+    assert ((g["population_ci_low"] <= g["population_rate"])
+            & (g["population_rate"] <= g["population_ci_high"])).all()
+    # the direct rate is the model's own decisions on the rows of each group
+    pred = ver.estimator_.predict(X) == 1
+    for _, row in g.iterrows():
+        assert row["direct_rate"] == pytest.approx(pred[X["a"] == row["a"]].mean())
+    table = ver.population_
+    assert set(table["rate"]) == {"positive_rate", "true_positive_rate",
+                                  "false_positive_rate"}
+    pos = table[table["rate"] == "positive_rate"].set_index("a")
+    np.testing.assert_allclose(pos["estimate"], g.set_index("a")["population_rate"])
+    np.testing.assert_allclose(pos["discrepancy"], pos["network"] - pos["direct"])
+    assert set(ver.population_metrics_) == {"disparate_impact", "statistical_parity",
+                                            "equalized_odds"}
+    rates = g["population_rate"]
+    assert ver.population_metrics_["statistical_parity"] == pytest.approx(
+        rates.max() - rates.min())
+    for key, (lo, hi) in ver.population_metric_intervals_.items():
+        assert lo <= ver.population_metrics_[key] <= hi
+    res = ver.verify(X, y)
+    assert res.population_metrics == ver.population_metrics_
+    pd.testing.assert_frame_equal(res.population, ver.population_)
+
+
+def test_no_bootstrap_no_population_estimate():
+    X, y = _data()
+    ver = FairnessVerifier(_unaware(), "a", n_bins=10, n_bootstrap=0,
+                           random_state=0).fit(X, y)
+    assert "population_rate" not in ver.groups_
+    assert ver.population_ is None and ver.population_metrics_ == {}
+
+
+def test_population_is_reproducible_and_seeded():
+    X, y = _data()
+    a = FairnessVerifier(_unaware(), "a", n_bins=10, random_state=3).fit(X, y)
+    b = FairnessVerifier(_unaware(), "a", n_bins=10, random_state=3).fit(X, y)
+    c = FairnessVerifier(_unaware(), "a", n_bins=10, random_state=4).fit(X, y)
+    pd.testing.assert_frame_equal(a.population_, b.population_)
+    assert not a.population_["pvalue"].equals(c.population_["pvalue"])
+
+
+@pytest.mark.parametrize("model, method", [
+    (DecisionTreeClassifier(max_depth=3, random_state=0), "exact"),
+    (LogisticRegression(), "sampling"),
+])
+def test_population_estimate_on_the_tree_and_sampling_paths(model, method):
+    X, y = _data(800)
+    ver = FairnessVerifier(_unaware(model), "a", method=method, tolerance=0.05, n_draws=0,
+                           random_state=0).fit(X, y)
+    g = ver.groups_
+    pred = ver.estimator_.predict(X) == 1
+    for _, row in g.iterrows():
+        assert row["direct_rate"] == pytest.approx(pred[X["a"] == row["a"]].mean())
+    assert g["population_rate"].between(g["population_ci_low"], g["population_ci_high"]).all()
+    assert g["model_check_pvalue"].between(0, 1).all()
+
+
+def test_model_check_warning_names_the_group():
+    """An independent network cannot see that x depends on the group: the model check
+    rejects and the warning names the groups, the rates and the rows."""
+    X, y = _data(3000)
+    model = FrozenEstimator(LogisticRegression().fit(X[["x", "z"]], y))
+    with pytest.warns(ModelCheckWarning, match=r"does not fit 2 group rate\(s\): F .*M ") as w:
+        ver = FairnessVerifier(model, "a", network="independent", n_bins=10,
+                               random_state=0).fit(X)
+    assert w[0].filename == __file__  # points at the user's line
+    g = ver.groups_.set_index("a")
+    assert g.loc["F", "positive_rate"] == pytest.approx(g.loc["M", "positive_rate"])
+    # the population estimate follows the rows where the network does not fit
+    np.testing.assert_allclose(g["population_rate"], g["direct_rate"], atol=0.01)
+
+
+def test_notebook_display_leads_with_the_population_estimate():
+    from skfairverify.utils._html import verifier_html
+
+    X, y = _data()
+    ver = FairnessVerifier(_unaware(), "a", n_bins=10, random_state=0).fit(X, y)
+    from _report_html_parsing import parse_tables, table_with
+
+    page = verifier_html(ver)
+    groups = table_with(parse_tables(page), "Rates of every group")
+    header = [c.text for c in groups.head[0]]
+    assert header.index("population_rate [95% interval]") < header.index(
+        "positive_rate [95% credible interval]") < header.index("direct_rate")
+    assert "under the network" in page and "model check" in page
+    summary = page.split('class="skfv-summary">')[1].split("<")[0]
+    sp, (lo, hi) = (ver.population_metrics_["statistical_parity"],
+                    ver.population_metric_intervals_["statistical_parity"])
+    assert f"statistical_parity {sp:.3f} [{lo:.3f}, {hi:.3f}]" in summary
