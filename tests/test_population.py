@@ -139,6 +139,18 @@ def test_small_groups_get_their_rows_own_rate_and_interval():
     assert (est.low[1], est.high[1]) == pytest.approx((float(low), float(high)))
 
 
+def test_rows_that_all_decide_alike_keep_the_boundary_in_the_interval():
+    """A group whose every row is decided positive (a deterministic rate, e.g. a model
+    that reproduces its label) keeps 1 in its interval, whatever the network says."""
+    rng = np.random.default_rng(0)
+    n = np.array([300.0, 40.0])
+    direct = np.array([0.4, 1.0])
+    bd = np.column_stack([rng.normal(0.4, 0.028, 50), np.ones(50)])
+    bn = np.column_stack([rng.normal(0.41, 0.02, 50), rng.normal(0.97, 0.01, 50)])
+    est = population_estimates(np.array([0.41, 0.97]), direct, n, bn, bd)
+    assert est.high[1] == 1.0 and est.low[1] < est.rate[1] < 1.0
+
+
 def test_a_fixed_network_is_fay_herriot_with_a_known_synthetic_estimate():
     """A user network does not vary with the rows: where it is biased for every group the
     estimate falls back to the rows, where it agrees with them it keeps their rates."""

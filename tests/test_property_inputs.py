@@ -561,7 +561,7 @@ def _calls():
         linear_rule,
         sensitive_columns,
     )
-    from skfairverify.datasets import load_adult, load_compas, load_german
+    from skfairverify.datasets import load_adult, load_compas, load_german, load_titanic
     from skfairverify.metrics import make_ndccf_scorer, make_verifier_scorer
     from skfairverify.preprocessing import (
         decision_scale,
@@ -579,6 +579,7 @@ def _calls():
     models = st.sampled_from([model, LogisticRegression(), object(), None, "lr"])
     return {
         "load_german": (lambda a, b: load_german(as_frame=a, return_X_y=b), (ODD, ODD)),
+        "load_titanic": (lambda a, b: load_titanic(as_frame=a, return_X_y=b), (ODD, ODD)),
         "load_compas": (lambda a, b: load_compas(as_frame=a, propublica_filter=b),
                         (ODD, ODD)),
         "load_adult": (lambda a, b: load_adult(split=a, dropna=b),

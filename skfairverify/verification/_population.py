@@ -37,7 +37,8 @@ from the direct ones beyond their sampling noise:
   proportions), ``n*`` at most twice the group's own rows: no group is credited with the
   precision of more than twice its rows, a bound the bootstrap of a small group cannot
   check. A group of fewer than :data:`MIN_NETWORK_ROWS` rows gets its direct rate and
-  the Jeffreys interval of its rows.
+  the Jeffreys interval of its rows; a group whose rows all decide alike keeps 0 (or 1)
+  in its interval.
 * The model check of a group is the (Wald) test of ``N_a - D_a = 0`` against its
   bootstrap variance ``V_a`` (the direct rate's variance at least the binomial one at
   the rows' own rate, not at the network's it tests): its p-value says whether the
@@ -533,6 +534,9 @@ def population_estimates(network, direct, n_eff, boot_network, boot_direct, *,
     rows = np.minimum(p * (1 - p) / np.maximum(mse, 1e-15), MAX_ROWS_FACTOR * n)
     rows = np.where(small, n_eff[present], rows)
     low, high = jeffreys_interval(rate, rows, level)
+    # a group whose rows all decide alike cannot exclude that rate (a deterministic one)
+    low = np.where(direct[present] <= 0, 0.0, low)
+    high = np.where(direct[present] >= 1, 1.0, high)
     out["rate"][present], out["low"][present], out["high"][present] = rate, low, high
     out["rows"][present], out["g"][present] = rows, g
     disc, tau = np.full(m, np.nan), np.full(m, np.nan)
