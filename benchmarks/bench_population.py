@@ -63,6 +63,9 @@ passes, the share of model checks rejected at 5% and of samples with a
 :class:`ModelCheckWarning` (Holm), and the CPU seconds of a fit. ``--cost`` times a
 plain fit (``n_draws=0``) on Adult with the population estimate against the same fit
 with ``n_bootstrap=0`` (``prior="bdeu"``, the fit of the releases before it).
+``--compare-pr`` checks the package's estimate against Prasad and Rao's EBLUP (moment
+estimate of the bias spread, normal interval from their MSE) on the same samples and
+replicates.
 """
 
 from __future__ import annotations
@@ -456,6 +459,99 @@ def protocol(args):
     print(table.to_string(float_format=lambda v: f"{v:.3f}"))
 
 
+def prasad_rao(network, direct, n_eff, boot_network, boot_direct, level=0.95):
+    """EBLUP with Prasad and Rao's moment estimate of sigma^2 and their MSE (g1+g2+2 g3).
+
+    The same model and bootstrap moments as the package's estimate, but the spread of the
+    biases estimated by moments (not integrated) and a normal interval around the EBLUP
+    (Rao and Molina 2015, sections 6.2.1 and 6.2.3): the check of the package's intervals
+    against the classical ones that issue 23 asks for.
+    """
+    from skfairverify.verification import _population as P
+
+    mom = P.replicate_moments(network, direct, n_eff, boot_network, boot_direct)
+    fit = n_eff >= P.MIN_NETWORK_ROWS
+    rate = direct.copy()
+    low, high = P.jeffreys_interval(direct, n_eff, level)
+    if fit.sum() < 3:
+        return rate, low, high
+    d, V = (network - direct)[fit], mom.diff_variance[fit]
+    m = len(d)
+    s2 = max(0.0, (np.sum((d - d.mean()) ** 2) - np.sum(V * (1 - 1 / m))) / (m - 1))
+    sub = P.Moments(mom.tau[fit], mom.psi[fit], mom.cov[fit], mom.floor[fit])
+
+    def estimate(s):
+        w = 1 / (s + V)
+        mu = (w * d).sum() / w.sum()
+        e, err = P.combine_given_sigma(network[fit] - mu, direct[fit], sub, s)
+        g = np.clip((sub.tau + s - sub.cov) / (s + sub.diff_variance), 0, 1)
+        return e, err + (1 - g) ** 2 / w.sum()
+
+    e, mse = estimate(s2)
+    h = max(1e-6, 0.01 * s2)
+    slope = (estimate(s2 + h)[0] - e) / h
+    mse = mse + slope ** 2 * 2 * np.sum((s2 + V) ** 2) / m ** 2  # g3
+    z = norm.ppf((1 + level) / 2)
+    rate[fit] = np.clip(e, 0, 1)
+    low[fit] = np.clip(e - z * np.sqrt(mse), 0, 1)
+    high[fit] = np.clip(e + z * np.sqrt(mse), 0, 1)
+    return rate, low, high
+
+
+def compare_prasad_rao(args):
+    """The package's estimate against Prasad-Rao's on the same samples and replicates."""
+    import population_designs as designs
+
+    from skfairverify.verification import _population
+
+    original = _population.population_estimates
+    seen = []
+
+    def both(network, direct, n_eff, boot_network, boot_direct, **kw):
+        out = original(network, direct, n_eff, boot_network, boot_direct, **kw)
+        seen.append((out, prasad_rao(network, direct, n_eff, boot_network, boot_direct)))
+        return out
+
+    _population.population_estimates = both  # benchmark-only: record both estimates
+    rows = {}
+    try:
+        for name in list(args.designs) + list(args.real):
+            pop = (designs.synthetic(name) if name in designs.SYNTHETIC
+                   else designs.real(name, args.datasets))
+            if pop is None:
+                continue
+            for n in args.sizes or PROTOCOL_SIZES.get(name, [500, 2000]):
+                acc = {k: [] for k in ("hb", "pr", "direct", "hb_cov", "pr_cov")}
+                for r in range(args.reps):
+                    seed = 1000 * n + args.first_seed + r
+                    X, _ = pop.sample(n, np.random.default_rng(seed))
+                    seen.clear()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        ver = FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive,
+                                               n_draws=0, random_state=seed).fit(X)
+                    keys = [tuple(str(v) for v in row) for row in
+                            ver.groups_[pop.sensitive].itertuples(index=False)]
+                    truth = np.array([pop.truth["positive_rate"].get(k, np.nan) for k in keys])
+                    hb, (rate, low, high) = seen[0]
+                    ok = ~np.isnan(truth)
+                    acc["direct"] += list(np.abs(hb.direct - truth)[ok])
+                    acc["hb"] += list(np.abs(hb.rate - truth)[ok])
+                    acc["pr"] += list(np.abs(rate - truth)[ok])
+                    acc["hb_cov"] += list(((hb.low <= truth) & (truth <= hb.high))[ok])
+                    acc["pr_cov"] += list(((low <= truth) & (truth <= high))[ok])
+                rows[(name, n)] = {
+                    "MAE/emp package": np.mean(acc["hb"]) / np.mean(acc["direct"]),
+                    "MAE/emp Prasad-Rao": np.mean(acc["pr"]) / np.mean(acc["direct"]),
+                    "cover package": np.mean(acc["hb_cov"]),
+                    "cover Prasad-Rao": np.mean(acc["pr_cov"])}
+                print(name, n, {k: round(float(v), 3) for k, v in rows[(name, n)].items()},
+                      flush=True)
+    finally:
+        _population.population_estimates = original
+    print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:.3f}"))
+
+
 def cost(args):
     """CPU seconds of plain fits on Adult: with the population estimate and without."""
     import population_designs as designs
@@ -500,6 +596,8 @@ def main():
                         help="instead: the population estimate on designs and real data")
     parser.add_argument("--cost", action="store_true",
                         help="instead: plain fits on Adult with and without the estimate")
+    parser.add_argument("--compare-pr", action="store_true",
+                        help="instead: the package's estimate against Prasad-Rao's EBLUP")
     parser.add_argument("--designs", nargs="*", default=None)
     parser.add_argument("--real", nargs="*", default=None)
     parser.add_argument("--datasets", default=os.path.join(
@@ -509,13 +607,15 @@ def main():
     parser.add_argument("--network-draws", type=int, default=0,
                         help="--protocol: n_draws of the fits (the network's intervals)")
     args = parser.parse_args()
-    if args.protocol or args.cost:
+    if args.protocol or args.cost or args.compare_pr:
         import population_designs as designs
 
         args.designs = designs.SYNTHETIC if args.designs is None else args.designs
         args.real = designs.REAL if args.real is None else args.real
         if args.sizes == [500, 2000] and "--sizes" not in " ".join(sys.argv):
             args.sizes = None
+        if args.compare_pr:
+            return compare_prasad_rao(args)
         return cost(args) if args.cost else protocol(args)
     pop = population(args.design)
     lr = fixed_classifier(pop)
