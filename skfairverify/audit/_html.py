@@ -373,7 +373,9 @@ def _influence(report: AuditReport, figures: dict) -> str:
                "selection rate, largest spread (max - min over the groups) first: "
                + v.get("fairness_influence_units", "")
                + (f"; value [low, high], the {label}" if with_ci
-                  else f" ({label})" if label else ""))
+                  else f" ({label})" if label else "")
+               + (f"; {v['fairness_influence_features']}"
+                  if v.get("fairness_influence_features") else ""))
     shown = FIF_TOP if len(fif) > FIF_TOP + 3 else len(fif)  # fold 4 or more rows only
     tables = [frame_table(fif.head(shown), caption, formats=formats)]
     if len(fif) > shown:

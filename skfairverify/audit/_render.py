@@ -136,6 +136,8 @@ def _fairness_text(report: AuditReport) -> list[str]:
 
 def _fif_text(v: dict) -> list[str]:
     fif = pd.DataFrame(v["fairness_influence"])
+    limited = ([_wrap(v["fairness_influence_features"])]
+               if v.get("fairness_influence_features") else [])
     groups = [" / ".join(str(x) for x in g.values())
               for g in (v["most_favored_group"], v["least_favored_group"])]
     if fif.shape[1] > 5 and all(g in fif.columns for g in groups):
@@ -155,7 +157,8 @@ def _fif_text(v: dict) -> list[str]:
                   "uniform over its categories; most and least favored groups when there are "
                   "many)" + (f"; value [low, high], the {label}" if shown is not top
                              else f" ({label})" if label else "") + ":"),
-            shown.reset_index().to_string(index=False, float_format=lambda x: f"{x:+.4f}")]
+            shown.reset_index().to_string(index=False, float_format=lambda x: f"{x:+.4f}"),
+            *limited]
 
 
 def _classifier_text(clf: dict | None) -> list[str]:

@@ -229,6 +229,23 @@ def _interval_note(verifier) -> dict:
     return interval_note(verifier)
 
 
+#: Features whose fairness influence the audit computes (one engine run, and its posterior
+#: draws, each): beyond, the ones that move the model's decisions most.
+AUDIT_FIF_FEATURES = 20
+
+
+def _influence_features(verifier, audit: _Audit) -> tuple[list | None, str | None]:
+    """The features of the audit's fairness influence (None: all), and a line saying so."""
+    features = [v for v in verifier.variables_ if v not in verifier.sensitive_features_]
+    if len(features) <= AUDIT_FIF_FEATURES:
+        return None, None
+    top = top_features(audit.frozen, audit.X_train, features, AUDIT_FIF_FEATURES,
+                       y=audit.y_train, random_state=audit.random_state)
+    return ([[f] for f in top],
+            f"fairness influence of the {len(top)} features (of {len(features)}) that move "
+            "the model's decisions most (each costs an engine run and its posterior draws)")
+
+
 def _verify_step(audit: _Audit, timings: dict) -> None:
     from ..verification import FairnessVerifier
 
@@ -240,11 +257,15 @@ def _verify_step(audit: _Audit, timings: dict) -> None:
                                 verbose=audit.verbose).fit(audit.X_train, audit.y_train)
     timings["verify"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    fif = verifier.fairness_influence()
+    features, influence_note = _influence_features(verifier, audit)
+    if influence_note:
+        audit.say(influence_note)
+    fif = verifier.fairness_influence(features)
     timings["fairness_influence"] = time.perf_counter() - t0
     sections = audit.report.sections
     sections["verification"] = _verification_section(verifier, fif, audit.X_test,
                                                      audit.y_test)
+    sections["verification"]["fairness_influence_features"] = influence_note
     sensitive = list(verifier.sensitive_features_)
     empirical = sections.get("empirical", {}).get("groups", [])
     keys = [tuple(str(r[c]) for c in sensitive) for r in empirical]
@@ -256,7 +277,8 @@ def _verify_step(audit: _Audit, timings: dict) -> None:
     if audit.figures:
         from ..plotting import plot_fairness_influence, plot_group_rates
 
-        audit.figure("Verified group positive rates", plot_group_rates(verifier))
+        audit.figure("Group positive rates: population estimates, and the rates under the "
+                     "network", plot_group_rates(verifier))
         audit.figure("Fairness influence of the features",
                      plot_fairness_influence(verifier, fif=fif))
 
