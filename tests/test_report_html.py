@@ -200,7 +200,7 @@ def test_network_lists_every_edge(report, page):
 
 
 def test_figures_sit_in_the_sections_they_illustrate(report, page):
-    where = {"Verified group positive rates": "groups",
+    where = {"Group positive rates (population and network)": "groups",
              "Fairness influence of the features": "influence",
              "CFlips@k per group": "counterfactual",
              "First-stage ESL shares": "esl-first",

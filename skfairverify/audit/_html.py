@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Figure title (as run_audit names them) -> the section it illustrates.
 FIGURE_SECTIONS = {
-    "Verified group positive rates": "groups",
+    "Group positive rates (population and network)": "groups",
     "Fairness influence of the features": "influence",
     "CFlips@k per group": "counterfactual",
     "First-stage ESL shares": "esl-first",

@@ -277,8 +277,8 @@ def _verify_step(audit: _Audit, timings: dict) -> None:
     if audit.figures:
         from ..plotting import plot_fairness_influence, plot_group_rates
 
-        audit.figure("Group positive rates: population estimates, and the rates under the "
-                     "network", plot_group_rates(verifier))
+        audit.figure("Group positive rates (population and network)",
+                     plot_group_rates(verifier))
         audit.figure("Fairness influence of the features",
                      plot_fairness_influence(verifier, fif=fif))
 
