@@ -266,3 +266,26 @@ def test_report_shows_the_influence_intervals(audit):
             assert same_number(low, fif.ci_low.loc[feature, group], 3)
             assert same_number(high, fif.ci_high.loc[feature, group], 3)
             assert cell.text in text
+
+
+def test_summary_leads_with_the_population_estimate_of_the_favored_groups():
+    """The summary's most / least favored groups show their population estimate first."""
+    rng = np.random.default_rng(5)
+    n = 400
+    s = rng.choice(["a", "b"], n, p=[0.6, 0.4])
+    x = rng.normal(s == "a", 1.0)
+    X = pd.DataFrame({"x": x.round(2), "s": s})
+    y = pd.Series((x + rng.normal(0, 0.7, n) > 0.5).astype(int))
+    model = LogisticRegression().fit(X[["x"]], y)
+    report = run_audit(X, y, "s", model=model, steps=["verify"], verbose=0)
+    v = report.to_dict()["verification"]
+    text = visible_text(report.to_html())
+    for key in ("most_favored_group", "least_favored_group"):
+        row = next(g for g in v["groups"] if g["s"] == v[key]["s"])
+        assert (f"population estimate {row['population_rate']:.3f} "
+                f"[{row['population_ci_low']:.3f}, {row['population_ci_high']:.3f}] "
+                "(95% interval); verified selection rate "
+                f"{row['positive_rate']:.3f}") in text
+    # without the estimate the line shows the verified rate alone
+    plain = visible_text(without_population(report).to_html())
+    assert "population estimate 0." not in plain and "verified selection rate" in plain

@@ -185,7 +185,7 @@ def _verdict_values(report: AuditReport) -> dict:
 
 
 def _extreme_groups(report: AuditReport) -> list[tuple[str, str]]:
-    """The verified most and least favored groups, with their rate and training rows."""
+    """The most and least favored groups (by the verified rate), with their rates and rows."""
     v = report.sections.get("verification")
     if not v:
         return []
@@ -197,14 +197,24 @@ def _extreme_groups(report: AuditReport) -> list[tuple[str, str]]:
                  if all(str(r.get(k)) == str(val) for k, val in group.items())]
         name = ", ".join(f"{k}={val}" for k, val in group.items())
         if match:
-            rate = match[0].get("positive_rate")
-            note = interval_note(report)
-            shown = (f"{with_interval(rate, (match[0].get('ci_low'), match[0].get('ci_high')))}"
-                     f" ({interval_label(note, short=True)})" if note else number(rate))
-            name += (f": verified selection rate {shown}, "
-                     f"{count(match[0].get('support'))} training rows")
+            name += f": {_group_rates(report, match[0])}, {count(match[0].get('support'))} " \
+                    "training rows"
         out.append((label, name))
     return out
+
+
+def _group_rates(report: AuditReport, row: dict) -> str:
+    """A group's population estimate (when there is one) and its verified selection rate."""
+    rate, note = row.get("positive_rate"), interval_note(report)
+    shown = (f"{with_interval(rate, (row.get('ci_low'), row.get('ci_high')))}"
+             f" ({interval_label(note, short=True)})" if note else number(rate))
+    population = population_note(report)
+    if not population or row.get("population_rate") is None:
+        return f"verified selection rate {shown}"
+    estimate = with_interval(row["population_rate"], (row.get("population_ci_low"),
+                                                      row.get("population_ci_high")))
+    return (f"population estimate {estimate} ({population['label']}); verified selection "
+            f"rate {shown}")
 
 
 def _summary(report: AuditReport, thresholds: dict) -> str:
