@@ -23,6 +23,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from skfairverify import FairnessVerifier
 from skfairverify.metrics import make_verifier_scorer
 from skfairverify.s3p import BayesNet, TableTooLargeError
+from skfairverify.utils._threads import cpu_seconds
 from skfairverify.verification import SamplingToleranceWarning
 from skfairverify.verification._intervals import (
     clopper_pearson,
@@ -556,25 +557,42 @@ def test_second_batch_refines_the_cost_per_row():
 
 
 def test_cost_is_cpu_time_not_wall_time():
-    """Sleeping (a busy machine: the process waits for a core) costs no CPU time, so the
-    same sampling is not refused; a wall-clock meter would refuse it."""
-    import time
+    """Waiting for a core (a busy machine) costs no CPU time, so the same sampling is not
+    refused; a wall-clock meter would refuse it.
+
+    The machine is simulated (its two clocks advance by the draw's own work and by its
+    waiting), so the test does not depend on what other threads of the test process do:
+    on CI, a sleeping draw measured 34 us of process CPU time per row from them.
+    """
+    class Machine:
+        wall = cpu = 0.0
+
+        def draw(self, n):
+            self.cpu += 1e-7 * n  # 0.1 us per row of work: 0.05 s for the rows needed
+            self.wall += 5e-5 * n  # 50 us per row of waiting: 26 s for the rows needed
+            return n // 2
 
     grid = look_grid(10**7)
-    cost = SamplingCost(n_intervals=4, tolerance=0.01, alpha=1e-3, grid=grid,
-                        max_time=1.0, verbose=0)
 
-    def draw(n):
-        time.sleep(0.05)  # 50 us per row of waiting: 26 s for the rows needed
-        return n // 2
+    def cost(clock):
+        return SamplingCost(n_intervals=4, tolerance=0.01, alpha=1e-3, grid=grid,
+                            max_time=1.0, verbose=0, clock=clock)
 
-    cost.wrap(draw)(1000)
-    cost.wrap(draw)(2000)
-    wall = SamplingCost(n_intervals=4, tolerance=0.01, alpha=1e-3, grid=grid,
-                        max_time=1.0, verbose=0, clock=time.perf_counter)
-    with pytest.raises(TableTooLargeError, match="Sampling refused"):
-        wall.wrap(draw)(1000)
-        wall.wrap(draw)(2000)
+    machine = Machine()
+    cpu = cost(lambda: machine.cpu)
+    cpu.wrap(machine.draw)(1000)
+    cpu.wrap(machine.draw)(2000)
+    assert cpu.estimate[0] <= cpu.estimate[1]
+    assert cpu.per_row == pytest.approx(1e-7)
+    wall = cost(lambda: machine.wall)
+    with pytest.raises(TableTooLargeError, match="Sampling refused.*50.0 us of CPU"):
+        wall.wrap(machine.draw)(1000)
+        wall.wrap(machine.draw)(2000)
+
+
+def test_the_default_meter_is_the_process_cpu_time():
+    assert SamplingCost(n_intervals=1, tolerance=0.01, alpha=1e-3, grid=look_grid(10**4),
+                        max_time=1.0, verbose=0).clock is cpu_seconds
 
 
 def test_fit_refuses_a_sampling_beyond_max_time():

@@ -36,7 +36,7 @@ from ._checks import (
 )
 from ._dask import SAMPLE_ROWS, _DaskMixin, is_dask_collection
 from ._influence import check_draws_work, group_rates, uniform_network
-from ._intervals import credible_bounds, hold_estimates
+from ._intervals import HOLD_TOLERANCE, credible_bounds, hold_estimates
 from ._learning import _NetworkMixin
 from ._linear_path import _LinearPathMixin
 from ._network import resolve_structure_search
@@ -1056,7 +1056,8 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         n_draws, n_rows, n_groups = fif_draws.shape
         low, high = credible_bounds(fif_draws.reshape(n_draws, -1), self.credible_level)
         value = table.to_numpy(dtype=float).ravel()
-        outside = np.flatnonzero((value < low) | (value > high))
+        outside = np.flatnonzero((value < low - HOLD_TOLERANCE)
+                                 | (value > high + HOLD_TOLERANCE))
         if outside.size:
             named = [f"{table.index[k // n_groups]} / "
                      f"{self._group_name(self.groups_, k % n_groups)} {value[k]:.4f} "
