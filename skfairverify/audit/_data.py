@@ -15,6 +15,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from ..rules import linear_rule
+
 DATASETS = ("adult", "german", "compas")
 
 # The privileged value of each sensitive column of the bundled data, as their
@@ -427,8 +429,6 @@ def top_features(model, X: pd.DataFrame, candidates: list[str], n: int, y=None,
     column's contribution to the decision function. Any other model: scikit-learn's
     permutation importance (accuracy on ``X, y``, 5 repeats), which needs ``y``.
     """
-    from .._linear import linear_rule
-
     try:
         rule = linear_rule(model)
     except TypeError:

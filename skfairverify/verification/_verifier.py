@@ -18,6 +18,7 @@ from sklearn.base import (
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from ..rules import is_tree_model
 from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
@@ -46,7 +47,6 @@ from ._quantization import _QuantizationMixin
 from ._results import FairnessInfluenceResult, VerificationResult
 from ._sampling import ModelDecision
 from ._sensitive import _SensitiveMixin
-from ._trees import is_tree_model
 from ._trees_path import _TreePathMixin
 from ._variables import Encoding, bins_formed
 from ._warnings import MIN_AGREEMENT, EstimateOutsideIntervalWarning
