@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from ..counterfactual import CounterfactualFairness
 from ..utils._html import (
     CSS,
     check_thresholds,
@@ -506,8 +507,6 @@ def _generator(section: dict) -> str:
     name = section.get("generator")
     note = ""
     if name is None:
-        from ..counterfactual import CounterfactualFairness
-
         name = inspect.signature(CounterfactualFairness).parameters["generator"].default
         note = " (the default of CounterfactualFairness, which the audit uses)"
     return f"{name}: {GENERATORS.get(str(name), 'a user generator')}{note}"
