@@ -37,9 +37,9 @@ from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier
 
 from skfairverify.datasets import load_adult
+from skfairverify.rules import positive_leaves
 from skfairverify.s3p import TableTooLargeError
 from skfairverify.verification._network import learn_network
-from skfairverify.verification._trees import positive_leaves
 from skfairverify.verification._trees_exact import tree_group_rates
 from skfairverify.verification._trees_states import tree_encoding
 

@@ -10,7 +10,6 @@ Three capabilities, each usable as an estimator, a transformer or a scorer:
   :func:`esl_decomposition`.
 """
 
-from ._linear import LinearRule, linear_rule, sensitive_columns
 from .counterfactual import (
     CounterfactualFairness,
     CounterfactualResult,
@@ -37,6 +36,7 @@ from .model_selection import (
     fairness_constrained_refit,
 )
 from .preprocessing import BinningDiscretizer, IntegerWeightScaler
+from .rules import LinearRule, linear_rule, sensitive_columns
 from .verification import FairnessInfluenceResult, FairnessVerifier, VerificationResult
 
 __version__ = "0.1.0.dev0"

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from skfairverify.rules._steps import steps_table
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -100,3 +102,8 @@ def test_docs_and_examples_use_only_the_new_names(path):
     found = [f"line {text.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r} -> {new}"
              for pattern, new in _RETIRED.items() for m in re.finditer(pattern, text)]
     assert not found, f"{path.name} uses retired names:\n" + "\n".join(found)
+
+
+def test_pipeline_steps_table_is_in_step_with_the_readers():
+    text = (ROOT / "docs" / "any-classifier.md").read_text(encoding="utf-8")
+    assert steps_table() in text, "docs/any-classifier.md: paste rules._steps.steps_table()"

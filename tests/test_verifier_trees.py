@@ -21,14 +21,14 @@ from sklearn.preprocessing import (
 from sklearn.tree import DecisionTreeClassifier
 
 from skfairverify.preprocessing import BinningDiscretizer
-from skfairverify.s3p import BayesNet, TableTooLargeError
-from skfairverify.verification._influence import uniform_network
-from skfairverify.verification._trees import (
+from skfairverify.rules import (
     CategorySet,
     Intervals,
     is_tree_model,
     positive_leaves,
 )
+from skfairverify.s3p import BayesNet, TableTooLargeError
+from skfairverify.verification._influence import uniform_network
 from skfairverify.verification._trees_exact import region_probabilities, tree_group_rates
 from skfairverify.verification._trees_states import (
     StateIndicators,

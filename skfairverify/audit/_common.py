@@ -4,8 +4,26 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Protocol
 
 import pandas as pd
+
+
+class ReportData(Protocol):
+    """What the renderers read of an :class:`~skfairverify.audit.AuditReport`.
+
+    The renderers (``_tables``, ``_render``, ``_html``) sit below ``_report``, which
+    calls them; they read the report's data through this interface, not its class.
+    """
+
+    dataset: dict
+    model: dict
+    sections: dict
+    timings: dict
+    figures: dict
+    settings: dict
+    environment: dict
+
 
 # The kinds of group numbers the audit prints, each labelled for what it is.
 SOURCES = {

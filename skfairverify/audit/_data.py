@@ -15,6 +15,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from ..datasets import load_adult, load_compas, load_german
+from ..rules import linear_rule
+from ..verification import MAX_SENSITIVE_VALUES
+
 DATASETS = ("adult", "german", "compas")
 
 # The privileged value of each sensitive column of the bundled data, as their
@@ -85,8 +89,6 @@ def load_bundled(name: str) -> tuple[pd.DataFrame, pd.Series, list[str], dict]:
     missing value, as the literature does; COMPAS: ProPublica's filter) and what the
     favorable label is.
     """
-    from ..datasets import load_adult, load_compas, load_german
-
     if name == "adult":
         bunch = load_adult(dropna=True)
         X = bunch.data.drop(columns=["split", "fnlwgt"])
@@ -251,8 +253,6 @@ def identifier_columns(frame: pd.DataFrame, columns: Sequence[str]) -> list[str]
 
 def check_groups(frame: pd.DataFrame, sensitive_features: Sequence[str]) -> None:
     """Refuse a numeric sensitive column with many values: a sensitive feature is groups."""
-    from ..verification import MAX_SENSITIVE_VALUES
-
     for c in sensitive_features:
         col = frame[c]
         n = col.nunique()
@@ -427,8 +427,6 @@ def top_features(model, X: pd.DataFrame, candidates: list[str], n: int, y=None,
     column's contribution to the decision function. Any other model: scikit-learn's
     permutation importance (accuracy on ``X, y``, 5 repeats), which needs ``y``.
     """
-    from .._linear import linear_rule
-
     try:
         rule = linear_rule(model)
     except TypeError:

@@ -15,10 +15,10 @@ import base64
 import binascii
 import inspect
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ..counterfactual import CounterfactualFairness
 from ..utils._html import (
     CSS,
     check_thresholds,
@@ -40,7 +40,7 @@ from ..utils._html import (
     verdict_table,
     with_interval,
 )
-from ._common import small_sample_line
+from ._common import ReportData, small_sample_line
 from ._render import group_sample_lines, legend, provenance_lines
 from ._tables import (
     fif_label,
@@ -52,9 +52,6 @@ from ._tables import (
     population_note,
     with_intervals,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._report import AuditReport
 
 # Figure title (as run_audit names them) -> the section it illustrates.
 FIGURE_SECTIONS = {
@@ -165,7 +162,7 @@ VERIFIED_SOURCE = "verified (population under the network)"
 POPULATION_SOURCE = "population estimate (network and rows)"
 
 
-def _verdict_values(report: AuditReport) -> dict:
+def _verdict_values(report: ReportData) -> dict:
     """Source -> metric key -> value, for the verdict table."""
     s = report.sections
     values = {}
@@ -184,7 +181,7 @@ def _verdict_values(report: AuditReport) -> dict:
     return values
 
 
-def _extreme_groups(report: AuditReport) -> list[tuple[str, str]]:
+def _extreme_groups(report: ReportData) -> list[tuple[str, str]]:
     """The most and least favored groups (by the verified rate), with their rates and rows."""
     v = report.sections.get("verification")
     if not v:
@@ -203,7 +200,7 @@ def _extreme_groups(report: AuditReport) -> list[tuple[str, str]]:
     return out
 
 
-def _group_rates(report: AuditReport, row: dict) -> str:
+def _group_rates(report: ReportData, row: dict) -> str:
     """A group's population estimate (when there is one) and its verified selection rate."""
     rate, note = row.get("positive_rate"), interval_note(report)
     shown = (f"{with_interval(rate, (row.get('ci_low'), row.get('ci_high')))}"
@@ -217,7 +214,7 @@ def _group_rates(report: AuditReport, row: dict) -> str:
             f"rate {shown}")
 
 
-def _summary(report: AuditReport, thresholds: dict) -> str:
+def _summary(report: ReportData, thresholds: dict) -> str:
     d, m = report.dataset, report.model
     sens = ", ".join(map(str, d.get("sensitive_features", [])))
     items = [
@@ -272,7 +269,7 @@ def _summary(report: AuditReport, thresholds: dict) -> str:
     return _section("summary", "Summary", body)
 
 
-def _population_how(report: AuditReport) -> list[str]:
+def _population_how(report: ReportData) -> list[str]:
     """The "how to read" paragraph on the population estimate and the model check."""
     v = report.sections.get("verification") or {}
     if not population_note(report):
@@ -289,7 +286,7 @@ def _population_how(report: AuditReport) -> list[str]:
             f"network does not fit that group). {check or ''}"]
 
 
-def _interval_how(report: AuditReport) -> list[str]:
+def _interval_how(report: ReportData) -> list[str]:
     """The "how to read" paragraph on the verified intervals and the uncertain verdict."""
     if "verification" not in report.sections:
         return []
@@ -308,7 +305,7 @@ def _interval_how(report: AuditReport) -> list[str]:
 
 
 # ---------------------------------------------------------------- sections
-def _groups(report: AuditReport, figures: dict) -> str:
+def _groups(report: ReportData, figures: dict) -> str:
     v = report.sections.get("verification")
     note = interval_note(report)
     what = (f"; verified selection rate as value [low, high], the {interval_label(note)}; "
@@ -372,7 +369,7 @@ def _fif_frame(v: dict) -> pd.DataFrame:
     return fif.loc[order]
 
 
-def _influence(report: AuditReport, figures: dict) -> str:
+def _influence(report: ReportData, figures: dict) -> str:
     v = report.sections["verification"]
     fif = fif_with_intervals(v, _fif_frame(v))
     with_ci = any(isinstance(x, tuple) for x in fif.to_numpy().ravel())
@@ -404,7 +401,7 @@ def _influence(report: AuditReport, figures: dict) -> str:
     return _section("influence", "Fairness influence of the features (verified)", body)
 
 
-def _network(report: AuditReport, figures: dict) -> str:
+def _network(report: ReportData, figures: dict) -> str:
     v = report.sections["verification"]
     frame = network_frame(v.get("network_edges", []))
     body = [frame_table(frame, f"Bayesian network learned on the "
@@ -418,7 +415,7 @@ def _network(report: AuditReport, figures: dict) -> str:
     return _section("network", "Bayesian network", body)
 
 
-def _counterfactual(report: AuditReport, figures: dict) -> str:
+def _counterfactual(report: ReportData, figures: dict) -> str:
     c = report.sections["counterfactual"]
     groups = ""
     if c.get("privileged") is not None:
@@ -450,7 +447,7 @@ def _counterfactual(report: AuditReport, figures: dict) -> str:
     return _section("counterfactual", "Counterfactual fairness", body)
 
 
-def _esl_first(report: AuditReport, figures: dict) -> str:
+def _esl_first(report: ReportData, figures: dict) -> str:
     e = report.sections["esl_first_stage"]
     frame = pd.DataFrame(e["table"])
     name = e["sensitive_features"][0]
@@ -475,7 +472,7 @@ def _esl_first(report: AuditReport, figures: dict) -> str:
     return _section("esl-first", f"ESL values of the groups ({e['metric']})", body)
 
 
-def _esl_second(report: AuditReport, figures: dict) -> str:
+def _esl_second(report: ReportData, figures: dict) -> str:
     e = report.sections["esl_second_stage"]
     frame = pd.DataFrame(e["table"])
     keys = [k for k in ("value", "feature") if k in frame.columns]
@@ -510,14 +507,12 @@ def _generator(section: dict) -> str:
     name = section.get("generator")
     note = ""
     if name is None:
-        from ..counterfactual import CounterfactualFairness
-
         name = inspect.signature(CounterfactualFairness).parameters["generator"].default
         note = " (the default of CounterfactualFairness, which the audit uses)"
     return f"{name}: {GENERATORS.get(str(name), 'a user generator')}{note}"
 
 
-def _methods_items(report: AuditReport) -> list[tuple[str, str]]:
+def _methods_items(report: ReportData) -> list[tuple[str, str]]:
     s, d = report.sections, report.dataset
     items = []
     v = s.get("verification")
@@ -554,7 +549,7 @@ def _methods_items(report: AuditReport) -> list[tuple[str, str]]:
     return items
 
 
-def _methods(report: AuditReport) -> str:
+def _methods(report: ReportData) -> str:
     return ('<footer id="methods"><h2>Methods</h2>' + facts(_methods_items(report))
             + "<p>References: verified numbers (population under the learned Bayesian "
               "network): FVGM, Ghosh et al.; counterfactual fairness: CFlips and nDCCF, "
@@ -563,7 +558,7 @@ def _methods(report: AuditReport) -> str:
 
 
 # ---------------------------------------------------------------- page
-def _figures_by_section(report: AuditReport) -> dict[str, list[str]]:
+def _figures_by_section(report: ReportData) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for title, data in report.figures.items():
         out.setdefault(FIGURE_SECTIONS.get(title, "other"), []).append(_figure(title, data))
@@ -579,7 +574,7 @@ _SECTIONS = (
 )
 
 
-def _body(report: AuditReport, thresholds: dict) -> tuple[list[str], list[tuple[str, str]]]:
+def _body(report: ReportData, thresholds: dict) -> tuple[list[str], list[tuple[str, str]]]:
     figures = _figures_by_section(report)
     parts, toc = [_summary(report, thresholds)], [("summary", "Summary")]
     if "empirical" in report.sections:
@@ -597,7 +592,7 @@ def _body(report: AuditReport, thresholds: dict) -> tuple[list[str], list[tuple[
     return parts, toc
 
 
-def render_html(report: AuditReport, thresholds: Mapping | None = None) -> str:
+def render_html(report: ReportData, thresholds: Mapping | None = None) -> str:
     """The report as one self-contained HTML page (see the module docstring).
 
     Parameters

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ..utils._html import interval_cell, interval_label
-from ._common import SOURCES, small_sample_line
+from ._common import SOURCES, ReportData, small_sample_line
 from ._tables import (
     fif_label,
     fif_with_intervals,
@@ -18,9 +17,6 @@ from ._tables import (
     metric_comparison,
     with_intervals,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._report import AuditReport
 
 
 def _fmt(value) -> str:
@@ -56,7 +52,7 @@ def _parents_text(edges: list) -> str:
     return "; ".join(f"{child} <- {', '.join(ps)}" for child, ps in parents.items())
 
 
-def legend(report: AuditReport) -> list[tuple[str, str]]:
+def legend(report: ReportData) -> list[tuple[str, str]]:
     """(column name, what its numbers are) for the verified-vs-empirical tables.
 
     Shared by the text and the HTML report.
@@ -85,7 +81,7 @@ def legend(report: AuditReport) -> list[tuple[str, str]]:
     return out
 
 
-def group_sample_lines(report: AuditReport) -> list[str]:
+def group_sample_lines(report: ReportData) -> list[str]:
     """The small-sample flags of the group tables: few test rows, few training rows."""
     names = report.dataset.get("sensitive_features", [])
 
@@ -100,7 +96,7 @@ def group_sample_lines(report: AuditReport) -> list[str]:
     return [line for line in out if line]
 
 
-def _intervals_text(report: AuditReport) -> str:
+def _intervals_text(report: ReportData) -> str:
     """What the verified intervals are (the legend's line)."""
     note = interval_note(report)
     if note is None:
@@ -112,7 +108,7 @@ def _intervals_text(report: AuditReport) -> str:
             "makes that verdict uncertain")
 
 
-def _fairness_text(report: AuditReport) -> list[str]:
+def _fairness_text(report: ReportData) -> list[str]:
     """Verified vs empirical group rates and metrics, with what each number is."""
     v = report.sections.get("verification")
     out = ["", "== Group fairness: verified (FVGM) vs empirical =="]
@@ -297,7 +293,7 @@ def provenance_lines(d: dict) -> list[str]:
     return out
 
 
-def render_text(report: AuditReport) -> str:
+def render_text(report: ReportData) -> str:
     """The report as readable plain text.
 
     Its first lines say what the audit used: the data, the favorable outcome and how

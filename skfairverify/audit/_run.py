@@ -17,9 +17,20 @@ import pandas as pd
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
 
+from ..counterfactual import CounterfactualFairness
+from ..esl import esl_decomposition, group_esl
+from ..plotting import (
+    plot_cflips_at_k,
+    plot_esl_contributions,
+    plot_esl_intervals,
+    plot_fairness_influence,
+    plot_group_rates,
+    plot_group_shares,
+)
 from ..utils._compat import HasMethods, Interval, RealNotInt, validate_params
 from ..utils._html import interval_note, model_check_fact
 from ..utils._validation import check_sensitive_features
+from ..verification import FairnessVerifier
 from ._common import (
     POPULATION_LABEL,
     RELEARNED_LABEL,
@@ -247,8 +258,6 @@ def _influence_features(verifier, audit: _Audit) -> tuple[list | None, str | Non
 
 
 def _verify_step(audit: _Audit, timings: dict) -> None:
-    from ..verification import FairnessVerifier
-
     audit.say("verifying: learning the Bayesian network and computing the group rates")
     t0 = time.perf_counter()
     verifier = FairnessVerifier(audit.frozen, audit.sensitive_features,
@@ -275,8 +284,6 @@ def _verify_step(audit: _Audit, timings: dict) -> None:
         {k: r.get("rows") for k, r in zip(keys, empirical)}, sensitive)
     sections["comparison"] = comparison_records(audit.report)
     if audit.figures:
-        from ..plotting import plot_fairness_influence, plot_group_rates
-
         audit.figure("Group positive rates (population and network)",
                      plot_group_rates(verifier))
         audit.figure("Fairness influence of the features",
@@ -366,8 +373,6 @@ def _compound_summary(cf, result) -> dict:
 
 
 def _counterfactual_step(audit: _Audit, timings: dict, k: int) -> None:
-    from ..counterfactual import CounterfactualFairness
-
     names = audit.sensitive_features
     described = " x ".join(map(repr, names))
     audit.say(f"counterfactuals: CFlips/nDCCF for {described} (k={k})")
@@ -392,8 +397,6 @@ def _counterfactual_step(audit: _Audit, timings: dict, k: int) -> None:
     section["dropped_rows"] = dropped
     audit.report.sections["counterfactual"] = section
     if audit.figures:
-        from ..plotting import plot_cflips_at_k
-
         audit.figure("CFlips@k per group", plot_cflips_at_k(result))
 
 
@@ -461,8 +464,6 @@ def compound_groups(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
 
 
 def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> None:
-    from ..esl import esl_decomposition, group_esl
-
     train = compound_groups(audit.X_train, audit.sensitive_features)
     test = compound_groups(audit.X_test, audit.sensitive_features)
     attribute = str(test.name)
@@ -497,8 +498,6 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> N
         f"group(s) {', '.join(left_out)} left out of the ESL values: no test row of label "
         "1, so no TPR")
     if audit.figures:
-        from ..plotting import plot_esl_contributions, plot_esl_intervals, plot_group_shares
-
         audit.figure("First-stage ESL shares", plot_group_shares(first))
         audit.figure("ESL values and differences with their intervals",
                      plot_esl_intervals(first))

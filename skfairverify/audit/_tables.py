@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pandas as pd
 
 from ..utils._html import has_intervals, interval_label, merge_interval
-from ._common import METRICS, RATE_NAMES, SHORT_METRICS
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._report import AuditReport
+from ._common import METRICS, RATE_NAMES, SHORT_METRICS, ReportData
 
 
 def _group_key(record: dict, sensitive_features: list[str]) -> tuple:
@@ -23,7 +18,7 @@ def _group_index(keys: list[tuple], sensitive_features: list[str]) -> pd.Index:
     return pd.Index([k[0] for k in keys], name=sensitive_features[0])
 
 
-def interval_note(report: AuditReport) -> dict | None:
+def interval_note(report: ReportData) -> dict | None:
     """The recorded kind of the verifier's intervals, when they are real intervals."""
     note = report.sections.get("verification", {}).get("intervals")
     return note if has_intervals(note) else None
@@ -61,7 +56,7 @@ POPULATION_KEYS = {"selection_rate": "population_rate",
                    "false_positive_rate": "population_false_positive_rate"}
 
 
-def population_note(report: AuditReport) -> dict | None:
+def population_note(report: ReportData) -> dict | None:
     """What the population intervals are (level and label), when the audit has them."""
     v = report.sections.get("verification", {})
     if not v.get("population_metrics"):
@@ -70,7 +65,7 @@ def population_note(report: AuditReport) -> dict | None:
     return {"level": level, "label": f"{level:.0%} interval"}
 
 
-def _held_out(report: AuditReport, sensitive_features) -> dict:
+def _held_out(report: ReportData, sensitive_features) -> dict:
     rows = report.sections.get("verification", {}).get("model_check_held_out") or []
     return {_group_key(r, sensitive_features): r.get("pvalue") for r in rows}
 
@@ -97,7 +92,7 @@ def _rate_columns(report, rate, name, verified, empirical, keys) -> tuple[list, 
     return columns, data
 
 
-def group_comparison(report: AuditReport) -> pd.DataFrame:
+def group_comparison(report: ReportData) -> pd.DataFrame:
     """Population, verified and empirical rates of every group side by side.
 
     Columns are ``(rate, source)`` pairs, source ``"population"`` (the population
@@ -141,7 +136,7 @@ def group_comparison(report: AuditReport) -> pd.DataFrame:
     return frame
 
 
-def metric_comparison(report: AuditReport) -> pd.DataFrame:
+def metric_comparison(report: ReportData) -> pd.DataFrame:
     """DI, SP and EO: population, verified, verified on a test-row network, empirical.
 
     With the verifier's intervals, ``"<column> ci_low"`` and ``"<column> ci_high"``
@@ -172,7 +167,7 @@ def metric_comparison(report: AuditReport) -> pd.DataFrame:
     return pd.DataFrame(cols, index=index).apply(pd.to_numeric, errors="coerce")
 
 
-def with_intervals(frame: pd.DataFrame, report: AuditReport) -> pd.DataFrame:
+def with_intervals(frame: pd.DataFrame, report: ReportData) -> pd.DataFrame:
     """A comparison table for display: each verified value and its interval in one column.
 
     Every column ``name`` followed by ``name ci_low`` and ``name ci_high`` (the
@@ -204,7 +199,7 @@ def interval_columns(frame: pd.DataFrame) -> list:
             if frame[c].map(lambda v: isinstance(v, tuple)).any()]
 
 
-def comparison_records(report: AuditReport) -> list[dict]:
+def comparison_records(report: ReportData) -> list[dict]:
     """The metric comparison for JSON, with unambiguous keys."""
     v = report.sections["verification"]
     emp = report.sections["empirical"]["metrics"]

@@ -21,7 +21,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OrdinalEncoder
 from sklearn.utils.validation import check_is_fitted
 
-from .._linear import Term, term_names
+from ..rules import Term, term_names
 from ..s3p import TableTooLargeError
 from ..s3p._errors import DEFAULT_MAX_TABLE_SIZE
 from ..utils._categories import category_codes, equals, match_categories, positive_label

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from sklearn.frozen import FrozenEstimator
 
+from ..rules import linear_rule
 from ..s3p import TableTooLargeError
 from ..utils._categories import match_categories
 from ..utils._compat import Interval
@@ -110,8 +111,6 @@ class LinearCounterfactuals(BaseGenerator):
         -------
         self
         """
-        from .._linear import linear_rule
-
         X = self._fit_common(X, estimator)
         rule = linear_rule(_unwrap(estimator))
         sign = 1.0 if self.desired_class_ == rule.classes[-1] else -1.0

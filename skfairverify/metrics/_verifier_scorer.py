@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from sklearn.frozen import FrozenEstimator
 
+from ..verification import FairnessVerifier
 from ._base import _FairnessScorer
 
 __all__ = ["make_verifier_scorer"]
@@ -38,8 +39,6 @@ class _VerifierScorer(_FairnessScorer):
         self.rate = rate
 
     def _score(self, estimator, X, y, sensitive: pd.DataFrame, sample_weight=None) -> float:
-        from ..verification import FairnessVerifier
-
         if self.metric == "equalized_odds" and y is None:
             raise ValueError("The equalized_odds verifier scorer needs y.")
         names = self._sensitive_names  # columns of X named at creation, or None
@@ -158,7 +157,6 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
         raise ValueError(f"metric must be one of {list(_METRICS)}; got {metric!r}.")
     if "estimator" in verifier_params:
         raise TypeError("make_verifier_scorer sets 'estimator' itself; do not pass it.")
-    from ..verification import FairnessVerifier
 
     valid = set(FairnessVerifier(None).get_params()) - {"estimator", "sensitive_features"}
     unknown = sorted(set(verifier_params) - valid)

@@ -232,6 +232,9 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
     [0, 0, 1, 1, 2, 2]
     """
 
+    # how the rule readers read this step: its row of skfairverify.rules.PIPELINE_STEPS
+    _pipeline_step = "BinningDiscretizer"
+
     _parameter_constraints: dict = {
         "n_bins": [Interval(Integral, 2, None, closed="left"), "array-like"],
         "strategy": [StrOptions({"uniform", "quantile", "kmeans"})],

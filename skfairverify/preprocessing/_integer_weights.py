@@ -21,7 +21,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._linear import bin_of, linear_rule
+from ..rules import bin_of, linear_rule
 from ..utils._categories import match_categories
 from ..utils._compat import (
     HasMethods,
@@ -121,6 +121,9 @@ class IntegerWeightScaler(TransformerMixin, ClassifierMixin, MetaEstimatorMixin,
     >>> scaler.transform(X[:2]).shape
     (2, 3)
     """
+
+    # how the rule readers read this step: its row of skfairverify.rules.PIPELINE_STEPS
+    _pipeline_step = "IntegerWeightScaler"
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],

@@ -29,7 +29,7 @@ import numpy as np
 
 from ._convolve import fft_product, negligible_columns, tail_tolerance
 from ._elimination import _apply_weight
-from ._plan import single_threaded_blas
+from ._plan import _new_plan, single_threaded_blas
 
 # Convolve two score axes directly (shifted products) when the shorter is at most this
 # long, else by FFT. Measured on the draws' tables (rows x length: 600 x 500 to 60 x
@@ -117,8 +117,6 @@ def run_batched(plan, cpts) -> tuple[np.ndarray, np.ndarray]:
 
 def _one_draw(plan, tables):
     """``plan`` rebound to the tables of one draw (no validation, no new search)."""
-    from ._plan import _new_plan  # _plan imports this module
-
     problem = plan._problem
     clone = object.__new__(type(problem))
     clone.__dict__.update(problem.__dict__)

@@ -41,7 +41,14 @@ import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from .._optional import import_optional
-from ..s3p import TableTooLargeError
+from ..s3p import BayesNet, TableTooLargeError
+from ._checks import check_binary
+from ._network import resolve_structure_search
+from ._population import Observed
+from ._trees_path import tree_decisions
+from ._trees_states import state_indicators
+from ._variables import MAX_SENSITIVE_VALUES, Encoding
+from ._warnings import MIN_AGREEMENT
 
 __all__ = [
     "SAMPLE_ROWS", "DaskRows", "FixedCodes", "check_client_size", "gather_codes",
@@ -644,8 +651,6 @@ class _DaskMixin:
     """``fit`` and ``verify`` of :class:`FairnessVerifier` on a dask DataFrame."""
 
     def _check_dask_call(self, sensitive_features, method: str) -> None:
-        from ..s3p import BayesNet
-
         if sensitive_features is not None:
             raise ValueError(
                 f"With a dask X, name the sensitive columns of X in the constructor "
@@ -667,8 +672,6 @@ class _DaskMixin:
 
     def _dask_cap(self) -> int:
         """Distinct values kept per numeric column: enough to tell ``nunique <= n_bins``."""
-        from ._variables import MAX_SENSITIVE_VALUES
-
         fixed = int(self.n_bins) if self.n_bins != "auto" else 0
         return max(self.max_bins, fixed, MAX_SENSITIVE_VALUES) + 1
 
@@ -709,8 +712,6 @@ class _DaskMixin:
         return stats, frame, n_sample, sensitive
 
     def _check_dask_labels(self, stats, given: bool) -> None:
-        from ._checks import check_binary
-
         if not given:
             return
         if stats.label_nan:
@@ -735,10 +736,6 @@ class _DaskMixin:
         the codes (its states are refined at the thresholds). The distinct rows' sums of
         weights and of squared weights give the bootstrap pandas's rows give.
         """
-        from ._population import Observed
-        from ._trees_path import tree_decisions
-        from ._trees_states import state_indicators
-
         if self.n_bootstrap == 0:
             return None
         decisions = gathered.reference
@@ -761,11 +758,6 @@ class _DaskMixin:
 
     def _fit_dask(self, X, y, sample_weight):
         """``fit`` on a dask DataFrame (see the module docstring)."""
-        from ._network import resolve_structure_search
-        from ._trees_states import state_indicators
-        from ._variables import Encoding
-        from ._warnings import MIN_AGREEMENT
-
         rows = DaskRows.check(X, y, sample_weight)
         self._select_dask_path(X)
         linear = self._exact_kind == "linear"

@@ -10,8 +10,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
-from .._linear import linear_rule
 from ..preprocessing import decision_scale, integer_threshold, quantize
+from ..rules import linear_rule
 from ..s3p import BayesNet
 from ._parameters import distribution_max_bins, smallest_group_size
 from ._variables import Encoding

@@ -6,6 +6,19 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ..utils._html import (
+    facts,
+    frame_table,
+    groups_caption,
+    groups_formats,
+    groups_frame,
+    has_intervals,
+    influence_frame,
+    interval_label,
+    model_check_fact,
+    population_sources,
+    verdict_table,
+)
 from ..utils._results import Result
 
 __all__ = ["FairnessInfluenceResult", "VerificationResult"]
@@ -139,19 +152,6 @@ class VerificationResult(Result):
         return {"kind": "credible (posterior of the network's parameters)", "level": None}
 
     def _html_parts(self) -> list[str]:
-        from ..utils._html import (
-            facts,
-            frame_table,
-            groups_caption,
-            groups_formats,
-            groups_frame,
-            has_intervals,
-            interval_label,
-            model_check_fact,
-            population_sources,
-            verdict_table,
-        )
-
         note = self._interval_note()
         label = interval_label(note)
         values, ci, labels, key = population_sources(
@@ -243,14 +243,10 @@ class FairnessInfluenceResult(Result):
         return self.table
 
     def _summary(self) -> str:
-        from ..utils._html import interval_label
-
         return (f"{self.table.shape[0]} features x {self.table.shape[1]} groups; "
                 f"reference={self.reference!r}; {interval_label(self.intervals or None)}")
 
     def _html_parts(self) -> list[str]:
-        from ..utils._html import frame_table, influence_frame, interval_label
-
         label = interval_label(self.intervals or None)
         frame, formats = influence_frame(self.table, self.ci_low, self.ci_high)
         what = {"support": "uniform within its observed range",

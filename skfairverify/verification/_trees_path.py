@@ -1,7 +1,7 @@
 """The exact path for decision trees: group rates of the tree's positive leaves.
 
 The fitted :class:`~sklearn.tree.DecisionTreeClassifier` (alone or behind per-column
-steps) is read as positive regions on the raw columns (:func:`._trees.positive_leaves`);
+steps) is read as positive regions on the raw columns (:func:`skfairverify.rules.positive_leaves`);
 the variables are the sensitive columns and the columns the tree reads, with states
 refined so that every threshold is a state boundary (:func:`._trees_states.tree_encoding`);
 the network is learned from them as on the linear path; the rate of every group is the
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..rules import is_tree_model, positive_leaves
 from ..s3p import BayesNet
 from ._linear_path import Evaluation
-from ._trees import is_tree_model, positive_leaves
 from ._trees_exact import tree_group_rates
 from ._trees_states import (
     MAX_STATES,

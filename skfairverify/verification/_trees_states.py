@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
+from ..rules import CategorySet, Intervals, TreeLeaves
 from ..s3p import TableTooLargeError
 from ..utils._categories import match_categories
-from ._trees import CategorySet, Intervals, TreeLeaves
 from ._variables import (
     Encoding,
     Variable,
@@ -253,7 +253,7 @@ def tree_encoding(X: pd.DataFrame, leaves: TreeLeaves, sensitive, *, n_bins=10,
     --------
     >>> import numpy as np, pandas as pd
     >>> from sklearn.tree import DecisionTreeClassifier
-    >>> from skfairverify.verification._trees import positive_leaves
+    >>> from skfairverify.rules import positive_leaves
     >>> from skfairverify.verification._trees_states import tree_encoding
     >>> rng = np.random.default_rng(0)
     >>> X = pd.DataFrame({"a": rng.integers(0, 2, 200), "x": rng.normal(size=200)})
@@ -350,7 +350,7 @@ def tree_encoding_from_network(network, leaves: TreeLeaves, sensitive) -> Encodi
     >>> import numpy as np, pandas as pd
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> from skfairverify.s3p import BayesNet
-    >>> from skfairverify.verification._trees import positive_leaves
+    >>> from skfairverify.rules import positive_leaves
     >>> from skfairverify.verification._trees_states import tree_encoding_from_network
     >>> X = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
     >>> leaves = positive_leaves(DecisionTreeClassifier().fit(X, [0, 0, 1, 1]))
@@ -481,7 +481,7 @@ def state_indicators(encoding: Encoding, leaves: TreeLeaves) -> StateIndicators:
     --------
     >>> import numpy as np, pandas as pd
     >>> from sklearn.tree import DecisionTreeClassifier
-    >>> from skfairverify.verification._trees import positive_leaves
+    >>> from skfairverify.rules import positive_leaves
     >>> from skfairverify.verification._trees_states import state_indicators, tree_encoding
     >>> X = pd.DataFrame({"a": [0, 0, 1, 1], "x": [0.0, 1.0, 2.0, 3.0]})
     >>> tree = DecisionTreeClassifier(random_state=0).fit(X, [0, 0, 1, 1])

@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-from .._linear import bin_of
 from ..preprocessing import BinningDiscretizer
+from ..rules import bin_of
 from ..s3p import TableTooLargeError
 from ..utils._categories import match_categories
 

@@ -18,10 +18,11 @@ from sklearn.base import (
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from ..rules import is_tree_model
 from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
-from ..utils._html import influence_note, interval_note
+from ..utils._html import influence_note, interval_note, verifier_html
 from ..utils._progress import progress
 from ..utils._threads import cpu_seconds
 from ..utils._validation import check_sample_weight
@@ -46,7 +47,6 @@ from ._quantization import _QuantizationMixin
 from ._results import FairnessInfluenceResult, VerificationResult
 from ._sampling import ModelDecision
 from ._sensitive import _SensitiveMixin
-from ._trees import is_tree_model
 from ._trees_path import _TreePathMixin
 from ._variables import Encoding, bins_formed
 from ._warnings import MIN_AGREEMENT, EstimateOutsideIntervalWarning
@@ -1249,8 +1249,6 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
 
     def _html_repr(self):
         """Notebook display: scikit-learn's parameter diagram, then what fit found."""
-        from ..utils._html import verifier_html
-
         return super()._html_repr() + (verifier_html(self) if hasattr(self, "groups_") else "")
 
     def __sklearn_tags__(self):
