@@ -389,3 +389,20 @@ def test_coverage_band_is_binomial():
     """The band used above: 200 repetitions at 95% fall in [0.91, 0.99] with
     probability > 0.99 (a check of the test's own tolerance)."""
     assert binom.cdf(0.99 * 200, 200, 0.95) - binom.cdf(0.91 * 200 - 1, 200, 0.95) > 0.99
+
+
+def test_the_bar_says_when_the_rows_pass_the_estimate(capsys):
+    """The estimate is made on the first batch; a run that needs more rows (the draws'
+    rates near 0.5) goes on counting and says it is past the estimate, instead of a bar
+    full at 100% or a total that the count silently exceeds."""
+    shown = SamplingCost(n_intervals=1, tolerance=0.01, alpha=1e-3, grid=look_grid(10**7),
+                         max_time=1e9, verbose=1)
+    shown.wrap(lambda n: n // 2)(1000)
+    total = shown._bar.total
+    shown.wrap(lambda n: n // 2)(total - 1000)
+    assert shown._bar.total == total and "past the estimate" not in shown._bar.desc
+    shown.wrap(lambda n: n // 2)(10)
+    assert shown._bar.total is None and shown._bar.n == total + 10
+    assert f"past the estimate of {total:,} rows" in shown._bar.desc
+    shown.close()
+    assert "past the estimate" in capsys.readouterr().err

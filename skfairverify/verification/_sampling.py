@@ -676,7 +676,7 @@ class SamplingCost:
             elif self.calls == 2:
                 self._check(self.estimate[0], seconds / n, n, 1.0)
             if self._bar is not None:
-                self._bar.update(n)
+                self._update_bar(n)
             return k
         return metered
 
@@ -706,6 +706,15 @@ class SamplingCost:
         self._bar.set_description(  # no refresh: a bar waiting for its delay stays hidden
             f"sampling (~{rows * per_row:,.0f} CPU s, {per_row * 1e6:,.1f} us/row)",
             refresh=bool(self.verbose))
+
+    def _update_bar(self, n: int) -> None:
+        """Count ``n`` rows; past the estimate, the bar says so (it counts on, no bar)."""
+        bar = self._bar
+        if bar.total is not None and bar.n + n > bar.total:
+            bar.set_description(f"sampling (past the estimate of {bar.total:,} rows made on "
+                                "the first batch)", refresh=False)
+            bar.total = None
+        bar.update(n)
 
     def close(self) -> None:
         if self._bar is not None:
