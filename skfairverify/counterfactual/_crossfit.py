@@ -11,17 +11,32 @@ counterfactuals would look like their own group and CFlips would be biased towar
 * judges any other row (a synthetic counterfactual, a test row) by the mean of the
   fold models' probabilities of the privileged group (or of their 0/1 votes when the
   classifier has no ``predict_proba``), privileged when that mean exceeds 1/2.
+
+The fit depends on the rows, their labels and weights, the classifier's parameters,
+``n_splits`` and ``random_state`` only, never on the model being audited; a scorer in a
+model search fits it on the same rows for every candidate. :class:`CrossFitCache`
+keeps a few fitted ones in memory, keyed by those inputs, and :func:`fit_cross_fitted`
+reuses them inside :func:`crossfit_cache` (the scorers' ``cache=True``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import pickle
+import threading
+from collections import OrderedDict
+from contextvars import ContextVar
+from numbers import Integral
+
+import joblib
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
 from ..utils._fitting import fit_with_weights
 
-__all__ = ["CrossFittedSensitiveClassifier", "group_report", "row_keys"]
+__all__ = ["SENSITIVE_CLASSIFIER_CACHE", "CrossFitCache", "CrossFittedSensitiveClassifier",
+           "crossfit_cache", "fit_cross_fitted", "group_report", "row_keys"]
 
 
 def row_keys(X: pd.DataFrame) -> np.ndarray:
@@ -152,6 +167,191 @@ class CrossFittedSensitiveClassifier:
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         """1 (privileged) when the leak-free probability exceeds 1/2, else 0."""
         return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
+
+
+def _is_seed(value) -> bool:
+    """An integer seed (a fixed draw), not ``None``, a generator or a bool."""
+    return isinstance(value, Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_deterministic(estimator, random_state) -> bool:
+    """Whether the fit is a function of its inputs: integer seeds everywhere.
+
+    ``random_state=None`` (fresh folds each fit) or a ``RandomState`` (its state
+    advances with each fit) make every fit a new draw, which a cache would repeat;
+    so does a ``*random_state`` parameter of the classifier left at ``None``.
+    """
+    if not _is_seed(random_state):
+        return False
+    params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else {}
+    return all(_is_seed(value) for name, value in params.items()
+               if name == "random_state" or name.endswith("__random_state"))
+
+
+class CrossFitCache:
+    """Fitted :class:`CrossFittedSensitiveClassifier` objects, kept in memory (LRU).
+
+    An entry is keyed by :func:`joblib.hash` of everything the fit reads: the unfitted
+    classifier (its class and parameters), ``n_splits``, ``random_state``, the rows
+    ``X`` (values, dtypes, columns and index), the labels and the weights. A fit whose
+    result is not a function of those (``random_state`` not an integer, or a
+    ``random_state`` of the classifier at ``None``), or whose inputs cannot be hashed,
+    is not cached. The fitted classifier is read-only once fitted, so every audit that
+    hits an entry shares it. The cache is per process (joblib workers each hold their
+    own) and pickles empty.
+
+    Parameters
+    ----------
+    max_entries : int, default=8
+        Entries kept; the least recently used goes first.
+    max_bytes : int, default=256 MiB
+        Bound on the pickled size of all entries together; a fitted classifier larger
+        than that alone is not kept.
+
+    Attributes
+    ----------
+    hits : int
+        Fits answered from the cache.
+    misses : int
+        Cacheable fits that were run (and stored).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skfairverify.counterfactual._crossfit import CrossFitCache
+    >>> X = pd.DataFrame({"a": np.arange(20.0)})
+    >>> s = np.array([0, 1] * 10)
+    >>> cache = CrossFitCache()
+    >>> first = cache.fit(LogisticRegression(random_state=0), 2, 0, X, s)
+    >>> cache.fit(LogisticRegression(random_state=0), 2, 0, X, s) is first
+    True
+    >>> cache.hits, cache.misses, len(cache)
+    (1, 1, 1)
+    """
+
+    def __init__(self, max_entries: int = 8, max_bytes: int = 256 * 2**20):
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._reset()
+
+    def _reset(self) -> None:
+        self._entries: OrderedDict[str, tuple[CrossFittedSensitiveClassifier, int]] = (
+            OrderedDict())
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getstate__(self) -> dict:
+        return {"max_entries": self.max_entries, "max_bytes": self.max_bytes}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._reset()
+
+    def clear(self) -> None:
+        """Drop every entry and reset the counters."""
+        with self._lock:
+            self._entries.clear()
+            self.hits = self.misses = 0
+
+    @property
+    def nbytes(self) -> int:
+        """Pickled size of the entries kept, in bytes."""
+        return sum(size for _, size in self._entries.values())
+
+    def key(self, estimator, n_splits, random_state, X, y, sample_weight=None):
+        """The entry's key of a fit, or ``None`` when that fit is not to be cached.
+
+        Parameters
+        ----------
+        estimator, n_splits, random_state
+            Those of :class:`CrossFittedSensitiveClassifier`.
+        X, y, sample_weight
+            Those of its ``fit``.
+
+        Returns
+        -------
+        str or None
+            :func:`joblib.hash` of all of them; ``None`` for a fit that is a new draw
+            each time or inputs that cannot be hashed.
+        """
+        if not _is_deterministic(estimator, random_state):
+            return None
+        y = np.asarray(y, dtype=int)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        try:
+            return joblib.hash((joblib.hash(estimator), int(n_splits), int(random_state),
+                                X, y, w))
+        except (pickle.PicklingError, TypeError, AttributeError):  # an unpicklable input
+            return None
+
+    def fit(self, estimator, n_splits, random_state, X, y, sample_weight=None):
+        """The fitted classifier of these inputs: the kept one, or a new fit (kept).
+
+        Parameters are those of :class:`CrossFittedSensitiveClassifier` and its ``fit``.
+
+        Returns
+        -------
+        CrossFittedSensitiveClassifier
+            Fitted (shared with the other users of the entry: do not refit it).
+        """
+        key = self.key(estimator, n_splits, random_state, X, y, sample_weight)
+        if key is not None:
+            with self._lock:
+                entry = self._entries.get(key)
+                if entry is not None:
+                    self._entries.move_to_end(key)
+                    self.hits += 1
+                    return entry[0]
+        fitted = CrossFittedSensitiveClassifier(estimator, n_splits, random_state).fit(
+            X, y, sample_weight=sample_weight)
+        if key is not None:
+            self._store(key, fitted)
+        return fitted
+
+    def _store(self, key: str, fitted: CrossFittedSensitiveClassifier) -> None:
+        try:  # the memory it holds, as the pickled size
+            size = len(pickle.dumps(fitted, protocol=pickle.HIGHEST_PROTOCOL))
+        except (pickle.PicklingError, TypeError, AttributeError):
+            size = None
+        with self._lock:
+            self.misses += 1
+            if size is None or size > self.max_bytes:
+                return
+            self._entries[key] = (fitted, size)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries or self.nbytes > self.max_bytes:
+                self._entries.popitem(last=False)
+
+
+#: The process's cache of the scorers (``make_cflips_scorer(cache=True)``).
+SENSITIVE_CLASSIFIER_CACHE = CrossFitCache()
+
+_ACTIVE: ContextVar[CrossFitCache | None] = ContextVar("skfairverify_crossfit_cache",
+                                                        default=None)
+
+
+@contextlib.contextmanager
+def crossfit_cache(cache: CrossFitCache | None):
+    """Let :func:`fit_cross_fitted` use ``cache`` inside the block (``None``: no cache)."""
+    token = _ACTIVE.set(cache)
+    try:
+        yield cache
+    finally:
+        _ACTIVE.reset(token)
+
+
+def fit_cross_fitted(estimator, n_splits, random_state, X, y, sample_weight=None):
+    """A fitted :class:`CrossFittedSensitiveClassifier`, from the active cache if any."""
+    cache = _ACTIVE.get()
+    if cache is None:
+        return CrossFittedSensitiveClassifier(estimator, n_splits, random_state).fit(
+            X, y, sample_weight=sample_weight)
+    return cache.fit(estimator, n_splits, random_state, X, y, sample_weight)
 
 
 def group_report(s_true: np.ndarray, s_pred: np.ndarray) -> pd.DataFrame:

@@ -38,7 +38,7 @@ from ._base import (
 )
 from ._budget import Budget, GenerationTimeout, single_threaded
 from ._column_subset import ColumnSubsetClassifier
-from ._crossfit import CrossFittedSensitiveClassifier, group_report
+from ._crossfit import fit_cross_fitted, group_report
 from ._groups import MIN_GROUP_SIZE, group_table, privileged_group
 from ._metrics import _curves, _flip_matrix
 from ._registry import GENERATOR_CONSTRAINT, check_audit_generator, make_generator
@@ -564,8 +564,8 @@ class CounterfactualFairness(BaseEstimator):
             self._s_label = 1
             base = (default_sensitive_classifier(X_ns, self.random_state) if clf is None
                     else clf)
-            self.sensitive_classifier_ = CrossFittedSensitiveClassifier(
-                base, self.cv, self.random_state).fit(X_ns, s_bin, sample_weight=weights)
+            self.sensitive_classifier_ = fit_cross_fitted(
+                base, self.cv, self.random_state, X_ns, s_bin, sample_weight=weights)
             held_out = True
             score = self.sensitive_classifier_.oof_proba_
             pred = (score > 0.5).astype(int)

@@ -10,12 +10,12 @@ import pandas as pd
 from sklearn.frozen import FrozenEstimator
 
 from ..counterfactual import ColumnSubsetClassifier, CounterfactualFairness
+from ..counterfactual._crossfit import SENSITIVE_CLASSIFIER_CACHE, crossfit_cache
 from ..counterfactual._groups import MIN_GROUP_SIZE
 from ..utils._compat import validate_params
 from ._base import _FairnessScorer
 
 __all__ = ["make_cflips_scorer", "make_ndccf_scorer"]
-
 
 
 def _frame_view(estimator, X):
@@ -34,6 +34,7 @@ _CONSTRAINTS = {
                                        "max_time")},
     "privileged": "no_validation",
     "pos_label": "no_validation",
+    "cache": ["boolean"],
 }
 
 
@@ -45,7 +46,10 @@ class _CounterfactualScorer(_FairnessScorer):
     reference rows (the counterfactual candidates of ``"kdtree"``, the ranges of
     ``"linear"``, dice-ml's data) and audits the fold's refused rows. The
     sensitive-feature classifier is cross-fitted over ``cv`` parts of the fold, so it
-    never judges a row (query or counterfactual) it was fitted on. With a prefit
+    never judges a row (query or counterfactual) it was fitted on. That fit depends on
+    the fold's rows only, not on the model scored: with ``cache=True`` and an integer
+    ``random_state`` it is fitted once per set of rows and reused by every candidate
+    scored on them (see :func:`make_cflips_scorer`). With a prefit
     ``sensitive_classifier`` (a :class:`~sklearn.frozen.FrozenEstimator` predicting
     the raw sensitive values from the non-sensitive columns) it is used as is.
 
@@ -88,11 +92,14 @@ class _CounterfactualScorer(_FairnessScorer):
     min_group_size : int, default=30
     max_time : float, default=600.0
         CPU seconds of the counterfactual generation per fold.
+    cache : bool, default=True
+        Reuse the cross-fitted sensitive classifier of the same rows.
     """
 
     def __init__(self, sensitive_features=None, *, metric="cflips", k=10, generator="kdtree",
                  sensitive_classifier=None, privileged=None, cv=5, random_state=None,
-                 n_jobs=None, pos_label=None, min_group_size=MIN_GROUP_SIZE, max_time=600.0):
+                 n_jobs=None, pos_label=None, min_group_size=MIN_GROUP_SIZE, max_time=600.0,
+                 cache=True):
         super().__init__(sensitive_features)
         self.metric = metric
         self.k = k
@@ -105,6 +112,7 @@ class _CounterfactualScorer(_FairnessScorer):
         self.pos_label = pos_label
         self.min_group_size = min_group_size
         self.max_time = max_time
+        self.cache = cache
 
     def _score(self, estimator, X, y, sensitive: pd.DataFrame, sample_weight=None) -> float:
         names = self._sensitive_names
@@ -121,7 +129,8 @@ class _CounterfactualScorer(_FairnessScorer):
             random_state=self.random_state, max_time=self.max_time, n_jobs=self.n_jobs,
             verbose=0,  # a search shows its own progress
         )
-        audit.fit(X, y, sample_weight=sample_weight, **route)
+        with crossfit_cache(SENSITIVE_CLASSIFIER_CACHE if self.cache else None):
+            audit.fit(X, y, sample_weight=sample_weight, **route)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="No refused row with a counterfactual",
                                     category=UserWarning)
@@ -140,7 +149,8 @@ class _CounterfactualScorer(_FairnessScorer):
 def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtree",
                        sensitive_classifier=None, privileged=None, cv: int = 5,
                        random_state=None, n_jobs: int | None = None, pos_label=None,
-                       min_group_size: int = MIN_GROUP_SIZE, max_time: float = 600.0):
+                       min_group_size: int = MIN_GROUP_SIZE, max_time: float = 600.0,
+                       cache: bool = True):
     """Scorer ``-|delta CFlips@k|`` for ``GridSearchCV`` (greater is better).
 
     ``delta = CFlips(unprivileged) - CFlips(privileged)`` over the refused rows of the
@@ -183,6 +193,16 @@ def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtre
     max_time : float, default=600.0
         CPU seconds of the counterfactual generation of one fold (see
         :class:`~skfairverify.CounterfactualFairness`).
+    cache : bool, default=True
+        Fit the cross-fitted sensitive classifier once per set of rows and reuse it
+        for every model scored on them (every candidate of a search on one fold): the
+        classifier depends on the rows (their values, sensitive groups and weights),
+        its parameters, ``cv`` and ``random_state``, not on the model. The scores are
+        those of ``cache=False``. Only fits that repeat exactly are reused:
+        ``random_state`` must be an integer (and any ``random_state`` of the
+        ``sensitive_classifier`` too); with ``None`` or a ``RandomState`` every call
+        fits anew. Kept in memory per process (the 8 most recent fits, at most 256 MiB;
+        each joblib worker holds its own); a pickled scorer carries none of it.
 
     Returns
     -------
@@ -206,7 +226,7 @@ def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtre
         sensitive_features, metric="cflips", k=k, generator=generator,
         sensitive_classifier=sensitive_classifier, privileged=privileged, cv=cv,
         random_state=random_state, n_jobs=n_jobs, pos_label=pos_label,
-        min_group_size=min_group_size, max_time=max_time,
+        min_group_size=min_group_size, max_time=max_time, cache=cache,
     )
 
 
@@ -214,7 +234,8 @@ def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtre
 def make_ndccf_scorer(*, sensitive_features=None, k: int = 10, generator="kdtree",
                       sensitive_classifier=None, privileged=None, cv: int = 5,
                       random_state=None, n_jobs: int | None = None, pos_label=None,
-                      min_group_size: int = MIN_GROUP_SIZE, max_time: float = 600.0):
+                      min_group_size: int = MIN_GROUP_SIZE, max_time: float = 600.0,
+                      cache: bool = True):
     """Scorer ``-|delta nDCCF@k|`` for ``GridSearchCV`` (greater is better).
 
     ``delta = nDCCF(privileged) - nDCCF(unprivileged)``; the parameters, the weights
@@ -246,6 +267,9 @@ def make_ndccf_scorer(*, sensitive_features=None, k: int = 10, generator="kdtree
         See :func:`make_cflips_scorer`.
     max_time : float, default=600.0
         See :func:`make_cflips_scorer`.
+    cache : bool, default=True
+        Reuse the cross-fitted sensitive classifier of the same rows (see
+        :func:`make_cflips_scorer`).
 
     Returns
     -------
@@ -264,5 +288,5 @@ def make_ndccf_scorer(*, sensitive_features=None, k: int = 10, generator="kdtree
         sensitive_features, metric="ndccf", k=k, generator=generator,
         sensitive_classifier=sensitive_classifier, privileged=privileged, cv=cv,
         random_state=random_state, n_jobs=n_jobs, pos_label=pos_label,
-        min_group_size=min_group_size, max_time=max_time,
+        min_group_size=min_group_size, max_time=max_time, cache=cache,
     )
