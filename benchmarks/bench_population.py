@@ -340,7 +340,7 @@ def _wilson(p, n, z=1.959964):
     return centre - half, centre + half
 
 
-def _protocol_fit(pop, n, seed, args):
+def protocol_fit(pop, n, seed, args):
     """One sample: the verifier's fit, its records per group and rate, and per metric."""
     X, y = pop.sample(n, np.random.default_rng(seed))
     labels = y if args.labels and y is not None else None
@@ -399,7 +399,7 @@ def _true_metric(pop, name, ver, args) -> float:
     return 1.0 if t.max() <= 0 else float(t.min() / t.max())
 
 
-def _protocol_summary(groups, metrics, seconds, warned) -> dict:
+def protocol_summary(groups, metrics, seconds, warned) -> dict:
     g = pd.DataFrame(groups)
     g = g[~g["truth"].isna()]
     pos = g[g["rate"] == "positive_rate"]
@@ -446,12 +446,12 @@ def protocol(args):
         for n in args.sizes or PROTOCOL_SIZES.get(name, [500, 2000]):
             groups, metrics, seconds, warned = [], [], [], []
             for r in range(args.reps):
-                gr, me, se, wa = _protocol_fit(pop, n, 1000 * n + args.first_seed + r, args)
+                gr, me, se, wa = protocol_fit(pop, n, 1000 * n + args.first_seed + r, args)
                 groups += gr
                 metrics.append(me)
                 seconds.append(se)
                 warned.append(wa)
-            rows[(name, n)] = _protocol_summary(groups, metrics, seconds, warned)
+            rows[(name, n)] = protocol_summary(groups, metrics, seconds, warned)
             print(name, n, {k: round(float(v), 3) for k, v in rows[(name, n)].items()},
                   flush=True)
     table = pd.DataFrame(rows).T

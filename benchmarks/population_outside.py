@@ -77,12 +77,12 @@ def main():
         for n in SIZES[name]:
             groups, metrics, seconds, warned = [], [], [], []
             for r in range(args.reps):  # the seeds of bench_population.py --protocol
-                gr, me, se, wa = B._protocol_fit(pop, n, 1000 * n + r, args)
+                gr, me, se, wa = B.protocol_fit(pop, n, 1000 * n + r, args)
                 groups += gr
                 metrics.append(me)
                 seconds.append(se)
                 warned.append(wa)
-            summary = B._protocol_summary(groups, metrics, seconds, warned)
+            summary = B.protocol_summary(groups, metrics, seconds, warned)
             print(name, n, {k: round(float(v), 3) for k, v in summary.items()}, flush=True)
 
 
