@@ -15,13 +15,18 @@ Sections (each a markdown table on stdout):
 (e) issue 13's workloads, the engine vs the previous engine (same plan, run with
     ``Plan._execute(legacy=True)``: no independent block, no tail trimming, no BLAS
     chain steps): 1,000 independent ten-state variables and a chain of them,
-    integer weights uniform in [-1000, 1000], threshold at the mean score.
+    integer weights uniform in [-1000, 1000], threshold at the mean score;
+(f) a leaf of many states last (a continuous feature with a bin per distinct
+    value, issue 28): the engine, which splits the last variable by the
+    threshold through the table's survival function, vs the previous engine
+    (``legacy=True``), which builds the table over its states and shifted scores.
 
 Usage::
 
     python benchmarks/bench_s3p.py            # full run (a few minutes)
     python benchmarks/bench_s3p.py --quick    # smaller sizes
     python benchmarks/bench_s3p.py --scale    # section (e) only (about 5 minutes)
+    python benchmarks/bench_s3p.py --states   # section (f) only (under a minute)
 """
 
 from __future__ import annotations
@@ -360,10 +365,75 @@ def section_e(n, rng, repeat=3):
         )
 
 
+# ------------------------------------------------------------------ (f) many states last
+def section_f(sizes, rng, repeat=3):
+    """A sensitive root -> a feature -> a leaf of ``n`` states: new engine vs legacy."""
+    print("\n## (f) A leaf of many states last: the engine vs the previous engine\n")
+    print("| leaf states | per-group plan peak (entries) | engine (ms) | previous (ms) "
+          "| previous / engine | max abs difference |")
+    print("|---|---|---|---|---|---|")
+    for n in sizes:
+        cards, parents = [2, 3, n], [(), (0,), (0, 1)]
+        cpts = [rng.dirichlet(np.ones(c), size=tuple(cards[q] for q in pa))
+                for c, pa in zip(cards, parents)]
+        net = BayesNet(cards, parents, cpts)
+        weights = [np.array([0, 40]), rng.integers(-50, 50, size=3),
+                   np.sort(rng.integers(-5 * n, 5 * n, size=n))]
+        chosen = plan(weights, 0, net, evidence_vars=[0], method="frontier")
+        new_t, new = best_time(chosen._execute, repeat)
+        old_t, old = best_time(functools.partial(chosen._execute, legacy=True), repeat)
+        diff = max(float(np.abs(a - b).max()) for a, b in zip(new, old))
+        print(f"| {n:,} | {chosen.peak_entries:,} | {1000 * new_t:.2f} | {1000 * old_t:.2f} "
+              f"| {old_t / new_t:.1f} | {diff:.1e} |")
+
+
+
+def section_f_fit(n_rows=10_000):
+    """Issue 28's probe: ``FairnessVerifier(n_bins=10**6)`` on ``n_rows`` distinct values.
+
+    CPU seconds of the default fit (50 posterior draws, 30 bootstrap replicates) with the
+    engine as it is and with every frontier run made by the previous engine.
+    """
+    import warnings
+
+    import pandas as pd
+    from sklearn.linear_model import LogisticRegression
+
+    from skfairverify import FairnessVerifier
+    from skfairverify.s3p import _plan
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.permutation(n_rows) / n_rows, "s": rng.integers(0, 2, n_rows)})
+    y = (X.x + 0.3 * X.s + rng.normal(0, 0.3, n_rows) > 0.6).astype(int)
+    model = LogisticRegression().fit(X, y)
+    engine_run = _plan.run
+
+    def fit():
+        t0 = time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the probe's model check, not measured here
+            ver = FairnessVerifier(model, "s", n_bins=10**6, random_state=0).fit(X, y)
+        return time.process_time() - t0, ver
+
+    new_t, ver = fit()
+    _plan.run = lambda *a, **k: engine_run(*a, **{**k, "legacy": True})
+    try:
+        old_t, old = fit()
+    finally:
+        _plan.run = engine_run
+    diff = float(np.abs(ver.groups_["positive_rate"] - old.groups_["positive_rate"]).max())
+    print(f"\nFairnessVerifier(n_bins=10**6) on {n_rows:,} distinct values (n_bins_ = "
+          f"{ver.n_bins_}), CPU seconds of the default fit\n")
+    print("| engine | previous engine | previous / engine | max abs difference of rates |")
+    print("|---|---|---|---|")
+    print(f"| {new_t:.2f} | {old_t:.2f} | {old_t / new_t:.1f} | {diff:.1e} |")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, short run")
     parser.add_argument("--scale", action="store_true", help="section (e) only")
+    parser.add_argument("--states", action="store_true", help="section (f) only")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
@@ -371,6 +441,9 @@ def main(argv=None):
     print(f"numpy {np.__version__}, Python {platform.python_version()}, {platform.machine()}")
     if args.scale:
         section_e(300 if args.quick else 1000, rng)
+    elif args.states:
+        section_f([10, 100, 1000, 10_000], rng)
+        section_f_fit()
     elif args.quick:
         section_a([10, 30, 100], 100, rng)
         section_b([100], [30], rng)
@@ -385,6 +458,7 @@ def main(argv=None):
         )
         section_d([(30, 0), (5, 60)], rng)
         section_e(300, rng, repeat=1)
+        section_f([100, 1000], rng, repeat=1)
     else:
         section_a([10, 30, 100, 300, 1000], 300, rng)
         section_b([100, 300], [120], rng)
@@ -401,6 +475,7 @@ def main(argv=None):
         )
         section_d([(120, 0), (10, 120), (10, 300)], rng)
         section_e(1000, rng)
+        section_f([10, 100, 1000, 10_000], rng)
     print(f"\nTotal benchmark time: {time.perf_counter() - start:.0f} s")
 
 

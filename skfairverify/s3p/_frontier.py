@@ -189,6 +189,33 @@ class _Accumulators:
             self._add(True, table[..., length - n_hi :].sum(axis=-1), axes, linked)
         return table[..., n_lo : length - n_hi], lo + n_lo
 
+    def split_last(self, table, axes, lo, step, problem):
+        """Add the last variable and split the mass by the threshold, in one pass.
+
+        No table over (states, shifted scores) is made: the mass at or above the
+        threshold given state ``k`` of the variable is the table's survival function at
+        ``t - w_k``, so the step costs the length of the score axis plus the number of
+        states, not their product (a variable of 10,000 states, every bin of a
+        continuous feature, is its states times faster). Returns the empty table.
+        """
+        w = problem.weights[step.var]
+        length = table.shape[-1]
+        zero = np.zeros(table.shape[:-1] + (1,))
+        below = np.concatenate([zero, np.cumsum(table, axis=-1)], axis=-1)
+        above = np.concatenate([np.cumsum(table[..., ::-1], axis=-1)[..., ::-1], zero],
+                               axis=-1)
+        at = np.clip(self.threshold - lo - np.asarray(w, dtype=np.int64), 0, length)
+        out_axes = [a for a in axes if a not in step.dropped]
+        label = {a: j for j, a in enumerate(axes)}
+        v_label = len(axes)
+        target = [label[a] for a in out_axes] + ([v_label] if step.stays else [])
+        cpt = problem.cpts[step.var]
+        for positive, part in ((True, above[..., at]), (False, below[..., at])):
+            mass = np.einsum(part, [label[a] for a in axes] + [v_label], cpt,
+                             [label[p] for p in step.parents] + [v_label], target)
+            self._add(positive, mass, out_axes + [step.var] * step.stays, step.linked)
+        return table[..., :0]
+
     def finish(self, table, axes, lo):
         """Split what is left of the table by the threshold."""
         length = table.shape[-1]
@@ -234,8 +261,12 @@ def run(
     if prunes_at_start(problem, early_prune):
         table, lo = acc.prune(table, axes, lo, sum(problem.spans), linked=False)
     trimmed = 0  # length of the axis after the last trim
-    for step in steps(problem, order, early_prune):
+    planned = list(steps(problem, order, early_prune))
+    for k, step in enumerate(planned):
         if table.shape[-1] == 0:
+            break
+        if k == len(planned) - 1 and distribution is None and not legacy:
+            table = acc.split_last(table, axes, lo, step, problem)
             break
         table, axes = _add_variable(table, axes, step, problem, blas=not legacy)
         if step.prune:

@@ -110,7 +110,8 @@ def _simulate(problem: Problem, order, final_dot: bool = False) -> Cost:
     t = problem.threshold
     lo, hi = undecided(0, 0, t, sum(problem.spans))
     peak, work, worst = 0, 0, None
-    for step in steps(problem, order):
+    planned = list(steps(problem, order))
+    for k, step in enumerate(planned):
         length = hi - lo + 1
         if length <= 0:
             break
@@ -118,8 +119,15 @@ def _simulate(problem: Problem, order, final_dot: bool = False) -> Cost:
         rest = size_f // math.prod(frontier[p] for p in step.dropped)
         size_v = problem.sizes[step.var]
         out_states = rest * (size_v if step.stays else 1)
-        entries = max(size_f * length, rest * size_v * length, out_states * (length + step.span))
-        work += rest * size_v * length + out_states * (length + step.span)
+        if k == len(planned) - 1 and not final_dot:
+            # split by the threshold at once (_Accumulators.split_last): the table's
+            # two cumulated sums and their values at every state of the variable
+            entries = max(size_f * (length + 1), size_f * size_v)
+            work += 2 * size_f * (length + size_v)
+        else:
+            entries = max(size_f * length, rest * size_v * length,
+                          out_states * (length + step.span))
+            work += rest * size_v * length + out_states * (length + step.span)
         if entries > peak:
             kept = [p for p in frontier if p not in step.dropped]
             peak = entries
