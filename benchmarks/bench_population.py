@@ -63,6 +63,8 @@ passes, the share of model checks rejected at 5% and of samples with a
 :class:`ModelCheckWarning` (Holm), and the CPU seconds of a fit. ``--cost`` times a
 plain fit (``n_draws=0``) on Adult with the population estimate against the same fit
 with ``n_bootstrap=0`` (``prior="bdeu"``, the fit of the releases before it).
+``--sp-methods`` compares the coverage of the package's SP interval with max-T,
+percentile, bias-corrected and basic intervals on the same fits.
 ``--compare-pr`` checks the package's estimate against Prasad and Rao's EBLUP (moment
 estimate of the bias spread, normal interval from their MSE) on the same samples and
 replicates.
@@ -578,6 +580,103 @@ def cost(args):
     print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:.3f}"))
 
 
+# ------------------------------------------------ intervals of SP: alternatives (issue 23)
+def _pair_differences(draws):
+    m = draws.shape[1]
+    pairs = ~np.eye(m, dtype=bool)
+    return (draws[:, :, None] - draws[:, None, :])[:, pairs]
+
+
+def sp_max_t(draws, level=0.95):
+    """Lower bound simultaneous over the candidate pairs (max-T, not Bonferroni)."""
+    tail = (1 - level) / 2
+    diffs = _pair_differences(draws)
+    low0, high0 = np.quantile(diffs, [tail, 1 - tail], axis=0)
+    cand = diffs[:, high0 >= low0.max()]
+    centre, sd = cand.mean(axis=0), np.maximum(cand.std(axis=0), 1e-12)
+    c = np.quantile(((cand - centre) / sd).max(axis=1), 1 - tail)
+    return max(0.0, float((centre - c * sd).max())), max(0.0, float(high0.max()))
+
+
+def sp_percentile(draws, level=0.95, point=None):
+    """Percentile interval of the draws' ``max - min``."""
+    tail = (1 - level) / 2
+    gaps = draws.max(axis=1) - draws.min(axis=1)
+    return tuple(float(q) for q in np.quantile(gaps, [tail, 1 - tail]))
+
+
+def sp_bias_corrected(draws, level=0.95, point=None):
+    """Efron's bias-corrected percentile interval of ``max - min`` (median bias at ``point``)."""
+    from scipy import stats
+
+    tail = (1 - level) / 2
+    gaps = draws.max(axis=1) - draws.min(axis=1)
+    z0 = stats.norm.ppf(np.clip((gaps < point).mean(), 1e-3, 1 - 1e-3))
+    return tuple(float(q) for q in np.quantile(
+        gaps, stats.norm.cdf(2 * z0 + stats.norm.ppf([tail, 1 - tail]))))
+
+
+def sp_basic(draws, level=0.95, point=None):
+    """Basic (pivotal) interval of ``max - min``: the percentile one reflected at ``point``."""
+    lo, hi = sp_percentile(draws, level)
+    return max(0.0, 2 * point - hi), max(0.0, 2 * point - lo)
+
+
+def sp_methods(args):
+    """Coverage of the package's SP interval and of four alternatives, on the same fits.
+
+    Every alternative works on draws of the groups' rates from the public
+    ``population_`` table (``estimate`` and ``effective_rows``: the Beta distribution
+    of each group's interval, as the package's own draws).
+    """
+    import population_designs as designs
+
+    alternatives = {"max-T": lambda d, p: sp_max_t(d), "percentile": sp_percentile,
+                    "bias-corrected": sp_bias_corrected, "basic": sp_basic}
+    rng = np.random.default_rng(0)
+    rows = {}
+    for name in list(args.designs) + list(args.real):
+        pop = (designs.synthetic(name) if name in designs.SYNTHETIC
+               else designs.real(name, args.datasets))
+        if pop is None:
+            continue
+        for n in args.sizes or PROTOCOL_SIZES.get(name, [500, 2000]):
+            out = {k: [] for k in ["package", *alternatives]}
+            for r in range(args.reps):
+                seed = 1000 * n + args.first_seed + r
+                X, _ = pop.sample(n, np.random.default_rng(seed))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # model checks: not measured here
+                    ver = FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive,
+                                           n_draws=0, random_state=seed).fit(X)
+                tab = ver.population_[ver.population_["rate"] == "positive_rate"]
+                keys = [tuple(str(r_[s]) for s in pop.sensitive) for _, r_ in tab.iterrows()]
+                truth = np.array([pop.truth["positive_rate"].get(k, np.nan) for k in keys])
+                ok = ~np.isnan(truth) & ~tab["estimate"].isna().to_numpy()
+                if ok.sum() < 2:
+                    continue
+                p = tab["estimate"].to_numpy()[ok]
+                e = tab["effective_rows"].to_numpy()[ok]
+                draws = rng.beta(e * p + 0.5, e * (1 - p) + 0.5, size=(4000, ok.sum()))
+                true_sp = truth[ok].max() - truth[ok].min()
+                bounds = {"package": ver.population_metric_intervals_["statistical_parity"]}
+                bounds.update({k: f(draws, point=p.max() - p.min()) if k != "max-T"
+                               else f(draws, None) for k, f in alternatives.items()})
+                for k, (lo, hi) in bounds.items():
+                    out[k].append((true_sp < lo, true_sp > hi, hi - lo))
+            row = {}
+            for k, v in out.items():
+                v = np.array(v, dtype=float)
+                row[k] = 1 - (v[:, 0] + v[:, 1] > 0).mean()
+                row[f"{k} low/high misses"] = f"{int(v[:, 0].sum())}/{int(v[:, 1].sum())}"
+            rows[(name, n)] = row
+            print(name, n, {k: (round(float(v), 3) if not isinstance(v, str) else v)
+                            for k, v in row.items()}, flush=True)
+    table = pd.DataFrame(rows).T
+    table.index.names = ["population", "n"]
+    print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--design", default="base", choices=["base", "chain", "wide", "rare"])
@@ -596,6 +695,8 @@ def main():
                         help="instead: the population estimate on designs and real data")
     parser.add_argument("--cost", action="store_true",
                         help="instead: plain fits on Adult with and without the estimate")
+    parser.add_argument("--sp-methods", action="store_true",
+                        help="instead: coverage of SP intervals, the package's and others")
     parser.add_argument("--compare-pr", action="store_true",
                         help="instead: the package's estimate against Prasad-Rao's EBLUP")
     parser.add_argument("--designs", nargs="*", default=None)
@@ -607,7 +708,7 @@ def main():
     parser.add_argument("--network-draws", type=int, default=0,
                         help="--protocol: n_draws of the fits (the network's intervals)")
     args = parser.parse_args()
-    if args.protocol or args.cost or args.compare_pr:
+    if args.protocol or args.cost or args.compare_pr or args.sp_methods:
         import population_designs as designs
 
         args.designs = designs.SYNTHETIC if args.designs is None else args.designs
@@ -616,6 +717,8 @@ def main():
             args.sizes = None
         if args.compare_pr:
             return compare_prasad_rao(args)
+        if args.sp_methods:
+            return sp_methods(args)
         return cost(args) if args.cost else protocol(args)
     pop = population(args.design)
     lr = fixed_classifier(pop)
