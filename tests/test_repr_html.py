@@ -23,15 +23,10 @@ from sklearn.naive_bayes import GaussianNB
 
 from skfairverify import FairnessVerifier, esl_decomposition, group_esl
 from skfairverify.counterfactual import CounterfactualResult
-from skfairverify.utils._html import (
-    DEFAULT_THRESHOLDS,
-    check_thresholds,
-    frame_table,
-    interval_note,
-    verdict_frame,
-    verifier_html,
-)
+from skfairverify.utils._html import frame_table
 from skfairverify.utils._results import Result
+from skfairverify.utils._verdict import DEFAULT_THRESHOLDS, check_thresholds, verdict_frame
+from skfairverify.verification._display import interval_note, verifier_html
 
 HOSTILE = "<script>alert('x')</script> & co"
 

@@ -22,7 +22,6 @@ from ..rules import is_tree_model
 from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
-from ..utils._html import influence_note, interval_note, verifier_html
 from ..utils._progress import progress
 from ..utils._threads import cpu_seconds
 from ..utils._validation import check_sample_weight
@@ -36,6 +35,7 @@ from ._checks import (
     takes_sensitive_features,
 )
 from ._dask import SAMPLE_ROWS, _DaskMixin, is_dask_collection
+from ._display import influence_note, interval_note, verifier_html
 from ._influence import check_draws_work, group_rates, uniform_network
 from ._intervals import HOLD_TOLERANCE, credible_bounds, hold_estimates
 from ._learning import _NetworkMixin
