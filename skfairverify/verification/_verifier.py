@@ -62,11 +62,11 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     FVGM (Ghosh et al., AAAI 2022) as a scikit-learn meta-estimator: ``fit`` turns the
     columns the fitted ``estimator`` reads and the sensitive ones into discrete variables,
     learns a Bayesian network of them from ``X`` and computes each compound group's
-    ``Pr[Yhat = 1 | A = a]`` under it, with an interval and a population estimate beside
-    it: exactly for a linear classifier or a decision tree, by certified sampling for any
-    other (``method_``). DI, SP, EO and PCF follow FVGM Section 2 (items 1-4; Appendix B.1)
-    and 3.4, the fairness influence function its Section 5 and Appendix E. Every step and
-    parameter in detail: ``docs/verification.md``.
+    ``Pr[Yhat = 1 | A = a]`` under it, with an interval and a population estimate: exactly
+    for a linear classifier or a decision tree, by certified sampling otherwise
+    (``method_``). DI, SP, EO and PCF are defined in FVGM Section 2 (items 1-4; Appendix
+    B.1) and computed as in Section 3.4; FIF as in Section 5 and Appendix E. Every step
+    and parameter in detail: ``docs/verification.md``.
 
     Parameters
     ----------
