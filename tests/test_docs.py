@@ -1,5 +1,6 @@
 """Documentation stays in step with the code, and README's commands with CI."""
 
+import ast
 import importlib.util
 import inspect
 import re
@@ -107,3 +108,28 @@ def test_docs_and_examples_use_only_the_new_names(path):
 def test_pipeline_steps_table_is_in_step_with_the_readers():
     text = (ROOT / "docs" / "any-classifier.md").read_text(encoding="utf-8")
     assert steps_table() in text, "docs/any-classifier.md: paste rules._steps.steps_table()"
+
+
+#: Longest class docstring, in lines: what a user needs (numpydoc, an example, the
+#: definition with its paper section); measured figures and long explanations live in
+#: docs/ (issue 24).
+MAX_CLASS_DOCSTRING_LINES = 150
+
+
+def _public_classes():
+    """(module path, class name, docstring) of every public class of the package."""
+    out = []
+    for path in sorted((ROOT / "skfairverify").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                out.append((path.relative_to(ROOT).as_posix(), node.name,
+                            ast.get_docstring(node, clean=False) or ""))
+    return out
+
+
+def test_no_class_docstring_is_longer_than_150_lines():
+    classes = _public_classes()
+    assert any(name == "FairnessVerifier" for _, name, _ in classes)
+    long = {f"{path}::{name}": len(doc.splitlines()) for path, name, doc in classes
+            if len(doc.splitlines()) > MAX_CLASS_DOCSTRING_LINES}
+    assert not long, f"class docstrings over {MAX_CLASS_DOCSTRING_LINES} lines: {long}"

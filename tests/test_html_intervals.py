@@ -30,12 +30,8 @@ from sklearn.model_selection import train_test_split
 from skfairverify import FairnessVerifier
 from skfairverify.audit import run_audit
 from skfairverify.audit._run import AUDIT_TOLERANCE
-from skfairverify.utils._html import (
-    DEFAULT_THRESHOLDS,
-    interval_note,
-    verdict_frame,
-    verifier_html,
-)
+from skfairverify.utils._verdict import DEFAULT_THRESHOLDS, verdict_frame
+from skfairverify.verification._display import interval_note, verifier_html
 
 pytest.importorskip("matplotlib")
 

@@ -5,16 +5,33 @@ The graph is read statically with :mod:`ast` over ``skfairverify/**/*.py``: ever
 skfairverify.x``, at module level, inside a function or under ``TYPE_CHECKING`` (a cycle
 that only annotations close is still a cycle of the design). Importing ``a.b.c`` runs
 ``a/b/__init__.py`` too, so an import also reaches the packages above its target that
-are not above the importing module.
+are not above the importing module. The layers are docs/architecture.md's table.
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "skfairverify"
 PACKAGE = "skfairverify"
+ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
+
+#: The boxes by layer, bottom first (docs/architecture.md): a box imports only boxes of
+#: lower layers, never one of its own layer. A box is a subpackage or a root module;
+#: ``skfairverify`` is the package's ``__init__``.
+LAYERS = [
+    {"utils", "_optional"},
+    {"datasets", "rules", "s3p"},
+    {"preprocessing"},
+    {"verification", "counterfactual", "esl"},
+    {"metrics", "model_selection"},
+    {"plotting"},
+    {"audit"},
+    {PACKAGE, "__main__"},
+]
+LAYER = {box: i for i, boxes in enumerate(LAYERS) for box in boxes}
 
 # Modules allowed to import an own module inside a function: only to guard an optional
 # dependency (matplotlib, dask, dice-ml) that the imported module needs when imported.
@@ -155,3 +172,38 @@ def test_no_own_import_inside_a_function():
     found = {name: _deferred_imports(path) for name, path in _modules().items()
              if name not in DEFERRED_IMPORTS_ALLOWED}
     assert not {name: lines for name, lines in found.items() if lines}
+
+
+def box(module: str) -> str:
+    """The box of a module: its subpackage or root module (the package for its __init__)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else PACKAGE
+
+
+def test_every_box_has_a_layer():
+    assert {box(m) for m in import_graph()} == set(LAYER)
+
+
+def test_each_box_imports_only_lower_layers():
+    bad = sorted(f"{m} -> {t}" for m, edges in import_graph().items() for t in edges
+                 if box(t) != box(m) and LAYER[box(t)] >= LAYER[box(m)])
+    assert not bad, "imports against the layers of docs/architecture.md:\n" + "\n".join(bad)
+
+
+def _architecture_rows() -> dict[str, tuple[int, set[str] | None]]:
+    """box -> (layer, the boxes it may import; None for "every box") of the page's table."""
+    rows = {}
+    for layer, name, allowed in re.findall(r"^\| (\d+) \| `([\w.]+)` \|[^|\n]*\| ([^|\n]*) \|$",
+                                           ARCHITECTURE.read_text(encoding="utf-8"), re.M):
+        names = set(re.findall(r"`([\w.]+)`", allowed))
+        rows[name] = (int(layer), None if allowed.strip() == "every box" else names)
+    return rows
+
+
+def test_architecture_page_states_the_layers():
+    rows = _architecture_rows()
+    assert set(rows) == set(LAYER)
+    for name, (layer, allowed) in rows.items():
+        assert layer == LAYER[name], name
+        below = {b for b, i in LAYER.items() if i < layer}
+        assert allowed is None and layer == len(LAYERS) - 1 or allowed == below, name

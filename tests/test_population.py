@@ -22,6 +22,7 @@ from sklearn.tree import DecisionTreeClassifier
 from skfairverify import FairnessVerifier
 from skfairverify.s3p import BayesNet, TableTooLargeError
 from skfairverify.verification import ModelCheckWarning
+from skfairverify.verification._display import verifier_html
 from skfairverify.verification._population import (
     MIN_NETWORK_ROWS,
     Moments,
@@ -423,8 +424,6 @@ def test_model_check_warning_names_the_group():
 
 
 def test_notebook_display_leads_with_the_population_estimate():
-    from skfairverify.utils._html import verifier_html
-
     X, y = _data()
     ver = FairnessVerifier(_unaware(), "a", n_bins=10, random_state=0).fit(X, y)
     from _report_html_parsing import parse_tables, table_with

@@ -23,7 +23,7 @@ from _report_html_parsing import (
 )
 
 from skfairverify.audit import AuditReport, group_comparison
-from skfairverify.utils._html import DEFAULT_THRESHOLDS
+from skfairverify.utils._verdict import DEFAULT_THRESHOLDS
 
 pytest.importorskip("matplotlib")
 

@@ -5,6 +5,7 @@ compares the cells with the result's values, or with an independent computation 
 means by numpy) where the result is computed from data.
 """
 
+import inspect
 import math
 
 import numpy as np
@@ -23,15 +24,12 @@ from sklearn.naive_bayes import GaussianNB
 
 from skfairverify import FairnessVerifier, esl_decomposition, group_esl
 from skfairverify.counterfactual import CounterfactualResult
-from skfairverify.utils._html import (
-    DEFAULT_THRESHOLDS,
-    check_thresholds,
-    frame_table,
-    interval_note,
-    verdict_frame,
-    verifier_html,
-)
+from skfairverify.utils import _html as utils_html
+from skfairverify.utils import _verdict as utils_verdict
+from skfairverify.utils._html import frame_table
 from skfairverify.utils._results import Result
+from skfairverify.utils._verdict import DEFAULT_THRESHOLDS, check_thresholds, verdict_frame
+from skfairverify.verification._display import interval_note, verifier_html
 
 HOSTILE = "<script>alert('x')</script> & co"
 
@@ -249,6 +247,25 @@ def test_verifier_html_shows_groups_verdict_and_network(verifier):
         lo, hi = ver.metric_intervals_[key]
         assert f"{key} {value:.3f} [{lo:.3f}, {hi:.3f}]" in visible_text(page)
 
+
+
+def test_verifier_display_is_appended_once_in_its_order(verifier):
+    """The fitted verifier shows scikit-learn's diagram, then verification/_display's
+    block: the facts, the groups, the verdict, the network, in that order."""
+    ver, *_ = verifier
+    page, block = ver._repr_html_(), verifier_html(ver)
+    assert page.endswith(block) and page.count('<div class="skfv">') == 1
+    order = ['<dl class="skfv-facts">', "Rates of every group", "Metrics over the groups",
+             "Bayesian network: the parents of every variable"]
+    assert [block.index(part) for part in order] == sorted(block.index(p) for p in order)
+
+
+def test_utils_html_decides_no_verifier_semantics():
+    """utils/_html.py and utils/_verdict.py take tables and values, never a verifier."""
+    for module in (utils_html, utils_verdict):
+        for name, func in inspect.getmembers(module, inspect.isfunction):
+            if func.__module__ == module.__name__:
+                assert "verifier" not in inspect.signature(func).parameters, name
 
 def test_point_estimates_are_labelled_and_judged_on_the_value(verifier):
     ver, X, y, a = verifier

@@ -6,7 +6,8 @@ a summary with the verdict on every metric, one section per analysis (its tables
 figure beside the table it illustrates, and how to read them), then the methods that
 make the numbers reproducible. Every string that comes from the user (dataset, column
 and group names, model description, warnings) is escaped. The tables are built by
-``skfairverify.utils._html``, the same code as the results' notebook displays.
+``skfairverify.utils._html`` and judged by ``skfairverify.utils._verdict``, the same code
+as the results' notebook displays (the verifier's: ``skfairverify.verification._display``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import pandas as pd
 from ..counterfactual import CounterfactualFairness
 from ..utils._html import (
     CSS,
-    check_thresholds,
     contributions_table,
     count,
     counterfactual_tables,
@@ -32,14 +32,13 @@ from ..utils._html import (
     facts,
     frame_table,
     interval_cell,
-    interval_label,
-    network_frame,
     number,
     p_value,
     signed,
-    verdict_table,
     with_interval,
 )
+from ..utils._verdict import check_thresholds, verdict_table
+from ..verification._display import interval_label, network_frame
 from ._common import ReportData, small_sample_line
 from ._render import group_sample_lines, legend, provenance_lines
 from ._tables import (
@@ -601,7 +600,7 @@ def render_html(report: ReportData, thresholds: Mapping | None = None) -> str:
         The audit.
     thresholds : mapping, default=None
         Overrides of the verdict thresholds
-        (:data:`skfairverify.utils._html.DEFAULT_THRESHOLDS`).
+        (:data:`skfairverify.utils._verdict.DEFAULT_THRESHOLDS`).
 
     Returns
     -------

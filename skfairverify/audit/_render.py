@@ -6,7 +6,8 @@ import textwrap
 
 import pandas as pd
 
-from ..utils._html import interval_cell, interval_label
+from ..utils._html import interval_cell
+from ..verification._display import interval_label
 from ._common import SOURCES, ReportData, small_sample_line
 from ._tables import (
     fif_label,

@@ -28,9 +28,9 @@ from ..plotting import (
     plot_group_shares,
 )
 from ..utils._compat import HasMethods, Interval, RealNotInt, validate_params
-from ..utils._html import interval_note, model_check_fact
 from ..utils._validation import check_sensitive_features
 from ..verification import FairnessVerifier
+from ..verification._display import interval_note, model_check_fact
 from ._common import (
     POPULATION_LABEL,
     RELEARNED_LABEL,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..utils._html import has_intervals, interval_label, merge_interval
+from ..utils._html import merge_interval
+from ..verification._display import has_intervals, interval_label
 from ._common import METRICS, RATE_NAMES, SHORT_METRICS, ReportData
 
 

@@ -125,148 +125,77 @@ class _Audit:
 class CounterfactualFairness(BaseEstimator):
     """Counterfactual fairness under unawareness: CFlips and nDCCF per group.
 
-    The method of Cornacchia et al. (*Counterfactual Fair Opportunity*): for every
-    row that the decision model refuses and whose group the sensitive-feature
-    classifier recognises (the set :math:`\\mathcal{X}^-` of the paper), generate
-    ``k`` ranked counterfactuals that the model accepts, ask the sensitive-feature
-    classifier which group each one looks like, and average CFlips@k and nDCCF@k
-    (see :func:`counterfactual_flips`, :func:`ndccf`) over the rows of each group.
-    A model that accepts the unprivileged mostly after they come to look
-    privileged shows a large ``delta``.
-
-    Counterfactuals keep the row's sensitive values (they are immutable features of
-    the generator and take no part in the distance); the sensitive-feature
-    classifier never sees them.
-
-    The sensitive features are columns of ``X`` (named in the constructor) or their
-    values, passed to :meth:`fit` and :meth:`evaluate` as ``sensitive_features=``
-    (fairlearn's convention). Values are never handed to the decision model, which
-    reads ``X`` as given; for the generator and the sensitive-feature classifier they
-    are appended to ``X`` as columns, so the audit is exactly that of ``X`` with those
-    columns and a model that does not read them. Several attributes (a list of
-    names, or a DataFrame of values) are audited by their intersection: each
-    combination of values is a group, labelled ``str(a) + "|" + str(b)`` (e.g.
-    ``"F|Black"``, in the order of the attributes), and ``privileged`` names one such
-    label (or a tuple of values ``("F", "Black")``).
-
-    The sensitive-feature classifier never judges a row it was fitted on: it is
-    *cross-fitted* over ``cv`` folds of the training rows. The kd-tree generator
-    returns training rows as counterfactuals; each is judged by the fold model whose
-    training folds exclude it, and any other row (a synthetic counterfactual, a test
-    row) by the mean of the fold models' probabilities. A classifier fitted on the
-    counterfactuals themselves would recognise the group of rows it memorised and
-    bias CFlips towards 0. Its held-out (out-of-fold) precision and recall per group,
-    on which every CFlips value depends (Table 2 of the paper), are reported by
-    :meth:`evaluate`.
+    The method of Cornacchia et al. (*Counterfactual Fair Opportunity*, Sections
+    4.1-4.5): for every row that the decision model refuses and whose group the
+    sensitive-feature classifier recognises (the set :math:`\\mathcal{X}^-` of the
+    paper), generate ``k`` ranked counterfactuals that the model accepts, ask the
+    sensitive-feature classifier which group each one looks like, and average CFlips@k
+    and nDCCF@k (see :func:`counterfactual_flips`, :func:`ndccf`) over the rows of each
+    group. A model that accepts the unprivileged mostly after they come to look
+    privileged shows a large ``delta``. Counterfactuals keep the row's sensitive values;
+    the sensitive-feature classifier never judges a row it was fitted on. The
+    conventions, the cross-fitting and every parameter in detail:
+    ``docs/counterfactual.md``.
 
     Parameters
     ----------
     estimator : classifier
-        The decision model, fitted on ``X`` as given (sensitive columns included when
-        they are columns of ``X``; never the values passed separately) by ``fit``
-        after :func:`~sklearn.base.clone`. A pipeline that drops the sensitive
-        columns, or sensitive values passed apart from ``X``, realise *unawareness*. A
-        :class:`~sklearn.frozen.FrozenEstimator` is used as is. Binary; the
-        favorable decision is ``pos_label`` (``1`` for labels in ``{0, 1}`` or
-        ``{-1, 1}``). It may read missing values (a pipeline with an imputer, or a
-        model that handles NaN natively): the audit passes the rows as they are.
+        The binary decision model, cloned and fitted on ``X`` as given (a
+        :class:`~sklearn.frozen.FrozenEstimator` as is); a pipeline that drops the
+        sensitive columns, or values passed apart from ``X``, realise *unawareness*.
     sensitive_features : str, list of str, array-like, Series or DataFrame, default=None
-        A column name of ``X``, a list of column names (their intersection), or the
-        values for the rows passed to ``fit`` (one per row; a DataFrame or 2-d array
-        for several attributes). Values given here apply to ``fit`` only:
-        :meth:`evaluate` then needs the values of its rows. ``None``: pass the values
-        to ``fit(X, y, sensitive_features=...)``. Exactly one source per call: names
-        or values here, or values to the method. The privileged group (``privileged``,
-        or the rule of :func:`~skfairverify.counterfactual.privileged_group`) is
-        compared with all the others together, and ``evaluate``'s ``by_group`` breaks
-        that comparison down into one row per group (per compound group for several
-        attributes). Sensitive values may not be missing.
+        A column name of ``X``, a list of them (their intersection), or the values for
+        the rows passed to ``fit``; ``None``: pass the values to ``fit(X, y,
+        sensitive_features=...)`` and ``evaluate``. Exactly one source per call.
     generator : str or generator object, default="kdtree"
         ``"kdtree"`` (:class:`KDTreeCounterfactuals`), ``"linear"``
         (:class:`LinearCounterfactuals`, linear models only), ``"dice-genetic"``,
-        ``"dice-random"`` (:class:`DiceCounterfactuals`, needs
-        ``pip install 'skfairverify[dice]'``), or an object with
-        ``fit(X, estimator)`` and ``generate(X, k)`` (cloned). ``"dice-kdtree"`` is
-        refused: dice-ml's kdtree method only returns training rows whose immutable
-        columns equal the query's, so with the sensitive column held fixed every
-        counterfactual is a person of the query's own group and CFlips measures the
-        sensitive classifier's error, not the model; ``"kdtree"`` is the same
-        nearest-accepted-training-row strategy with the sensitive value carried
-        over from the query.
+        ``"dice-random"`` (:class:`DiceCounterfactuals`, the ``dice`` extra), or an
+        object with ``fit(X, estimator)`` and ``generate(X, k)`` (cloned).
     k : int, default=10
-        Number of counterfactuals per refused row (``K`` of the ``per_k`` curves). A
-        row never has more counterfactuals than the generator finds (the k-d tree: the
-        accepted training rows), so the arrays and ``per_k`` stop at the largest number
-        any audited row has when that is below ``k``: the curves are constant beyond it
-        (``k' = min(k, m)``) and the values at ``k`` are unchanged; ``k=10**7`` costs
-        what the data allows.
+        Number of counterfactuals per refused row (``K`` of the ``per_k`` curves); a
+        row never has more than the generator finds.
     sensitive_classifier : classifier, default=None
-        Classifier of the sensitive group from the other columns. ``None``: a
-        :class:`~sklearn.ensemble.HistGradientBoostingClassifier` with native
-        categorical support. An unfitted classifier is cloned and cross-fitted (see
-        ``cv``) on the non-sensitive columns against ``1 = privileged`` /
-        ``0 = unprivileged``. A :class:`~sklearn.frozen.FrozenEstimator` is used as
-        is and must predict the raw sensitive values (the compound ``"a|b"`` labels
-        for several attributes); then no cross-fitting takes
-        place and *the user* must make sure it was not fitted on the rows passed to
-        ``fit`` (the kd-tree counterfactuals), or CFlips is biased towards 0.
+        Classifier of the sensitive group from the other columns, cross-fitted over
+        ``cv`` folds (``None``: a :class:`~sklearn.ensemble.HistGradientBoostingClassifier`);
+        a :class:`~sklearn.frozen.FrozenEstimator` is used as is.
     privileged : label or tuple, default=None
-        Privileged group: a value of the sensitive attribute, or for several
-        attributes a compound label ``"a|b"`` or the tuple of values ``(a, b)``
-        (matched by the package's category rule: ``1`` is ``1.0``, never ``"1"``).
-        ``None``: the group with the highest rate of favorable decisions of the fitted
-        model on the training rows; of three or more groups, among those with at least
-        ``min_group_size`` refused rows (:func:`~skfairverify.counterfactual.
-        privileged_group`; the rule is stored in ``privileged_rule_``).
+        Privileged group: a value of the sensitive attribute, or for several a compound
+        label ``"a|b"`` or a tuple ``(a, b)``. ``None``: the group with the highest
+        rate of favorable decisions on the training rows
+        (:func:`~skfairverify.counterfactual.privileged_group`).
     pos_label : label, default=None
         The favorable decision of the model, as in scikit-learn's metrics. ``None``:
-        ``1`` for classes in ``{0, 1}`` or ``{-1, 1}`` (booleans included); a model of
-        two other labels (``"no"`` / ``"yes"``) needs it (a ``ValueError`` says so,
-        never a guess).
+        ``1`` for classes in ``{0, 1}`` or ``{-1, 1}``; other labels need it.
     min_group_size : int, default=30
-        Rows a group needs: refused training rows, to be chosen as the privileged one
-        of three or more groups when ``privileged=None``; audited rows with
-        counterfactuals, for its comparison not to be flagged ``small_sample`` in
-        ``evaluate``'s ``by_group``.
+        Rows a group needs to be chosen as the privileged one (refused training rows)
+        and for its comparison not to be flagged ``small_sample`` (audited rows).
     cv : int, default=5
         Number of cross-fitting folds of the sensitive-feature classifier (>= 2).
-        Folds are drawn over distinct rows (copies of a row share a fold),
-        stratified by group.
     random_state : int, RandomState instance or None, default=None
         Seed of the default sensitive classifier and of randomised generators.
     max_time : float, default=600.0
         Budget of the counterfactual generation of one ``evaluate`` /
-        ``proxy_correlations`` call, in CPU seconds of the generating process
-        (``time.process_time``: a busy machine does not change the decision). After
-        the first chunk of rows, the rows left times the CPU seconds per row measured
-        on it is refused beyond ``max_time``; during the run a generator that loops over
-        rows (dice-ml's) stops once it is spent. Both raise
-        :class:`~skfairverify.s3p.TableTooLargeError` naming the rows, the seconds and
-        what to change. The models run with one thread while generating.
+        ``proxy_correlations`` call, in CPU seconds; refused beyond it with
+        :class:`~skfairverify.s3p.TableTooLargeError`.
     n_jobs : int, default=None
         Number of joblib workers over chunks of query rows.
     verbose : int, bool or "auto", default="auto"
         Progress bar (tqdm) over the refused rows: ``"auto"`` shows it when the
-        generation is expected to take more than 5 s (estimated after the first chunk),
-        ``0`` / ``False`` never, any other value always.
+        generation is expected to take more than 5 s, ``0`` / ``False`` never.
 
     Attributes
     ----------
     estimator_ : classifier
         The fitted decision model.
     sensitive_features_ : list of str
-        The sensitive columns: names in ``X``, or, for values, the names of the
-        columns they were appended as (a Series' name, a DataFrame's columns, or
-        ``"sensitive_features"`` / ``"__sensitive_<j>__"`` when unnamed or clashing
-        with a column of ``X``).
+        The sensitive columns: names in ``X``, or the names the values were appended as.
     sensitive_classifier_ : classifier
-        The cross-fitted sensitive-feature classifier
-        (``estimators_``: the fold models; ``predict`` / ``predict_proba`` of a
-        training row use the model that did not see it), or the frozen one.
+        The cross-fitted sensitive-feature classifier (``estimators_``: the fold
+        models), or the frozen one.
     sensitive_classifier_report_ : pandas.DataFrame
-        Precision, recall, F1 and support of the sensitive classifier per group
-        (index ``"privileged"``, ``"unprivileged"``), out-of-fold on the training
-        rows (on the training rows as given for a frozen classifier); unweighted.
+        Precision, recall, F1 and support of the sensitive classifier per group,
+        out-of-fold on the training rows.
     generator_ : generator object
         The fitted counterfactual generator.
     privileged_ : label
@@ -275,8 +204,8 @@ class CounterfactualFairness(BaseEstimator):
         How it was chosen: ``"given (privileged=)"`` or the rule of
         :func:`~skfairverify.counterfactual.privileged_group`.
     selection_rates_ : pandas.Series
-        Rate of favorable decisions of each group on the training rows (weighted by
-        ``sample_weight``), when ``privileged`` is chosen from them.
+        Rate of favorable decisions of each group on the training rows, when
+        ``privileged`` is chosen from them.
     groups_ : numpy.ndarray
         The groups seen in ``fit`` (values of the attribute, or compound labels).
     favorable_ : label
@@ -286,6 +215,7 @@ class CounterfactualFairness(BaseEstimator):
     feature_names_in_ : numpy.ndarray
         Columns of ``X``.
     n_features_in_ : int
+        Number of columns of ``X``.
 
     See Also
     --------
@@ -300,6 +230,12 @@ class CounterfactualFairness(BaseEstimator):
     ``n_without_counterfactuals``). A group with no such row gets ``NaN`` values,
     is listed under ``empty_groups`` and a warning is issued: the gap is then
     undefined, never 0.
+
+    References
+    ----------
+    Cornacchia, G., Anelli, V. W., Narducci, F., Ragone, A., Di Sciascio, E.
+    "Counterfactual Fair Opportunity: Measuring Decision Model Fairness with
+    Counterfactual Reasoning".
 
     Examples
     --------

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..utils._html import has_intervals, interval_label, interval_note, with_interval
+from ..utils._html import with_interval
+from ..verification._display import has_intervals, interval_label, interval_note
 from ._layout import (
     check_top,
     group_label,

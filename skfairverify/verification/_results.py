@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ..utils._html import (
-    facts,
-    frame_table,
+from ..utils._html import facts, frame_table
+from ..utils._results import Result
+from ..utils._verdict import verdict_table
+from ._display import (
     groups_caption,
     groups_formats,
     groups_frame,
@@ -17,9 +18,7 @@ from ..utils._html import (
     interval_label,
     model_check_fact,
     population_sources,
-    verdict_table,
 )
-from ..utils._results import Result
 
 __all__ = ["FairnessInfluenceResult", "VerificationResult"]
 
@@ -67,7 +66,7 @@ class VerificationResult(Result):
     intervals : dict
         What ``ci_low`` / ``ci_high`` and ``metric_intervals`` are (``kind``,
         ``level``, ``n_draws``, ``tolerance``, ``label``; see
-        ``skfairverify.utils._html.interval_note``). Empty when not given: the
+        ``skfairverify.verification._display.interval_note``). Empty when not given: the
         notebook display then names them from ``method`` and the intervals themselves.
     population_metrics : dict
         The metrics of the population estimates of the groups' rates (empty with

@@ -22,7 +22,6 @@ from ..rules import is_tree_model
 from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
-from ..utils._html import influence_note, interval_note, verifier_html
 from ..utils._progress import progress
 from ..utils._threads import cpu_seconds
 from ..utils._validation import check_sample_weight
@@ -36,6 +35,7 @@ from ._checks import (
     takes_sensitive_features,
 )
 from ._dask import SAMPLE_ROWS, _DaskMixin, is_dask_collection
+from ._display import influence_note, interval_note, verifier_html
 from ._influence import check_draws_work, group_rates, uniform_network
 from ._intervals import HOLD_TOLERANCE, credible_bounds, hold_estimates
 from ._learning import _NetworkMixin
@@ -59,260 +59,77 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                        ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Group fairness of any classifier over a Bayesian network of its inputs.
 
-    FVGM (Ghosh et al., AAAI 2022) as a scikit-learn meta-estimator, with three paths
-    (``method_`` says which one ran; ``docs/any-classifier.md``):
-
-    * linear classifiers, exact (below);
-    * decision trees (:class:`~sklearn.tree.DecisionTreeClassifier`, alone or behind
-      per-column steps), exact: the tree is read as its positive leaves on the raw
-      columns, the variables' states are refined so that every split threshold is a
-      state boundary, and ``Pr[Yhat = 1 | A = a]`` is the sum of the leaves'
-      probabilities under the network;
-    * any other classifier, certified sampling: rows are drawn from the network with
-      the sensitive variables set to each group (they are roots), a binned state
-      mapped to a value of the data within the bin and a category to itself, and the
-      model's own ``predict`` decides them, in batches, until every group's
-      Clopper-Pearson interval is narrower than ``tolerance`` (or ``max_samples``).
-      These Monte Carlo intervals of the point estimates hold jointly with
-      probability at least ``confidence``: a union bound over the groups, the rates
-      (positive rate; true and false positive rates with ``y``; path-specific rates
-      with mediators) and the sample sizes at which the sampler may stop. With
-      ``n_draws > 0`` every rate is also sampled under each posterior draw of the
-      network and the reported intervals hold both the network's uncertainty and the
-      Monte Carlo error (see ``n_draws``). The sampling path evaluates the model
-      itself, so its agreement is 1; its network covers every input column of the
-      model (numeric columns in quantile bins, other columns by category).
-
-    Linear path: ``fit`` fits a
-    clone of ``estimator``, reads it as a linear rule on the raw columns
-    (:func:`~skfairverify.linear_rule`, also through the model's own binning steps,
-    ``KBinsDiscretizer`` and ``BinningDiscretizer``, whose bins become the column's
-    states, so that its contribution is exact), turns every column the rule reads and
-    every sensitive column into one discrete variable, learns a Bayesian network of those
-    variables from ``X`` and computes exactly, for every compound sensitive group
-    ``a``, the probability of a positive decision ``Pr[Yhat = 1 | A = a]`` under that
-    network (:mod:`skfairverify.s3p`). The metrics follow from those probabilities.
-
-    Variables: a numeric column becomes one variable whose states are quantile bins,
-    state ``j`` weighing ``round(l * w * mean_of_bin_j)`` (a column with at most
-    ``n_bins`` distinct values keeps one state per value); a categorical (one-hot
-    encoded) column becomes one variable with one state per category weighing
-    ``round(l * coef[column=category])``; a sensitive column not read by the model
-    (fairness under unawareness) is a variable of weight 0. The number of bins and
-    the integer multiplier ``l`` are chosen by agreement between the integer rule and
-    the estimator on a held-out quarter of ``X``: among the candidates whose agreement
-    is within one standard error of the best one, the finest resolution (most bins,
-    then largest multiplier) wins, since smaller differences are held-out noise.
-
-    Network: ``network="learn"`` finds the structure of best K2 score with no edge
-    into a sensitive variable, the sensitive variables as parents of every other
-    variable (free for the exact engine, which keeps them in its table to index the
-    groups) and at most ``max_indegree`` further parents: exactly for
-    ``max_indegree=1`` (a maximum-weight branching of the pairwise K2 gains given the
-    sensitive parents, a tree-augmented network), by hill climbing on cached counts
-    for more parents (``structure_search_`` says which ran); the search
-    runs on a copy of the data with at most 5 merged bins per numeric variable (fast,
-    and robust to sparse counts), the parameters are then estimated on the full bins
-    by maximum likelihood with a light BDeu smoothing (equivalent sample size 1), so no
-    state is impossible. ``network="independent"`` uses independent smoothed marginals:
-    the sensitive variables then influence the decision only through their own weights.
-    A user :class:`~skfairverify.s3p.BayesNet` is taken as the distribution: its
-    variables are named after the columns; the state names of a numeric column are the
-    values the states stand for, those of a categorical column its categories, and
-    every value of ``X`` must be one of them (a ValueError names the others; a value
-    is never mapped to the nearest state).
+    FVGM (Ghosh et al., AAAI 2022) as a scikit-learn meta-estimator: ``fit`` turns the
+    columns the fitted ``estimator`` reads and the sensitive ones into discrete variables,
+    learns a Bayesian network of them from ``X`` and computes each compound group's
+    ``Pr[Yhat = 1 | A = a]`` under it, with an interval and a population estimate: exactly
+    for a linear classifier or a decision tree, by certified sampling otherwise
+    (``method_``). DI, SP, EO and PCF are defined in FVGM Section 2 (items 1-4; Appendix
+    B.1) and computed as in Section 3.4; FIF as in Section 5 and Appendix E. Every step
+    and parameter in detail: ``docs/verification.md``.
 
     Parameters
     ----------
     estimator : estimator
-        A binary classifier: a linear classifier or a pipeline of affine steps ending
-        in one (see :func:`~skfairverify.linear_rule`) or a decision tree take an exact
-        path, any other classifier the sampling path. It is cloned and fitted on
-        ``X`` (a fairlearn mitigator, whose ``fit`` takes ``sensitive_features``, gets
-        the sensitive values); wrap a fitted model in
+        A binary classifier, cloned and fitted on ``X``; wrap a fitted model in
         :class:`~sklearn.frozen.FrozenEstimator` to verify it as it is.
     sensitive_features : str, int, list, array-like, Series or DataFrame, default=None
-        The sensitive attributes, as in fairlearn: the name of a column of ``X``
-        (a position for an array), a list of names, or the values themselves for the
-        rows of ``fit`` (one row per row of ``X``; several columns: the groups are
-        their intersections). Leave None to pass the values to the methods instead,
-        ``fit(X, y, sensitive_features=...)`` and ``verify(X, y,
-        sensitive_features=...)``; values given here apply to ``fit`` only, so
-        ``verify`` then needs the values of its own rows. Each attribute must be
-        categorical or discrete (at most 10 distinct numeric values). The estimator
-        sees ``X`` as given: values passed apart from ``X`` never reach it (a column
-        named here does, and the model may drop it); the network reads ``X`` and the
-        sensitive values side by side.
+        A column of ``X``, a list of them (groups: their intersections) or the values, as
+        in fairlearn; None: give the values to ``fit`` and ``verify``.
     n_bins : "auto" or int, default="auto"
-        Quantile bins per numeric column; ``"auto"`` picks among 5, 10, 20, 30, 40, 60,
-        ... up to ``min(max_bins, cap)`` by held-out agreement on the linear path,
-        ``cap`` being the rows of the smallest sensitive group (Kish's effective size
-        with ``sample_weight``), at least 20, so that a small group's distribution is
-        estimated over bins it can fill (``n_bins_reason_``, ``docs/uncertainty.md``);
-        uses 10 quantile bins merged with the split thresholds on the tree path and 20
-        (at most ``max_bins``) on the sampling path.
+        Quantile bins per numeric column; ``"auto"``: by held-out agreement (``n_bins_reason_``).
     max_bins : int, default=60
         Largest number of bins tried by ``n_bins="auto"``.
     multiplier : "auto" or int, default="auto"
-        Integer multiplier ``l`` of the contributions; ``"auto"`` picks among 1, 2, 5,
-        10, 20, 50, ... up to ``max_multiplier`` by agreement, and steps down to the
-        next smaller candidate while the exact computation would exceed
-        ``max_table_size`` (the score range, hence the table, grows with ``l``).
+        Integer multiplier ``l`` of the linear rule; ``"auto"``: by held-out agreement.
     max_multiplier : int, default=1000
         Largest multiplier tried by ``multiplier="auto"``.
     network : {"learn", "independent"} or BayesNet, default="learn"
-        Distribution of the variables (see above). A user BayesNet is refused on the
-        sampling path (its states carry no data values to draw).
+        ``"learn"``: a K2-scored structure, the sensitive variables parents of every
+        other; ``"independent"``: smoothed marginals; a BayesNet: taken as it is.
     method : {"auto", "exact", "sampling"}, default="auto"
-        ``"auto"``: exact for linear models and decision trees, sampling otherwise;
-        ``"exact"``: a TypeError naming the model and ``method='sampling'`` when it has
-        no exact path; ``"sampling"``: certified sampling for any model (also a linear
-        one).
+        ``"auto"``: exact for linear models and decision trees, sampling otherwise.
     tolerance : float in (0, 1), default=0.005
-        Sampling path: the sampler stops when the Monte Carlo interval of every point
-        estimate is narrower than this (these are ``ci_low`` / ``ci_high`` with
-        ``n_draws=0``); with ``n_draws > 0`` the Monte Carlo error under the posterior
-        draws widens each interval by at most this or by 5%, whichever needs fewer
-        rows.
+        Sampling path: largest width of every point estimate's Monte Carlo interval.
     confidence : float in (0, 1), default=0.99
-        Sampling path: joint confidence of the Monte Carlo intervals of the point
-        estimates.
+        Sampling path: joint confidence of the Monte Carlo intervals.
     max_samples : int, default=2_000_000
-        Sampling path: most rows sampled per group and rate; reached before
-        ``tolerance``, a :class:`~skfairverify.verification.SamplingToleranceWarning`
-        names the widest interval (the intervals keep their guarantee).
+        Sampling path: most rows sampled per group and rate (then a warning).
     max_time : float, default=600.0
-        Sampling path: budget in CPU seconds of the sampling of ``fit`` and ``verify``
-        (the model's ``predict``, run with one thread, and the sampler), turned into a
-        number of rows: the refusal is decided on counts, so that the same fit runs (or
-        is refused) alike on an idle machine and on one whose cores are busy, which
-        lengthens the wall time but not the CPU time. After the first batch (1,000 rows
-        of the first group) the rows that ``tolerance`` needs are estimated (the
-        Clopper-Pearson width ``~ 2 z sqrt(p (1 - p) / n)`` at the batch's rate, for
-        every interval, at most ``max_samples`` each) and compared with the rows
-        ``max_time`` allows at the batch's CPU time per row. A small batch also carries
-        the per-call overhead of ``predict``, so the first estimate refuses only beyond
-        ten times the rows allowed; the cost per row is then measured once on the
-        second, larger batch, which refuses beyond them: a
-        :class:`~skfairverify.s3p.TableTooLargeError` names the rows needed and
-        allowed, the cost per row, ``tolerance`` and ``max_samples``. The rows of the
-        posterior draws (``n_draws > 0``) are in the estimate (from every group's rows),
-        and the message then names ``n_draws``. A progress bar counts the sampled rows
-        against the estimate (at once with ``verbose``, else once it has run 5 s).
+        Sampling path: budget in CPU seconds, turned into rows and refused beyond.
     n_draws : int, default=50
-        Exact paths: networks drawn from the posterior of the learned network's
-        parameters (a product of Dirichlet distributions given the structure, under the
-        same prior as the point estimate, see ``prior``), each solved exactly (on the
-        linear path with the engine planned once for all draws). ``ci_low`` /
-        ``ci_high`` of ``groups_`` and ``metric_intervals_`` are then the
-        equal-tailed credible intervals at ``credible_level`` of the rates and of the
-        metrics computed draw by draw: the uncertainty that comes from the finite
-        sample the network was learned from (not that of the structure or of the
-        bins). At least ``2 / (1 - credible_level)`` draws (40 at 95%); 0 gives
-        point intervals (``ci_low = ci_high = rate``). Not used with a user
-        BayesNet (it has no data to be uncertain about). Sampling path: every rate is
-        sampled under every draw (the same draws as the exact paths for the same
-        ``random_state``; the rows of several draws predicted together) and the
-        intervals are the equal-tailed quantiles of those estimates, samples of the
-        posterior predictive distribution of the Monte Carlo estimator, so they hold
-        the network's uncertainty and the Monte Carlo error (hulled with the Monte
-        Carlo interval of the point estimate; ``docs/any-classifier.md``); 0 gives the
-        Monte Carlo intervals only. Every draw is solved exactly by the engine; on the
-        linear path for the coarsest integer rule of the same model that disagrees with
-        the verified rule on at most ``0.1 r (1 - r)`` of every group, shifted to the
-        verified rule at the point estimate (a control variate; the intervals' ends
-        move by about 1% of their width, ``docs/uncertainty.md``). A fit with the
-        default 50 draws costs about 2.9x a plain fit (``n_draws=0``) on Adult (sex x
-        race, with ``y``: three networks, 150 draws; also 2.9x with ``prior="bdeu"``)
-        and 4x at 100 features (``benchmarks/bench_intervals.py --cost``); ``n_draws=0``
-        for model selection loops that need no intervals. The fitted verifier keeps the
-        draws' Dirichlet concentrations, from which :meth:`fairness_influence`
-        regenerates them: the size of one network with ``prior="bdeu"``, and with the
-        hierarchical prior ``n_draws`` copies of every table it shrinks (its target is
-        refitted per draw): a pickle of 21 MB on Adult against 0.9 MB.
+        Posterior draws of the learned network, each solved: the credible intervals of
+        ``groups_`` and ``metric_intervals_``; 0: point estimates.
     credible_level : float in (0, 1), default=0.95
         Posterior probability of every credible interval of ``n_draws``.
     n_bootstrap : int, default=30
-        Bayesian bootstrap replicates of the rows for the population estimate and the
-        model check (``groups_["population_rate"]``, ``population_``; see "Under the
-        network and in the population" below): each reweighs the rows, relearns the
-        network's tables on the same structure and solves it as the posterior draws are
-        solved (on the sampling path: the sampled rows reweighted, no new prediction).
-        0 skips the population estimate (``groups_`` then has the network's rates only,
-        as with a ``TableTooLargeError`` naming ``n_bootstrap`` when the replicates'
-        tables would exceed ``max_table_size``).
+        Bayesian bootstrap replicates of the population estimate and model check (0: none).
     prior : {"bdeu", "hierarchical"}, default="bdeu"
-        Prior of the parameters of a learned network (``network="learn"``). ``"bdeu"``:
-        BDeu of equivalent sample size 1 (light smoothing), every table estimated on its
-        own. ``"hierarchical"``: a table with two or more sensitive parents is shrunk
-        towards the additive (no-interaction) fit of the sensitive effects, with a
-        strength chosen by leave-one-out likelihood, so that a small intersection
-        borrows the effect of each attribute from all the rows that have it
-        (:func:`~skfairverify.verification._parameters.estimate_cpts`); the posterior
-        draws use the same prior. Where the intersection interacts, the shrunk rate is
-        biased: the model check flags it, and the population estimate's bootstrap
-        keeps the shrinkage of the point network (it does not search the strength
-        again), so it corrects such a group less than with BDeu. With one sensitive
-        feature it equals BDeu. It costs several times a BDeu fit (``docs/uncertainty.md``).
+        Prior of a learned network's parameters: BDeu (equivalent sample size 1), or
+        tables with two or more sensitive parents shrunk towards the additive fit.
     mediators : str or list of str, default=None
-        Columns read by the model that mediate the effect of the sensitive features;
-        when given, ``metrics_["path_specific_causal"]`` is computed: the gap of the
-        group positive rates when the mediators follow their distribution under the
-        most favored group ``a_max`` (see ``pcf_definition``).
+        Columns mediating the sensitive features' effect, for ``path_specific_causal``.
     pcf_definition : {"fvgm", "edge_specific"}, default="fvgm"
-        How the mediators follow ``a_max`` for path-specific causal fairness.
-        ``"fvgm"`` (FVGM Section 2, item 4; Appendix B.1.2): the mediators ``Z`` are
-        drawn from ``Pr[Z | A = a_max]``, computed exactly on the network and marginal
-        over the mediators' other parents (a parent that descends from ``A`` follows
-        its distribution under ``a_max``), whatever the group evaluated.
-        ``"edge_specific"``: each mediator keeps its other parents and only its edges
-        from the sensitive variables carry ``a_max``, ``Pr[Z | Pa(Z) without A, A = a_max]``
-        (a path-specific effect along the edges ``A -> Z``); the two agree when no
-        mediator has a parent other than the sensitive ones.
+        How the mediators follow the most favored group: FVGM's ``Pr[Z | A = a_max]``
+        (Section 2, item 4), or along the edges ``A -> Z`` only.
     max_indegree : int or None, default=1
-        Largest number of parents of a variable in the learned network, besides the
-        sensitive variables. The default 1 lets every feature have the sensitive
-        variables and at most one other feature as parents (the edges between
-        features form a forest, augmented by the sensitive variables), which keeps
-        the engine's table small with many-state variables: on Adult (13 variables,
-        up to 60 states) a fit takes ~15 s, while ``max_indegree=2`` makes the exact
-        table wider and the fit several times slower. None: no bound.
+        Most parents of a variable besides the sensitive ones (None: no bound).
     max_table_size : int, default=50_000_000
-        Largest number of entries of the engine's working table; beyond it a
-        :class:`~skfairverify.s3p.TableTooLargeError` explains what to lower. The
-        same budget bounds, before anything is allocated, the network learning
-        (pgmpy's largest count table, at ~256 bytes per entry, within
-        ``8 * max_table_size`` bytes) and the engine's estimated running time
-        (2.4 s per million entries: 120 s by default); raising it raises all three.
-        On the sampling path the rows sampled at once must fit in
-        ``8 * max_table_size`` bytes (TableTooLargeError otherwise). With a dask
-        ``X``, the state codes gathered on the client (``n_rows x n_vars`` entries of
-        one or two bytes, plus the decisions, labels and weights) must fit in the same
-        ``8 * max_table_size`` bytes.
+        Largest working table of the engine (it also bounds the network learning and
+        the rows sampled at once); beyond it a :class:`~skfairverify.s3p.TableTooLargeError`.
     sample_rows : int, default=200_000
-        Rows drawn uniformly at random on which the automatic choice of ``n_bins`` and
-        ``multiplier`` is made when ``X`` has more rows (its time then no longer grows
-        with the rows); the chosen bins are fitted, and the bin means, the network's
-        counts, the group supports and the agreement computed, on all rows. With a
-        dask ``X`` the sample (computed to pandas) also gives the quantile edges of the
-        bins (pandas: the binning's own subsample of 200,000 rows). With at most
-        ``sample_rows`` rows the sample is the data, and a dask ``X`` gives the result
-        of the same data in pandas (``docs/scale.md``).
+        Rows drawn at random for the choice of ``n_bins`` and ``multiplier``.
     random_state : int, RandomState instance or None, default=None
-        Seeds the held-out split, the binning subsample and the sampling path (an
-        int makes ``fit``, ``verify`` and ``fairness_influence`` reproducible).
+        Seeds the held-out split, the binning, the draws and the sampling path.
     n_jobs : int or None, default=None
-        Parallel jobs (joblib) over the networks (all rows, ``Y = 1``, ``Y = 0``) and
-        over the features of :meth:`fairness_influence`.
+        Parallel jobs (joblib) over the networks and the features of FIF.
     verbose : int, default=0
-        Progress bars when > 0; with 0, the long loops (:meth:`fairness_influence`, the
-        sampling path's rows) show theirs once they have run for 5 seconds.
+        Progress bars when > 0 (the long loops show theirs after 5 s anyway).
 
     Attributes
     ----------
     estimator_ : estimator
-        The fitted estimator (``predict``, ``predict_proba``, ``decision_function``,
-        ``score`` delegate to it).
+        The fitted estimator (``predict``, ``predict_proba``, ... delegate to it).
     classes_ : ndarray
         Classes of the estimator; a positive decision means ``classes_[1]``.
     method_ : {"exact", "sampling"}
@@ -322,31 +139,16 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     discretizer_ : BinningDiscretizer or None
         Bins of the binned numeric columns (None when there is none).
     n_bins_ : int or None
-        Number of bins used: the bins asked, or the most that a numeric column formed
-        when every one formed fewer (fewer distinct values, or equal quantiles merged;
-        ``n_bins_reason_`` says so); None with a user network.
+        Number of bins used (None with a user network).
     n_bins_reason_ : str
-        Why ``n_bins_`` bins: the candidates tried, the held-out agreement that chose
-        among them and what capped them (``max_bins`` or the smallest sensitive
-        group's rows); a fixed ``n_bins``, the tree or sampling path's rule, or a user
-        network says so.
+        Why ``n_bins_`` bins: the candidates, their agreement, what capped them.
     decision_scale_ : float or None
-        Linear path (None elsewhere): root mean square of the rule's decision
-        function on ``X`` (weighted with ``sample_weight``)
-        (:func:`~skfairverify.preprocessing.decision_scale`). The rule is divided by it
-        before its weights are quantized, so that the integer rule, hence every
-        verified number, does not change when the model's decision function is
-        multiplied by a positive constant.
+        Linear path: root mean square of the rule's decision, divided out before quantizing.
     multiplier_ : int or None
-        The integer multiplier ``l`` (of the rule divided by ``decision_scale_``);
-        None off the linear path.
+        The integer multiplier ``l``; None off the linear path.
     agreement_ : float
-        Share of the rows of ``X`` (of their weight with ``sample_weight``) where the
-        integer rule (tree path: the positive leaves) agrees with the estimator; 1.0 on
-        the sampling path, which evaluates the estimator itself.
-        Below ``MIN_AGREEMENT`` (0.95) ``fit`` emits a
-        :class:`~skfairverify.verification.LowAgreementWarning` naming the likely
-        cause (bins or multiplier) and the parameter to raise.
+        Share of the rows where the integer rule (tree path: the positive leaves) agrees
+        with the estimator; 1.0 on the sampling path.
     variables_ : list of str
         The variables, in the order of the network.
     weights_ : dict or None
@@ -356,61 +158,25 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     network_ : BayesNet
         The distribution of the variables (learned on all rows of ``X``).
     groups_ : pandas.DataFrame
-        One row per compound group observed in ``X``: a column per sensitive feature,
-        ``positive_rate`` (``Pr[Yhat = 1 | A = a]``, exact or sampled), ``support``
-        (rows of ``X``, or the sum of their weights with ``sample_weight``),
-        ``ci_low`` / ``ci_high`` (the interval of the rate at ``credible_level`` over
-        ``n_draws`` posterior networks, solved exactly on an exact path, sampled with
-        the Monte Carlo error included on the sampling path; with ``n_draws=0`` the
-        rate itself on an exact path, its Monte Carlo interval on the sampling path),
-        and with ``y``: ``true_positive_rate`` and ``false_positive_rate`` (NaN for a
-        group without rows of that label); with mediators: ``path_specific_rate``. With
-        ``n_bootstrap > 0``: ``direct_rate`` (the share of the group's rows the model
-        decides positively), ``population_rate`` with ``population_ci_low`` /
-        ``population_ci_high`` (the population estimate and its interval at
-        ``credible_level``), ``model_check_pvalue`` (the test of ``positive_rate``
-        against the rows), and with ``y`` ``population_true_positive_rate`` /
-        ``population_false_positive_rate``.
+        One row per compound group: the sensitive features, ``positive_rate``,
+        ``support``, ``ci_low`` / ``ci_high``, the true and false positive rates (with
+        ``y``), ``path_specific_rate`` (with mediators), the population estimate.
     population_ : pandas.DataFrame or None
-        One row per group and rate (``rate``: ``positive_rate``, ``true_positive_rate``,
-        ``false_positive_rate``): ``network`` (the verified rate) and ``network_se`` (its
-        bootstrap standard error), ``direct`` and ``rows`` (the group's own rate and
-        effective rows), ``estimate`` with ``ci_low`` / ``ci_high``, ``effective_rows``
-        (the estimate is as precise as a proportion of that many rows),
-        ``direct_weight``, ``discrepancy`` (network - direct) and ``pvalue`` (the model
-        check). None with ``n_bootstrap=0``.
-    population_metrics_ : dict
-        ``disparate_impact``, ``statistical_parity`` and with ``y`` ``equalized_odds``
-        of the population estimates (empty with ``n_bootstrap=0``).
-    population_metric_intervals_ : dict
-        Metric -> ``(low, high)``, their intervals at ``credible_level``.
-    metrics_ : dict
-        ``disparate_impact`` (min/max rate, 1 is fair), ``statistical_parity``
-        (max - min), ``equalized_odds`` (with ``y`` and a learned or independent
-        network: the larger of the gaps over ``Y = 1`` and ``Y = 0``, each on a network
-        learned from those rows), ``path_specific_causal`` (with ``mediators``).
-    metric_intervals_ : dict
-        Metric -> ``(low, high)``: the interval at ``credible_level`` of the metric
-        computed on every posterior draw (on the sampling path from the draws' sampled
-        rates, hulled with the Monte Carlo bounds below); with ``n_draws=0``
-        ``(value, value)`` on an exact path and on the sampling path bounds derived
-        from the groups' Monte Carlo intervals (conservative, valid on the same event,
-        so jointly at ``confidence``).
+        Per group and rate: the network's and the direct rate, the estimate, its
+        interval and the model check (``pvalue``). None with ``n_bootstrap=0``.
+    population_metrics_, population_metric_intervals_ : dict
+        The metrics of the population estimates, and their intervals.
+    metrics_, metric_intervals_ : dict
+        ``disparate_impact``, ``statistical_parity``, ``equalized_odds`` (with ``y``),
+        ``path_specific_causal`` (with mediators), and their intervals.
     n_samples_ : int
         Rows sampled by ``fit`` (0 on an exact path).
     structure_search_ : {"tan", "hill_climb"} or None
-        The structure search that learned ``network_``: ``"tan"`` (the exact optimum,
-        ``max_indegree=1``) or ``"hill_climb"``; None for ``network="independent"`` or
-        a user BayesNet.
-    most_favored_group_ : dict
-        Sensitive feature -> value of the group with the largest positive rate.
-    least_favored_group_ : dict
-        Same for the smallest positive rate.
+        The structure search that learned ``network_``.
+    most_favored_group_, least_favored_group_ : dict
+        Sensitive feature -> value of the group with the largest (smallest) rate.
     sensitive_features_ : list of str
-        Names of the sensitive columns (variables of the network): the columns named
-        in the constructor, or the names of the values (of a Series or DataFrame;
-        ``"sensitive_features"``, or ``"sensitive_features_0"``, ``"_1"``, ... for
-        the columns of an array).
+        Names of the sensitive columns (variables of the network).
     feature_names_in_ : ndarray of str
         Columns of ``X``.
     n_features_in_ : int
@@ -421,32 +187,6 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     skfairverify.s3p.positive_probability : The exact engine.
     skfairverify.make_verifier_scorer : The verified metrics as a GridSearchCV scorer.
     VerificationResult : What :meth:`verify` returns.
-
-    Notes
-    -----
-    Under the network and in the population: every rate of ``groups_`` is exact (or
-    sampled) *under the learned network*, which is the population's rate only when the
-    network fits. The population estimate combines each group's network rate with the
-    group's direct rate, weighted by their precision including the network's bias
-    (small area estimation, Fay and Herriot 1979: the network's common bias and the
-    spread of the groups' biases are learned from how far the network's rates are from
-    the direct ones beyond their sampling noise, their joint noise from the bootstrap
-    replicates, and integrated out), so that a small group borrows the network's
-    precision where the network fits and falls back to its rows where it does not. Its
-    interval holds both errors; the model check tests each network rate against the
-    rows and a :class:`~skfairverify.verification.ModelCheckWarning` names the groups it
-    rejects (Holm, 5%). FIF and path-specific fairness are interventions on the network
-    and have no population estimate. ``docs/uncertainty.md`` gives the method and its
-    measured accuracy.
-
-    The definitions follow FVGM: DI, SP, EO and PCF as in its Section 2 (items 1-4;
-    Appendix B.1) computed as in its Section 3.4, the fairness influence function as in
-    its Section 5 and Appendix E (the paper does not number these equations); see
-    ``docs/verification.md``.
-    When every group has a positive rate of 0, disparate impact is defined as 1.
-    The sensitive variables get no parents, so with several sensitive features the
-    network treats them as independent; that does not affect ``Pr[Yhat = 1 | A = a]``,
-    which conditions on all of them, and only groups observed in ``X`` are reported.
 
     References
     ----------
@@ -466,41 +206,6 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
     ...                        n_bins=20, random_state=0).fit(X, y)
     >>> sorted(ver.metrics_)
     ['disparate_impact', 'equalized_odds', 'statistical_parity']
-    >>> ver.groups_.columns.tolist()[:3]
-    ['a', 'positive_rate', 'support']
-
-    The sensitive values apart from ``X`` (the model never sees them), as in
-    fairlearn:
-
-    >>> sex = pd.Series(np.where(a == 1, "M", "F"), name="sex")
-    >>> ver = FairnessVerifier(LogisticRegression(), network="independent", n_bins=20,
-    ...                        random_state=0).fit(X[["x"]], y, sensitive_features=sex)
-    >>> ver.sensitive_features_, ver.groups_["sex"].tolist()
-    (['sex'], ['F', 'M'])
-    >>> list(ver.estimator_.feature_names_in_)
-    ['x']
-
-    Any classifier, by certified sampling (here to a tolerance of 0.05). The
-    intervals hold the uncertainty of the network learned from the 2,000 rows and the
-    Monte Carlo error; ``n_draws=0`` keeps the Monte Carlo intervals alone, narrower
-    than ``tolerance`` and within the former:
-
-    >>> from sklearn.ensemble import HistGradientBoostingClassifier
-    >>> hgb = HistGradientBoostingClassifier(max_iter=20)
-    >>> ver = FairnessVerifier(hgb, "a", network="independent", tolerance=0.05,
-    ...                        random_state=0).fit(X, y)
-    >>> ver.method_
-    'sampling'
-    >>> low, high = ver.metric_intervals_["statistical_parity"]
-    >>> bool(low <= ver.metrics_["statistical_parity"] <= high)
-    True
-    >>> mc = FairnessVerifier(hgb, "a", network="independent", tolerance=0.05,
-    ...                       n_draws=0, random_state=0).fit(X, y)
-    >>> g, g0 = ver.groups_, mc.groups_
-    >>> bool(((g0["ci_high"] - g0["ci_low"]) < 0.05).all())
-    True
-    >>> bool(((g["ci_low"] <= g0["ci_low"]) & (g0["ci_high"] <= g["ci_high"])).all())
-    True
     """
 
     _parameter_constraints: dict = {
