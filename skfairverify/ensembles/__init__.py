@@ -15,7 +15,18 @@ Not yet wired into :class:`~skfairverify.FairnessVerifier` (issue 25, first step
 This package imports ``s3p``, ``rules`` and ``utils`` of skfairverify only.
 """
 
+from ._bounds import EnsembleBounds, ensemble_bounds
 from ._read import read_ensemble
+from ._states import FeatureStates, encode_states, refine_states
 from ._structure import Tree, TreeEnsemble
 
-__all__ = ["Tree", "TreeEnsemble", "read_ensemble"]
+__all__ = [
+    "EnsembleBounds",
+    "FeatureStates",
+    "Tree",
+    "TreeEnsemble",
+    "encode_states",
+    "ensemble_bounds",
+    "read_ensemble",
+    "refine_states",
+]
