@@ -127,7 +127,8 @@ def branching_order(network: BayesNet, sensitive, importance) -> tuple[list, int
     """A topological order: the sensitive variables with their ancestors, then greedy.
 
     Among the variables whose parents are placed, the one the trees split on most
-    near their roots (``importance``) comes next.
+    near their roots (``importance``, splits weighted by ``2**-depth``) per state comes
+    next: a variable of few states that settles much is split first.
 
     Returns
     -------
@@ -141,7 +142,7 @@ def branching_order(network: BayesNet, sensitive, importance) -> tuple[list, int
     while len(order) < network.n_variables:
         ready = [v for v in range(network.n_variables) if v not in placed
                  and all(p in placed for p in network.parents[v])]
-        best = max(ready, key=lambda v: (importance[v], -v))
+        best = max(ready, key=lambda v: (importance[v] / network.cardinalities[v], -v))
         order.append(best)
         placed.add(best)
     return order, len(head)
@@ -161,10 +162,6 @@ class _Frontier:
         return _Frontier(self.states[index], self.depth[index], self.prob[index],
                          self.group[index])
 
-    def extend(self, other):
-        return _Frontier(*(np.concatenate([a, b]) for a, b in zip(
-            (self.states, self.depth, self.prob, self.group),
-            (other.states, other.depth, other.prob, other.group))))
 
 
 class _Search:
@@ -178,48 +175,68 @@ class _Search:
         self.negative = np.zeros(self.n_groups)
         self.expanded = np.zeros(self.n_groups, dtype=np.int64)
 
-    def children(self, nodes: _Frontier, k: int) -> _Frontier:
-        """Every child of nodes at depth ``k`` on the variable ``order[k]``, mass > 0."""
+    def children(self, nodes: _Frontier, k: int):
+        """Every child of nodes at depth ``k`` on ``order[k]`` with mass > 0, and its parent."""
         v = self.order[k]
         parents = self.network.parents[v]
         rows = self.network.cpts[v][tuple(nodes.states[:, p] for p in parents)]
         card = self.network.cardinalities[v]
         prob = (nodes.prob[:, None] * rows).ravel()
-        states = np.repeat(nodes.states, card, axis=0)
-        states[:, v] = np.tile(np.arange(card), len(nodes))
-        keep = prob > 0
-        return _Frontier(states[keep], np.full(int(keep.sum()), k + 1), prob[keep],
-                         np.repeat(nodes.group, card)[keep])
+        keep = np.flatnonzero(prob > 0)
+        parent = keep // card
+        states = nodes.states[parent]
+        states[:, v] = keep % card
+        kids = _Frontier(states, np.full(keep.size, k + 1), prob[keep], nodes.group[parent])
+        return kids, parent
 
-    def settle(self, nodes: _Frontier, k: int) -> _Frontier:
-        """Add settled nodes (all at depth ``k``) to the bounds; return the others."""
-        lower, upper = self.score_bounds(nodes.states, self.order[:k])
+    def settle(self, nodes: _Frontier, lower, upper) -> _Frontier:
+        """Add the settled nodes to the bounds; return the others."""
         up = self.ensemble.positive(lower)
         down = ~self.ensemble.positive(upper)
         self.positive += np.bincount(nodes.group[up], nodes.prob[up], self.n_groups)
         self.negative += np.bincount(nodes.group[down], nodes.prob[down], self.n_groups)
         return nodes.take(~(up | down))
 
-    def score_bounds(self, states, assigned):
-        masks = self.masks
-        step = max(1, _CHUNK_WORDS // (masks.n_trees * masks.n_words))
-        parts = [masks.score_bounds(masks.mask(states[i:i + step], assigned))
-                 for i in range(0, states.shape[0], step)]
-        if not parts:
-            return np.empty(0), np.empty(0)
-        return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+    def _step(self) -> int:
+        """Rows of masks (trees x words each) that fit in the working memory."""
+        return max(1, _CHUNK_WORDS // (self.masks.n_trees * self.masks.n_words))
+
+    def settle_fresh(self, nodes: _Frontier, k: int) -> _Frontier:
+        """Settle nodes at depth ``k``, their masks computed from their states."""
+        masks, step, out = self.masks, self._step(), []
+        for i in range(0, len(nodes), step):
+            part = nodes.take(slice(i, i + step))
+            bounds = masks.score_bounds(masks.mask(part.states, self.order[:k]))
+            out.append(self.settle(part, *bounds))
+        return _concat(out, nodes)
+
+    def expand_depth(self, nodes: _Frontier, k: int) -> _Frontier:
+        """Split nodes at depth ``k`` on ``order[k]``; each parent's mask computed once."""
+        masks, v = self.masks, self.order[k]
+        card = self.network.cardinalities[v]
+        step, out = max(1, self._step() // card), []
+        for i in range(0, len(nodes), step):
+            part = nodes.take(slice(i, i + step))
+            base = masks.mask(part.states, self.order[:k])
+            kids, parent = self.children(part, k)
+            mask = masks.refine(base[parent], v, kids.states[:, v])
+            out.append(self.settle(kids, *masks.score_bounds(mask)))
+        return _concat(out, nodes)
 
     def expand(self, nodes: _Frontier) -> _Frontier:
         """Split every node once; return the unsettled children."""
         np.add.at(self.expanded, nodes.group, 1)
-        out = []
-        for k in np.unique(nodes.depth):
-            kids = self.children(nodes.take(nodes.depth == k), int(k))
-            out.append(self.settle(kids, int(k) + 1))
-        merged = out[0]
-        for part in out[1:]:
-            merged = merged.extend(part)
-        return merged
+        out = [self.expand_depth(nodes.take(nodes.depth == k), int(k))
+               for k in np.unique(nodes.depth)]
+        return _concat(out, nodes)
+
+
+def _concat(parts, like: _Frontier) -> _Frontier:
+    """The frontier of all ``parts`` (an empty one shaped like ``like`` if none)."""
+    if not parts:
+        return like.take(slice(0, 0))
+    fields = ("states", "depth", "prob", "group")
+    return _Frontier(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
 
 
 def _groups_of(network, sensitive, states) -> np.ndarray:
@@ -235,10 +252,10 @@ def _initial(search: _Search, n_prefix: int) -> tuple[_Frontier, np.ndarray]:
     nodes = _Frontier(np.full((1, n), -1, dtype=np.int64), np.zeros(1, dtype=np.int64),
                       np.ones(1), np.zeros(1, dtype=np.int64))
     for k in range(n_prefix):
-        nodes = search.children(nodes, k)
+        nodes = search.children(nodes, k)[0]
     nodes.group = _groups_of(search.network, search.sensitive, nodes.states)
     group_probability = np.bincount(nodes.group, nodes.prob, search.n_groups)
-    return search.settle(nodes, n_prefix), group_probability
+    return search.settle_fresh(nodes, n_prefix), group_probability
 
 
 # ------------------------------------------------------------------- checking
@@ -312,7 +329,8 @@ def _run(search, frontier, group_probability, tolerance, budget, deadline):
         picked = _pick(frontier, weight, open_groups, left)
         rest = np.ones(len(frontier), dtype=bool)
         rest[picked] = False
-        frontier = frontier.take(rest).extend(search.expand(frontier.take(picked)))
+        frontier = _concat([frontier.take(rest), search.expand(frontier.take(picked))],
+                           frontier)
     return stopped, frontier
 
 

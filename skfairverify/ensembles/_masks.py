@@ -20,8 +20,13 @@ __all__ = ["LeafMasks", "high_bit", "low_bit"]
 _ONE = np.uint64(1)
 
 
+def _exponent(values: np.ndarray) -> np.ndarray:
+    """The binary exponent of positive float64 values (their bits, no frexp)."""
+    return (values.view(np.int64) >> 52) - 1023
+
+
 def low_bit(words: np.ndarray) -> np.ndarray:
-    """Index of the lowest set bit of multi-word bit sets (last axis: the words).
+    """Index of the lowest set bit of non-empty multi-word bit sets (last axis: words).
 
     Examples
     --------
@@ -31,25 +36,29 @@ def low_bit(words: np.ndarray) -> np.ndarray:
     [66]
     """
     isolated = words & (~words + _ONE)  # a power of two, exact in float64
-    exponent = np.frexp(isolated.astype(np.float64))[1] - 1
-    index = exponent + 64 * np.arange(words.shape[-1])
+    index = _exponent(isolated.astype(np.float64))
+    if words.shape[-1] == 1:
+        return index[..., 0]
+    index += 64 * np.arange(words.shape[-1])
     return np.where(words != 0, index, np.iinfo(np.int64).max).min(axis=-1)
 
 
 def high_bit(words: np.ndarray) -> np.ndarray:
-    """Index of the highest set bit of multi-word bit sets (last axis: the words).
+    """Index of the highest set bit of non-empty multi-word bit sets (last axis: words).
 
     Examples
     --------
     >>> import numpy as np
     >>> from skfairverify.ensembles._masks import high_bit
-    >>> high_bit(np.array([[2**63 + 5, 1]], dtype=np.uint64)).tolist()
-    [64]
+    >>> high_bit(np.array([[2**63 + 5, 1], [2**53 - 1, 0]], dtype=np.uint64)).tolist()
+    [64, 52]
     """
-    upper = (words >> np.uint64(32)).astype(np.float64)
-    lower = (words & np.uint64(0xFFFFFFFF)).astype(np.float64)
-    exponent = np.where(upper > 0, np.frexp(upper)[1] + 31, np.frexp(lower)[1] - 1)
-    index = exponent + 64 * np.arange(words.shape[-1])
+    # rounding to float64 may carry one bit up: corrected by one comparison
+    index = np.minimum(_exponent(words.astype(np.float64)), 63)
+    index -= (_ONE << np.maximum(index, 0).astype(np.uint64)) > words
+    if words.shape[-1] == 1:
+        return index[..., 0]
+    index += 64 * np.arange(words.shape[-1])
     return np.where(words != 0, index, -1).max(axis=-1)
 
 
@@ -210,6 +219,26 @@ class LeafMasks:
         return table
 
     # ------------------------------------------------------------------ reading
+    def refine(self, mask: np.ndarray, variable: int, states: np.ndarray) -> np.ndarray:
+        """``mask`` (per row) further restricted by one variable's state (per row).
+
+        Parameters
+        ----------
+        mask : ndarray of uint64 of shape (n_rows, n_trees, n_words)
+            Consistent leaves so far.
+        variable : int
+            The newly assigned variable.
+        states : ndarray of int of shape (n_rows,)
+            Its state in each row.
+
+        Returns
+        -------
+        mask : ndarray of uint64 of shape (n_rows, n_trees, n_words)
+        """
+        if variable not in self.masks:
+            return mask
+        return mask & self.masks[variable][states]
+
     def mask(self, states: np.ndarray, assigned) -> np.ndarray:
         """The consistent leaves of each row's assignment of the ``assigned`` variables.
 
@@ -242,7 +271,10 @@ class LeafMasks:
         -------
         lower, upper : ndarray of shape (n_rows,)
         """
-        trees = np.arange(self.n_trees)
-        lo = self.sorted_values[trees, low_bit(mask)]
-        hi = self.sorted_values[trees, high_bit(mask)]
-        return self.ensemble.sum_scores(lo), self.ensemble.sum_scores(hi)
+        flat = self.sorted_values.ravel()
+        offset = np.arange(self.n_trees)[:, None] * self.sorted_values.shape[1]
+        mask = mask.transpose(1, 0, 2)  # trees first: each tree's row is contiguous
+        lo = flat[low_bit(mask) + offset]
+        hi = flat[high_bit(mask) + offset]
+        return self.ensemble.sum_scores(lo, trees_first=True), \
+            self.ensemble.sum_scores(hi, trees_first=True)

@@ -195,23 +195,25 @@ class TreeEnsemble:
         """
         return self.sum_scores(self.leaf_values(X))
 
-    def sum_scores(self, leaf_values: np.ndarray) -> np.ndarray:
+    def sum_scores(self, leaf_values: np.ndarray, trees_first: bool = False) -> np.ndarray:
         """``base_score`` plus per-tree values, added in the model's order and dtype.
 
         Parameters
         ----------
         leaf_values : ndarray of shape (n_rows, n_trees)
             One value per tree (a leaf's, or a bound on it).
+        trees_first : bool, default=False
+            Whether ``leaf_values`` is given transposed, of shape (n_trees, n_rows).
 
         Returns
         -------
         score : ndarray of shape (n_rows,)
         """
-        dtype = self.score_dtype
-        leaf_values = np.asarray(leaf_values).astype(dtype)
-        score = np.full(leaf_values.shape[0], self.base_score, dtype=dtype)
-        for t in range(leaf_values.shape[1]):
-            score += leaf_values[:, t]
+        values = np.asarray(leaf_values, dtype=self.score_dtype)
+        values = values if trees_first else np.ascontiguousarray(values.T)
+        score = np.full(values.shape[1], self.base_score, dtype=self.score_dtype)
+        for row in values:
+            score += row
         return score.astype(np.float64)
 
     def positive(self, score) -> np.ndarray:
