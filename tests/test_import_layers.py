@@ -155,3 +155,15 @@ def test_no_own_import_inside_a_function():
     found = {name: _deferred_imports(path) for name, path in _modules().items()
              if name not in DEFERRED_IMPORTS_ALLOWED}
     assert not {name: lines for name, lines in found.items() if lines}
+
+
+def test_ensembles_imports_only_lower_layers():
+    """skfairverify.ensembles builds on s3p, rules and utils only."""
+    graph = import_graph()
+    allowed = ("skfairverify.ensembles", "skfairverify.s3p", "skfairverify.rules",
+               "skfairverify.utils")
+    ensembles = {m: e for m, e in graph.items() if m.split(".")[:2] == [PACKAGE, "ensembles"]}
+    assert ensembles, "no skfairverify.ensembles package"
+    bad = {m: sorted(t for t in e if not any(t == a or t.startswith(a + ".") for a in allowed))
+           for m, e in ensembles.items()}
+    assert not {m: t for m, t in bad.items() if t}

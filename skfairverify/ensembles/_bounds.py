@@ -359,7 +359,8 @@ def _result(search, frontier, group_probability, stopped, start, order) -> Ensem
     lower = search.positive / group_probability
     upper = np.minimum((search.positive + pending) / group_probability, 1.0)
     lower = np.minimum(lower, upper)
-    settled = 1.0 - pending / group_probability
+    settled = np.clip((search.positive + search.negative) / group_probability, 0.0, 1.0)
+    settled[pending == 0] = 1.0
     cards = [search.network.cardinalities[v] for v in search.sensitive]
     groups = list(itertools.product(*(range(c) for c in cards)))
     return EnsembleBounds(groups=groups, lower=lower, upper=upper, settled=settled,

@@ -113,10 +113,10 @@ def refine_states(ensemble: TreeEnsemble, feature: int, edges=(), missing=False
     >>> import numpy as np
     >>> from sklearn.ensemble import GradientBoostingClassifier
     >>> from skfairverify.ensembles import read_ensemble, refine_states
-    >>> X = np.arange(20.0).reshape(10, 2)
-    >>> model = GradientBoostingClassifier(n_estimators=2, max_depth=1).fit(X, X[:, 0] > 9)
-    >>> refine_states(read_ensemble(model), 0).edges.tolist()
-    [9.0]
+    >>> X = np.column_stack([np.arange(10.0), np.zeros(10)])
+    >>> model = GradientBoostingClassifier(n_estimators=2, max_depth=1).fit(X, X[:, 0] > 4)
+    >>> refine_states(read_ensemble(model), 0, edges=[2.0]).edges.tolist()
+    [2.0, 4.5]
     """
     extra = np.asarray(edges, dtype=np.float64).astype(ensemble.input_dtype)
     thresholds = ensemble.thresholds(feature)

@@ -53,6 +53,17 @@ class Tree:
         Whether a missing value goes left.
     value : ndarray of float64
         Each leaf's contribution to the raw score (0 at internal nodes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from skfairverify.ensembles import read_ensemble
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> model = RandomForestClassifier(2, random_state=0).fit(X, X[:, 0] > 9)
+    >>> tree = read_ensemble(model).trees[0]
+    >>> int(tree.is_leaf.sum()), tree.value[tree.apply(X[:2])].tolist()
+    (2, [0.0, 0.0])
     """
 
     children_left: np.ndarray
@@ -68,7 +79,18 @@ class Tree:
         return self.children_left < 0
 
     def apply(self, X: np.ndarray) -> np.ndarray:
-        """The leaf each row of ``X`` (already cast to the input dtype) reaches."""
+        """The leaf each row of ``X`` (already cast to the input dtype) reaches.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Inputs cast to the ensemble's ``input_dtype`` (held in float64).
+
+        Returns
+        -------
+        leaves : ndarray of int64 of shape (n_samples,)
+            Node index of each row's leaf.
+        """
         node = np.zeros(X.shape[0], dtype=np.int64)
         active = ~self.is_leaf[node]
         while active.any():
