@@ -219,7 +219,7 @@ class _Search:
             part = nodes.take(slice(i, i + step))
             base = masks.mask(part.states, self.order[:k])
             kids, parent = self.children(part, k)
-            mask = masks.refine(base[parent], v, kids.states[:, v])
+            mask = masks.refine(base[:, parent], v, kids.states[:, v])
             out.append(self.settle(kids, *masks.score_bounds(mask)))
         return _concat(out, nodes)
 
@@ -311,7 +311,7 @@ def _pick(frontier: _Frontier, weight: np.ndarray, open_groups: np.ndarray, budg
     priority = np.where(open_groups[frontier.group], frontier.prob * weight[frontier.group],
                         -1.0)
     n_open = int((priority >= 0).sum())
-    size = min(budget, n_open, max(_MIN_BATCH, n_open // 4))
+    size = min(budget, n_open, max(_MIN_BATCH, n_open // 16))
     return np.argsort(-priority, kind="stable")[:size]
 
 

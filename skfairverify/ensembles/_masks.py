@@ -213,9 +213,9 @@ class LeafMasks:
             allowed[:, -1] = nan_ok[leaves, v]
         li, si = np.nonzero(allowed)
         leaf_rank = rank[leaves[li]]
-        table = np.zeros((st.n_states, self.n_trees, self.n_words), dtype=np.uint64)
+        table = np.zeros((self.n_trees, st.n_states, self.n_words), dtype=np.uint64)
         bits = _ONE << (leaf_rank % 64).astype(np.uint64)
-        np.bitwise_or.at(table, (si, tree_of[leaves[li]], leaf_rank // 64), bits)
+        np.bitwise_or.at(table, (tree_of[leaves[li]], si, leaf_rank // 64), bits)
         return table
 
     # ------------------------------------------------------------------ reading
@@ -224,7 +224,7 @@ class LeafMasks:
 
         Parameters
         ----------
-        mask : ndarray of uint64 of shape (n_rows, n_trees, n_words)
+        mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
             Consistent leaves so far.
         variable : int
             The newly assigned variable.
@@ -233,11 +233,11 @@ class LeafMasks:
 
         Returns
         -------
-        mask : ndarray of uint64 of shape (n_rows, n_trees, n_words)
+        mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
         """
         if variable not in self.masks:
             return mask
-        return mask & self.masks[variable][states]
+        return mask & self.masks[variable][:, states]
 
     def mask(self, states: np.ndarray, assigned) -> np.ndarray:
         """The consistent leaves of each row's assignment of the ``assigned`` variables.
@@ -251,12 +251,13 @@ class LeafMasks:
 
         Returns
         -------
-        mask : ndarray of uint64 of shape (n_rows, n_trees, n_words)
+        mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
+            Trees first, so that each tree's row is contiguous.
         """
-        out = np.repeat(self.every_leaf[None], states.shape[0], axis=0)
+        out = np.repeat(self.every_leaf[:, None], states.shape[0], axis=1)
         for v in assigned:
             if v in self.masks:
-                out &= self.masks[v][states[:, v]]
+                out &= self.masks[v][:, states[:, v]]
         return out
 
     def score_bounds(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -264,7 +265,7 @@ class LeafMasks:
 
         Parameters
         ----------
-        mask : ndarray of uint64 of shape (n_rows, n_trees, n_words)
+        mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
             Consistent leaves (:meth:`mask`).
 
         Returns
@@ -273,7 +274,6 @@ class LeafMasks:
         """
         flat = self.sorted_values.ravel()
         offset = np.arange(self.n_trees)[:, None] * self.sorted_values.shape[1]
-        mask = mask.transpose(1, 0, 2)  # trees first: each tree's row is contiguous
         lo = flat[low_bit(mask) + offset]
         hi = flat[high_bit(mask) + offset]
         return self.ensemble.sum_scores(lo, trees_first=True), \
