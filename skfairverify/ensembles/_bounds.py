@@ -114,13 +114,12 @@ class EnsembleBounds:
 
 # ------------------------------------------------------------------------ order
 def _ancestors(network: BayesNet, variables) -> set:
-    seen, stack = set(), list(variables)
-    while stack:
-        v = stack.pop()
-        if v not in seen:
-            seen.add(v)
-            stack.extend(network.parents[v])
-    return seen
+    """``variables`` and their ancestors (children come before parents in reverse order)."""
+    found = set(variables)
+    for v in reversed(network.topological_order()):
+        if v in found:
+            found.update(network.parents[v])
+    return found
 
 
 def branching_order(network: BayesNet, sensitive, importance) -> tuple[list, int]:
