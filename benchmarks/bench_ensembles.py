@@ -178,7 +178,8 @@ def run(name, model, M, y, n_categories):
            "states": "x".join(map(str, cards))}
     for tol in (0.01, 0.001, 0.0):
         with threadpool_limits(1):
-            result = ensemble_bounds(ensemble, network, states, sensitive=0, tolerance=tol,
+            result = ensemble_bounds(ensemble, network, states, sensitive_features=0,
+                                     tolerance=tol,
                                      max_time=MAX_TIME, max_table_size=500_000_000)
         row[tol] = result
     mid = (row[0.001].lower + row[0.001].upper) / 2

@@ -225,13 +225,13 @@ def test_bounds_hold_and_are_exact_when_finished(kind, seed):
     if np.prod(network.cardinalities) > 200_000:  # too many joint states to enumerate
         ensemble, network, states = _problem(kind, seed, n_features=2)
     truth = _brute_force(ensemble, network, states, [0])
-    exact = ensemble_bounds(ensemble, network, states, sensitive=0)
+    exact = ensemble_bounds(ensemble, network, states, sensitive_features=0)
     assert exact.stopped == "finished"
     np.testing.assert_allclose(exact.lower, truth, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(exact.lower, exact.upper)
     assert exact.exact and np.all(exact.settled == 1)
     for kwargs in ({"tolerance": 0.05}, {"max_nodes": 1}, {"max_nodes": 3}):
-        result = ensemble_bounds(ensemble, network, states, sensitive=0, **kwargs)
+        result = ensemble_bounds(ensemble, network, states, sensitive_features=0, **kwargs)
         assert _inside(result, truth), kwargs
         if result.stopped == "tolerance":
             assert np.all(result.width <= 0.05)
@@ -243,7 +243,7 @@ def test_bounds_with_sensitive_model_inputs(seed):
     ensemble, network, states = _problem("gb", 100 + seed, n_features=3, with_outside=False)
     sensitive = [0, 2]
     truth = _brute_force(ensemble, network, states, sensitive)
-    result = ensemble_bounds(ensemble, network, states, sensitive=sensitive)
+    result = ensemble_bounds(ensemble, network, states, sensitive_features=sensitive)
     np.testing.assert_allclose(result.lower, truth, rtol=0, atol=1e-12)
     assert len(result.groups) == network.cardinalities[0] * network.cardinalities[2]
     overall = ensemble_bounds(ensemble, network, states)
@@ -270,10 +270,10 @@ def _bigger_problem():
 
 def test_bounds_tighten_monotonically_with_the_budget():
     ensemble, network, states = _bigger_problem()
-    exact = ensemble_bounds(ensemble, network, states, sensitive=0)
+    exact = ensemble_bounds(ensemble, network, states, sensitive_features=0)
     previous = None
     for budget in (1, 10, 100, 300, 1000, 3000):
-        result = ensemble_bounds(ensemble, network, states, sensitive=0, max_nodes=budget)
+        result = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_nodes=budget)
         assert _inside(result, exact.lower)
         if previous is not None:
             assert np.all(previous.lower <= result.lower)
@@ -281,7 +281,7 @@ def test_bounds_tighten_monotonically_with_the_budget():
             assert np.all(previous.settled <= result.settled + 1e-12)
         previous = result
     assert previous.width.max() < ensemble_bounds(
-        ensemble, network, states, sensitive=0, max_nodes=1).width.max()
+        ensemble, network, states, sensitive_features=0, max_nodes=1).width.max()
     assert exact.exact and exact.nodes_expanded.sum() > 100
 
 
@@ -292,7 +292,7 @@ def test_bounds_refuse_by_name():
     with pytest.raises(TableTooLargeError, match="max_nodes"):
         ensemble_bounds(ensemble, network, states, max_nodes=10**9)
     with pytest.raises(TableTooLargeError, match="sensitive"):
-        ensemble_bounds(ensemble, network, states, sensitive=[0, 1, 2, 3],
+        ensemble_bounds(ensemble, network, states, sensitive_features=[0, 1, 2, 3],
                         max_table_size=200_000)
 
 
@@ -312,15 +312,15 @@ def test_bounds_check_their_inputs():
                         [FeatureStates(None, [], n_states=1)] * 4)
     empty = network.replace_cpt(0, np.eye(network.cardinalities[0])[0])
     with pytest.raises(ValueError, match="probability 0"):
-        ensemble_bounds(ensemble, empty, states, sensitive=0)
+        ensemble_bounds(ensemble, empty, states, sensitive_features=0)
     with pytest.raises(TypeError, match="TreeEnsemble"):
         ensemble_bounds("model", network, states)
 
 
 def test_time_budget_stops_soundly():
     ensemble, network, states = _bigger_problem()
-    exact = ensemble_bounds(ensemble, network, states, sensitive=0)
-    result = ensemble_bounds(ensemble, network, states, sensitive=0, max_time=0.0)
+    exact = ensemble_bounds(ensemble, network, states, sensitive_features=0)
+    result = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_time=0.0)
     assert result.stopped == "max_time"
     assert _inside(result, exact.lower)
     frame = result.to_frame()

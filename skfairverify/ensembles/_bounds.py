@@ -41,7 +41,7 @@ class EnsembleBounds:
     ----------
     groups : list of tuple
         Each group's states of the sensitive variables (state indices), in the order
-        of ``sensitive``.
+        of ``sensitive_features``.
     lower, upper : ndarray of shape (n_groups,)
         Certain bounds of each group's positive rate under the network.
     settled : ndarray of shape (n_groups,)
@@ -70,7 +70,7 @@ class EnsembleBounds:
     >>> ensemble = read_ensemble(model)
     >>> states = [refine_states(ensemble, 0), refine_states(ensemble, 1)]
     >>> net = BayesNet.independent([np.full(s.n_states, 1 / s.n_states) for s in states])
-    >>> result = ensemble_bounds(ensemble, net, states, sensitive=[0])
+    >>> result = ensemble_bounds(ensemble, net, states, sensitive_features=[0])
     >>> result.to_frame().columns.tolist()[:3]
     ['group', 'lower', 'upper']
     """
@@ -368,7 +368,7 @@ def _result(search, frontier, group_probability, stopped, start, order) -> Ensem
                           cpu_time=time.process_time() - start, order=list(order))
 
 
-def ensemble_bounds(ensemble, network, states, sensitive=None, *, tolerance=0.0,
+def ensemble_bounds(ensemble, network, states, sensitive_features=None, *, tolerance=0.0,
                     max_nodes=None, max_time=None,
                     max_table_size=DEFAULT_MAX_TABLE_SIZE) -> EnsembleBounds:
     """Sound anytime bounds of a tree ensemble's positive rate per group under a network.
@@ -390,9 +390,9 @@ def ensemble_bounds(ensemble, network, states, sensitive=None, *, tolerance=0.0,
         Per network variable, its states as intervals of one input column of the
         model (:func:`refine_states`), so that each state sends every split one way;
         ``FeatureStates(None, [], n_states=k)`` for a variable the model does not read.
-    sensitive : int or list of int, default=None
-        The sensitive variables; one group per joint state. None: one group, the
-        overall rate.
+    sensitive_features : int or list of int, default=None
+        The sensitive variables (indices in the network); one group per joint state.
+        None: one group, the overall rate.
     tolerance : float, default=0.0
         Stop once every group's width is at most this; 0 runs to the exact rates.
     max_nodes : int, default=None
@@ -437,12 +437,12 @@ def ensemble_bounds(ensemble, network, states, sensitive=None, *, tolerance=0.0,
     >>> net = BayesNet(cards, [(), (0,), ()],
     ...                [np.full(2, .5), np.full((2, cards[1]), 1 / cards[1]),
     ...                 np.full(cards[2], 1 / cards[2])])
-    >>> result = ensemble_bounds(ensemble, net, states, sensitive=0)
+    >>> result = ensemble_bounds(ensemble, net, states, sensitive_features=0)
     >>> result.stopped, result.exact
     ('finished', True)
     """
     start = time.process_time()
-    sensitive = _check_inputs(ensemble, network, states, sensitive)
+    sensitive = _check_inputs(ensemble, network, states, sensitive_features)
     masks = LeafMasks(ensemble, states, max_table_size)
     order, n_prefix = branching_order(network, sensitive, masks.importance)
     budget = _check_budget(network, order, n_prefix, max_nodes, max_table_size)
