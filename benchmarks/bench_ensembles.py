@@ -6,7 +6,8 @@ ordinal codes), sex sensitive. For every model (HistGradientBoosting, GradientBo
 RandomForest, and XGBoost / LightGBM when installed; 10 to 500 trees of depth 3 to 8):
 
 1. read it (:func:`~skfairverify.ensembles.read_ensemble`) and refine each column's
-   states at every split threshold (a state per category for the categorical columns);
+   states at every split threshold (one state per category for the categorical columns:
+   the edge between two codes is the threshold there, else their midpoint);
 2. learn a network over those states: sex a parent of every variable, plus the
    Chow-Liu tree of the conditional mutual information given sex (tree-augmented),
    rooted at the column the branching prefers (most root-weighted splits per state;
@@ -20,6 +21,9 @@ RandomForest, and XGBoost / LightGBM when installed; 10 to 500 trees of depth 3 
    bounds), drawn by ancestral sampling (``BayesNet.sample``) of ``max n / Pr[group]``
    rows, each state mapped to a value inside it, then ``model.predict``; its CPU time
    and the ratio bounds / sampling. The sampled rates are checked against the bounds.
+
+Last, issue 25's enumerable case: HGB on the four categorical inputs sex, race,
+marital-status and relationship (420 combinations of states), the same steps.
 
 Every time is CPU time (``time.process_time``), one thread (threadpoolctl).
 
@@ -44,11 +48,19 @@ from sklearn.ensemble import (
 from threadpoolctl import threadpool_limits
 
 from skfairverify.datasets import load_adult
-from skfairverify.ensembles import encode_states, ensemble_bounds, read_ensemble, refine_states
+from skfairverify.ensembles import (
+    FeatureStates,
+    encode_states,
+    ensemble_bounds,
+    read_ensemble,
+    refine_states,
+)
 from skfairverify.ensembles._masks import LeafMasks
 from skfairverify.s3p import BayesNet
 
 COLUMNS = ["sex", "age", "education-num", "hours-per-week", "marital-status", "relationship"]
+#: Issue 25's enumerable case: four categorical inputs, 2 x 5 x 7 x 6 = 420 combinations.
+CATEGORICAL = ["sex", "race", "marital-status", "relationship"]
 N_ROWS = 15_000
 Z99 = 2.5758
 MAX_TIME = 20.0  # CPU seconds per bounds run
@@ -89,13 +101,13 @@ def _models():
     return models
 
 
-def _data():
+def _data(columns=COLUMNS):
     X, y = load_adult(return_X_y=True, dropna=True)
-    X = X[COLUMNS].iloc[:N_ROWS]
-    categorical = [c for c in COLUMNS if hasattr(X[c], "cat")]
+    X = X[columns].iloc[:N_ROWS]
+    categorical = [c for c in columns if hasattr(X[c], "cat")]
     M = np.column_stack([X[c].cat.codes if c in categorical else X[c]
-                         for c in COLUMNS]).astype(float)
-    n_categories = {f: len(X[c].cat.categories) for f, c in enumerate(COLUMNS)
+                         for c in columns]).astype(float)
+    n_categories = {f: len(X[c].cat.categories) for f, c in enumerate(columns)
                     if c in categorical}
     return M, np.asarray(y)[:N_ROWS], n_categories
 
@@ -134,13 +146,30 @@ def _tan(codes, cards, root, sensitive=0, alpha=0.5):
         table = np.zeros(tuple(cards[p] for p in parents[v]) + (cards[v],)) + alpha * seen
         np.add.at(table, tuple(codes[:, p] for p in parents[v]) + (codes[:, v],), 1.0)
         cpts.append(table / table.sum(axis=-1, keepdims=True))
-    return BayesNet(cards, parents, cpts, names=COLUMNS)
+    return BayesNet(cards, parents, cpts)
+
+
+def _category_edges(thresholds, n):
+    """One edge between each two adjacent codes: a threshold there, else the midpoint.
+
+    A threshold between codes ``k`` and ``k + 1`` (HGB's ``k + 0.5``, XGBoost's float32
+    just below ``k + 1``) separates them like any other, so each category is one state.
+    """
+    edges = [thresholds[(thresholds >= k) & (thresholds < k + 1)] for k in range(n - 1)]
+    edges = [e if e.size else np.array([k + 0.5]) for k, e in enumerate(edges)]
+    return np.unique(np.concatenate([*edges, thresholds]))
 
 
 def _states(ensemble, n_categories):
-    return [refine_states(ensemble, f, edges=np.arange(n_categories[f] - 1) + 0.5)
-            if f in n_categories else refine_states(ensemble, f)
-            for f in range(len(COLUMNS))]
+    out = []
+    for f in range(ensemble.n_features):
+        if f in n_categories:
+            thresholds = ensemble.thresholds(f)
+            thresholds = thresholds[np.isfinite(thresholds)]
+            out.append(FeatureStates(f, _category_edges(thresholds, n_categories[f])))
+        else:
+            out.append(refine_states(ensemble, f))
+    return out
 
 
 def _representatives(states):
@@ -226,6 +255,10 @@ def main(argv=None):
     print(HEADER, flush=True)
     for name, model in models:
         print(_format(run(name, model, M, y, n_categories)), flush=True)
+    M, y, n_categories = _data(CATEGORICAL)
+    model = HistGradientBoostingClassifier(random_state=0)
+    print(_format(run("HGB default, 4 categorical inputs", model, M, y, n_categories)),
+          flush=True)
 
 
 if __name__ == "__main__":
