@@ -46,7 +46,7 @@ def _models(rng, small=False):
                                                early_stopping=False), True),
         ("gb", GradientBoostingClassifier(n_estimators=n, max_depth=depth), False),
         ("rf", RandomForestClassifier(n, max_depth=depth + 1, random_state=0), True),
-        ("et", ExtraTreesClassifier(n, max_depth=depth + 1, random_state=0), False),
+        ("et", ExtraTreesClassifier(n, max_depth=depth + 1, random_state=0), True),
         ("rf-pure", RandomForestClassifier(max(2, n // 3) * 2, random_state=0), False),
     ]
     if xgb is not None:
