@@ -111,10 +111,9 @@ def read_xgboost(model) -> TreeEnsemble:
         raise ValueError(f"XGBoost objective {objective!r} / booster "
                          f"{learner['gradient_booster']['name']!r}: the reader reads "
                          "binary:logistic gbtree models only.")
-    p = np.float32(json.loads(params["base_score"].replace("E", "e"))
-                   if params["base_score"].startswith("[") else params["base_score"])
-    p = np.float32(np.ravel(p)[0])
-    base = np.float32(np.log(p / (np.float32(1) - p)))
+    text = params["base_score"]  # "[4.0333334E-1]" in XGBoost 3, "4.0333334E-1" before
+    p = np.float32((json.loads(text) if text.startswith("[") else [float(text)])[0])
+    base = np.float32(np.log(p / (np.float32(1) - p)))  # the margin of base_score
     trees = []
     for dump in booster.get_dump(dump_format="json"):
         nodes = _Nodes()
