@@ -22,6 +22,11 @@ from skfairverify.ensembles import (
     read_ensemble,
     refine_states,
 )
+from skfairverify.ensembles._booster_readers import (
+    _lightgbm_positive,
+    _xgboost_positive,
+    least_positive,
+)
 from skfairverify.ensembles._masks import high_bit, low_bit
 from skfairverify.s3p import BayesNet, TableTooLargeError
 
@@ -334,3 +339,12 @@ def test_encode_states_round_trip():
                          for v, s in enumerate(states)])
     codes = encode_states(states, X, ensemble.input_dtype)
     np.testing.assert_array_equal(codes, np.tile(np.arange(3), (4, 1)).T)
+
+
+def test_sigmoid_decisions_are_thresholds_on_the_raw_score():
+    """XGBoost (float32 sigmoid > 0.5) and LightGBM (p > 1 - p) read as least positive scores."""
+    for positive, dtype in ((_xgboost_positive, np.float32),
+                            (lambda r: _lightgbm_positive(r, 1.0), np.float64)):
+        t = least_positive(positive, dtype)
+        below = np.nextafter(np.array(t, dtype=dtype), np.array(0, dtype=dtype))
+        assert positive(t) and not positive(below) and 0 < t < 1e-6

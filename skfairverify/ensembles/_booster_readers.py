@@ -4,11 +4,13 @@
   in float32, read as ``x <= largest float32 below c``; a NaN goes to ``missing``; the
   leaves add in float32 after the base margin (the logit of ``base_score``); the
   decision, ``sigmoid(margin) > 0.5`` in float32, is a threshold on the margin found
-  by bisection over float32 values.
+  by bisection over the float32 values (:func:`least_positive`).
 * LightGBM (``booster_.dump_model()``): a split ``x <= threshold`` in float64; a NaN
   goes to ``default_left`` (``missing_type="NaN"``) or is read as 0
   (``missing_type="None"``); ``missing_type="Zero"`` and categorical splits are
-  refused; the leaves add in float64; the decision is ``raw > 0``.
+  refused; the leaves add in float64; the decision, ``p > 1 - p`` for the sigmoid ``p``
+  of the raw score (``predict``'s argmax), is a threshold on the raw score found by the
+  same bisection in float64.
 
 Both packages are optional and only imported when a model of theirs is read.
 """
@@ -83,20 +85,40 @@ def _xgb_walk(node: dict, nodes: _Nodes, names) -> int:
     return at
 
 
-def _float32_sigmoid_threshold() -> float:
-    """The least float32 margin whose float32 sigmoid is above 0.5."""
-    def positive(m):
-        m = np.float32(m)
-        with np.errstate(over="ignore"):
-            p = np.float32(1) / (np.float32(1) + np.exp(-m))
-        return p > np.float32(0.5)
-    lo, hi = np.float32(0), np.float32(1)  # positive(hi), not positive(lo)
-    while np.nextafter(lo, hi) != hi:
-        mid = np.float32((np.float64(lo) + np.float64(hi)) / 2)
-        if mid in (lo, hi):
-            mid = np.nextafter(lo, hi)
-        lo, hi = (lo, mid) if positive(mid) else (mid, hi)
-    return float(hi)
+def least_positive(positive, dtype) -> float:
+    """The least non-negative value of ``dtype`` where the monotone ``positive`` holds.
+
+    Bisection over the bit patterns of the values in ``[0, 1]`` (ordered as the values
+    are); ``positive(0)`` must be False and ``positive(1)`` True.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.ensembles._booster_readers import least_positive
+    >>> least_positive(lambda x: x > 0.25, np.float64) > 0.25
+    True
+    """
+    itype = np.int32 if np.dtype(dtype) == np.float32 else np.int64
+    lo, hi = 0, int(np.array(1, dtype=dtype).view(itype))
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if positive(np.array(mid, dtype=itype).view(dtype)):
+            hi = mid
+        else:
+            lo = mid
+    return float(np.array(hi, dtype=itype).view(dtype))
+
+
+def _xgboost_positive(margin) -> bool:
+    """XGBoost's decision on a margin: float32 sigmoid above 0.5."""
+    one = np.float32(1)
+    return bool(one / (one + np.exp(-np.float32(margin))) > np.float32(0.5))
+
+
+def _lightgbm_positive(raw, sigmoid: float) -> bool:
+    """LightGBM's decision on a raw score: ``p > 1 - p`` (predict's argmax)."""
+    p = 1.0 / (1.0 + np.exp(-sigmoid * float(raw)))
+    return bool(p > 1.0 - p)
 
 
 def read_xgboost(model) -> TreeEnsemble:
@@ -121,7 +143,7 @@ def read_xgboost(model) -> TreeEnsemble:
         trees.append(nodes.tree())
     return TreeEnsemble(
         trees=tuple(trees), base_score=float(base),
-        decision_threshold=_float32_sigmoid_threshold(), strict=False,
+        decision_threshold=least_positive(_xgboost_positive, np.float32), strict=False,
         input_dtype=np.dtype(np.float32), score_dtype=np.dtype(np.float32),
         n_features=int(params["num_feature"]), classes=np.asarray(model.classes_),
         kind=type(model).__name__)
@@ -167,8 +189,10 @@ def read_lightgbm(model) -> TreeEnsemble:
         nodes = _Nodes()
         _lgb_walk(info["tree_structure"], nodes)
         trees.append(nodes.tree())
+    sigmoid = float(dump["objective"].partition("sigmoid:")[2] or 1.0)
+    threshold = least_positive(lambda raw: _lightgbm_positive(raw, sigmoid), np.float64)
     return TreeEnsemble(
-        trees=tuple(trees), base_score=0.0, decision_threshold=0.0, strict=True,
+        trees=tuple(trees), base_score=0.0, decision_threshold=threshold, strict=False,
         input_dtype=np.dtype(np.float64), score_dtype=np.dtype(np.float64),
         n_features=int(dump["max_feature_idx"]) + 1, classes=np.asarray(model.classes_),
         kind=type(model).__name__)
