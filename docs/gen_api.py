@@ -19,6 +19,7 @@ from pathlib import Path
 MODULES = [
     "skfairverify",
     "skfairverify.s3p",
+    "skfairverify.ensembles",
     "skfairverify.datasets",
     "skfairverify.metrics",
     "skfairverify.plotting",

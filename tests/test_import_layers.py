@@ -24,7 +24,7 @@ ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
 LAYERS = [
     {"utils", "_optional"},
     {"datasets", "rules", "s3p"},
-    {"preprocessing"},
+    {"preprocessing", "ensembles"},
     {"verification", "counterfactual", "esl"},
     {"metrics", "model_selection"},
     {"plotting"},
@@ -207,3 +207,15 @@ def test_architecture_page_states_the_layers():
         assert layer == LAYER[name], name
         below = {b for b, i in LAYER.items() if i < layer}
         assert allowed is None and layer == len(LAYERS) - 1 or allowed == below, name
+
+
+def test_ensembles_imports_only_lower_layers():
+    """skfairverify.ensembles builds on s3p, rules and utils only."""
+    graph = import_graph()
+    allowed = ("skfairverify.ensembles", "skfairverify.s3p", "skfairverify.rules",
+               "skfairverify.utils")
+    ensembles = {m: e for m, e in graph.items() if m.split(".")[:2] == [PACKAGE, "ensembles"]}
+    assert ensembles, "no skfairverify.ensembles package"
+    bad = {m: sorted(t for t in e if not any(t == a or t.startswith(a + ".") for a in allowed))
+           for m, e in ensembles.items()}
+    assert not {m: t for m, t in bad.items() if t}

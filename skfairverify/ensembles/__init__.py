@@ -1,0 +1,32 @@
+"""Tree ensembles: one structure for every library, and sound bounds of group rates.
+
+* :func:`read_ensemble` reads a fitted binary ``HistGradientBoostingClassifier``,
+  ``GradientBoostingClassifier``, ``RandomForestClassifier``, ``ExtraTreesClassifier``,
+  ``xgboost.XGBClassifier`` or ``lightgbm.LGBMClassifier`` into a
+  :class:`TreeEnsemble` (per tree the splits, children and leaf values; the base
+  score; the decision threshold on the raw score).
+* :func:`ensemble_bounds` bounds ``Pr[positive | A = a]`` for each group under a
+  discrete Bayesian network (:class:`~skfairverify.s3p.BayesNet`) whose variables'
+  states are intervals of the model's inputs (:class:`FeatureStates`), by branching
+  over the variables in a topological order: sound at every step, exact when the
+  branching finishes.
+
+Not yet wired into :class:`~skfairverify.FairnessVerifier` (issue 25, first step).
+This package imports ``s3p``, ``rules`` and ``utils`` of skfairverify only.
+"""
+
+from ._bounds import EnsembleBounds, ensemble_bounds
+from ._read import read_ensemble
+from ._states import FeatureStates, encode_states, refine_states
+from ._structure import Tree, TreeEnsemble
+
+__all__ = [
+    "EnsembleBounds",
+    "FeatureStates",
+    "Tree",
+    "TreeEnsemble",
+    "encode_states",
+    "ensemble_bounds",
+    "read_ensemble",
+    "refine_states",
+]

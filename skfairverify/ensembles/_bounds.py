@@ -1,0 +1,455 @@
+"""Sound anytime bounds of a tree ensemble's group rates under a Bayesian network.
+
+``Pr[positive | A = a]`` is bounded by branching over the network's variables in a
+topological order that starts with the sensitive variables and their ancestors. A
+node of the search is an assignment of a prefix of that order; its probability is
+exact (the product of the CPT entries along the prefix), and the sums over trees of
+each tree's least and greatest leaf consistent with it bound the ensemble's score
+(:class:`~skfairverify.ensembles._masks.LeafMasks`). A node whose least score is
+positive adds its mass to the lower bound; one whose greatest score is negative is
+settled negative; the others are split on the next variable, heaviest first, until
+every group's bounds are within ``tolerance``, the budget ends, or nothing is left
+unsettled (then lower == upper: exact).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..s3p import BayesNet, TableTooLargeError
+from ..s3p._errors import DEFAULT_MAX_TABLE_SIZE
+from ._masks import LeafMasks
+from ._structure import TreeEnsemble
+
+__all__ = ["EnsembleBounds", "ensemble_bounds"]
+
+#: Words of leaf masks computed at once (bounds the working memory to ~32 MB).
+_CHUNK_WORDS = 4_000_000
+#: Fewest frontier nodes expanded in one batch.
+_MIN_BATCH = 64
+
+
+@dataclass(frozen=True)
+class EnsembleBounds:
+    """Sound bounds of ``Pr[positive | A = a]`` per group, from :func:`ensemble_bounds`.
+
+    Attributes
+    ----------
+    groups : list of tuple
+        Each group's states of the sensitive variables (state indices), in the order
+        of ``sensitive_features``.
+    lower, upper : ndarray of shape (n_groups,)
+        Certain bounds of each group's positive rate under the network.
+    settled : ndarray of shape (n_groups,)
+        Share of each group's probability whose decision is settled (1: exact).
+    nodes_expanded : ndarray of shape (n_groups,)
+        Search nodes split, per group.
+    group_probability : ndarray of shape (n_groups,)
+        ``Pr[A = a]`` under the network.
+    stopped : str
+        Why the search ended: ``"finished"`` (exact), ``"tolerance"``, ``"max_nodes"``
+        or ``"max_time"``.
+    cpu_time : float
+        CPU seconds spent (``time.process_time``).
+    order : list of int
+        The variables' branching order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from skfairverify.ensembles import ensemble_bounds, read_ensemble, refine_states
+    >>> from skfairverify.s3p import BayesNet
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randint(0, 3, size=(300, 2)).astype(float)
+    >>> model = GradientBoostingClassifier(n_estimators=5, max_depth=2).fit(X, X.sum(1) > 2)
+    >>> ensemble = read_ensemble(model)
+    >>> states = [refine_states(ensemble, 0), refine_states(ensemble, 1)]
+    >>> net = BayesNet.independent([np.full(s.n_states, 1 / s.n_states) for s in states])
+    >>> result = ensemble_bounds(ensemble, net, states, sensitive_features=[0])
+    >>> result.to_frame().columns.tolist()[:3]
+    ['group', 'lower', 'upper']
+    """
+
+    groups: list
+    lower: np.ndarray
+    upper: np.ndarray
+    settled: np.ndarray
+    nodes_expanded: np.ndarray
+    group_probability: np.ndarray
+    stopped: str
+    cpu_time: float
+    order: list = field(default_factory=list)
+
+    @property
+    def width(self) -> np.ndarray:
+        """``upper - lower`` per group."""
+        return self.upper - self.lower
+
+    @property
+    def exact(self) -> bool:
+        """Whether every group's rate is exact (lower == upper)."""
+        return bool(np.all(self.lower == self.upper))
+
+    def to_frame(self):
+        """One row per group: its bounds, settled share and nodes expanded.
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame({
+            "group": [tuple(g) for g in self.groups], "lower": self.lower,
+            "upper": self.upper, "width": self.width, "settled": self.settled,
+            "nodes_expanded": self.nodes_expanded,
+            "group_probability": self.group_probability,
+        })
+
+
+# ------------------------------------------------------------------------ order
+def _ancestors(network: BayesNet, variables) -> set:
+    """``variables`` and their ancestors (children come before parents in reverse order)."""
+    found = set(variables)
+    for v in reversed(network.topological_order()):
+        if v in found:
+            found.update(network.parents[v])
+    return found
+
+
+def branching_order(network: BayesNet, sensitive, importance) -> tuple[list, int]:
+    """A topological order: the sensitive variables with their ancestors, then greedy.
+
+    Among the variables whose parents are placed, the one the trees split on most
+    near their roots (``importance``, splits weighted by ``2**-depth``) per state comes
+    next: a variable of few states that settles much is split first.
+
+    Returns
+    -------
+    order : list of int
+    n_prefix : int
+        Length of the prefix holding the sensitive variables and their ancestors.
+    """
+    prefix = _ancestors(network, sensitive)
+    head = [v for v in network.topological_order() if v in prefix]
+    placed, order = set(head), list(head)
+    while len(order) < network.n_variables:
+        ready = [v for v in range(network.n_variables) if v not in placed
+                 and all(p in placed for p in network.parents[v])]
+        best = max(ready, key=lambda v: (importance[v] / network.cardinalities[v], -v))
+        order.append(best)
+        placed.add(best)
+    return order, len(head)
+
+
+# ------------------------------------------------------------------------ search
+class _Frontier:
+    """The unsettled nodes: states (−1 unassigned), depth, probability, group."""
+
+    def __init__(self, states, depth, prob, group):
+        self.states, self.depth, self.prob, self.group = states, depth, prob, group
+
+    def __len__(self):
+        return self.prob.size
+
+    def take(self, index):
+        return _Frontier(self.states[index], self.depth[index], self.prob[index],
+                         self.group[index])
+
+
+
+class _Search:
+    """Best-first branching over one network, one ensemble, every group at once."""
+
+    def __init__(self, ensemble, network, masks, order, sensitive):
+        self.ensemble, self.network, self.masks = ensemble, network, masks
+        self.order, self.sensitive = order, list(sensitive)
+        self.n_groups = int(np.prod([network.cardinalities[v] for v in sensitive]))
+        self.positive = np.zeros(self.n_groups)
+        self.negative = np.zeros(self.n_groups)
+        self.expanded = np.zeros(self.n_groups, dtype=np.int64)
+
+    def children(self, nodes: _Frontier, k: int):
+        """Every child of nodes at depth ``k`` on ``order[k]`` with mass > 0, and its parent."""
+        v = self.order[k]
+        parents = self.network.parents[v]
+        rows = self.network.cpts[v][tuple(nodes.states[:, p] for p in parents)]
+        card = self.network.cardinalities[v]
+        prob = (nodes.prob[:, None] * rows).ravel()
+        keep = np.flatnonzero(prob > 0)
+        parent = keep // card
+        states = nodes.states[parent]
+        states[:, v] = keep % card
+        kids = _Frontier(states, np.full(keep.size, k + 1), prob[keep], nodes.group[parent])
+        return kids, parent
+
+    def settle(self, nodes: _Frontier, lower, upper) -> _Frontier:
+        """Add the settled nodes to the bounds; return the others."""
+        up = self.ensemble.positive(lower)
+        down = ~self.ensemble.positive(upper)
+        self.positive += np.bincount(nodes.group[up], nodes.prob[up], self.n_groups)
+        self.negative += np.bincount(nodes.group[down], nodes.prob[down], self.n_groups)
+        return nodes.take(~(up | down))
+
+    def _step(self) -> int:
+        """Rows of masks (trees x words each) that fit in the working memory."""
+        return max(1, _CHUNK_WORDS // (self.masks.n_trees * self.masks.n_words))
+
+    def settle_fresh(self, nodes: _Frontier, k: int) -> _Frontier:
+        """Settle nodes at depth ``k``, their masks computed from their states."""
+        masks, step, out = self.masks, self._step(), []
+        for i in range(0, len(nodes), step):
+            part = nodes.take(slice(i, i + step))
+            bounds = masks.score_bounds(masks.mask(part.states, self.order[:k]))
+            out.append(self.settle(part, *bounds))
+        return _concat(out, nodes)
+
+    def expand_depth(self, nodes: _Frontier, k: int) -> _Frontier:
+        """Split nodes at depth ``k`` on ``order[k]``; each parent's mask computed once."""
+        masks, v = self.masks, self.order[k]
+        card = self.network.cardinalities[v]
+        step, out = max(1, self._step() // card), []
+        for i in range(0, len(nodes), step):
+            part = nodes.take(slice(i, i + step))
+            base = masks.mask(part.states, self.order[:k])
+            kids, parent = self.children(part, k)
+            mask = masks.refine(base[:, parent], v, kids.states[:, v])
+            out.append(self.settle(kids, *masks.score_bounds(mask)))
+        return _concat(out, nodes)
+
+    def expand(self, nodes: _Frontier) -> _Frontier:
+        """Split every node once; return the unsettled children."""
+        np.add.at(self.expanded, nodes.group, 1)
+        out = [self.expand_depth(nodes.take(nodes.depth == k), int(k))
+               for k in np.unique(nodes.depth)]
+        return _concat(out, nodes)
+
+
+def _concat(parts, like: _Frontier) -> _Frontier:
+    """The frontier of all ``parts`` (an empty one shaped like ``like`` if none)."""
+    if not parts:
+        return like.take(slice(0, 0))
+    fields = ("states", "depth", "prob", "group")
+    return _Frontier(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
+
+
+def _groups_of(network, sensitive, states) -> np.ndarray:
+    if not sensitive:
+        return np.zeros(states.shape[0], dtype=np.int64)
+    cards = [network.cardinalities[v] for v in sensitive]
+    return np.ravel_multi_index(tuple(states[:, v] for v in sensitive), cards)
+
+
+def _initial(search: _Search, n_prefix: int) -> tuple[_Frontier, np.ndarray]:
+    """All assignments of the prefix, settled where they can be; ``Pr[A = a]``."""
+    n = search.network.n_variables
+    nodes = _Frontier(np.full((1, n), -1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                      np.ones(1), np.zeros(1, dtype=np.int64))
+    for k in range(n_prefix):
+        nodes = search.children(nodes, k)[0]
+    nodes.group = _groups_of(search.network, search.sensitive, nodes.states)
+    group_probability = np.bincount(nodes.group, nodes.prob, search.n_groups)
+    return search.settle_fresh(nodes, n_prefix), group_probability
+
+
+# ------------------------------------------------------------------- checking
+def _check_inputs(ensemble, network, states, sensitive) -> list:
+    if not isinstance(ensemble, TreeEnsemble):
+        raise TypeError(f"ensemble must be a TreeEnsemble (read_ensemble(model)), got "
+                        f"{type(ensemble).__name__}.")
+    if not isinstance(network, BayesNet):
+        raise TypeError(f"network must be a BayesNet, got {type(network).__name__}.")
+    if len(states) != network.n_variables:
+        raise ValueError(f"states has {len(states)} entries but the network has "
+                         f"{network.n_variables} variables; give one FeatureStates each.")
+    for v, st in enumerate(states):
+        if st.n_states != network.cardinalities[v]:
+            raise ValueError(
+                f"Variable {network.names[v]!r} has {network.cardinalities[v]} states in "
+                f"the network but {st.n_states} in its FeatureStates.")
+    sensitive = [] if sensitive is None else [int(v) for v in np.atleast_1d(sensitive)]
+    for v in sensitive:
+        if not 0 <= v < network.n_variables:
+            raise ValueError(f"Sensitive variable index {v} out of range.")
+    return sensitive
+
+
+def _check_budget(network, order, n_prefix, max_nodes, max_table_size) -> int:
+    """The node budget, refused by name when its worst-case frontier is too large."""
+    n = network.n_variables
+    prefix_size = int(np.prod([network.cardinalities[v] for v in order[:n_prefix]]))
+    widest = max(network.cardinalities)
+    per_node = n + 3  # int64 states, depth, probability and group of one frontier node
+    if prefix_size * per_node > max_table_size:
+        raise TableTooLargeError(
+            f"The sensitive variables and their ancestors have {prefix_size:,} joint "
+            f"states, each a search node of {per_node} entries: above "
+            f"max_table_size={max_table_size:,}; raise max_table_size or use fewer "
+            "sensitive variables (or fewer states of their ancestors).")
+    affordable = max(1, (max_table_size // per_node - prefix_size) // max(widest - 1, 1))
+    if max_nodes is None:
+        return affordable
+    if int(max_nodes) > affordable:
+        raise TableTooLargeError(
+            f"max_nodes={int(max_nodes):,} expansions could leave up to "
+            f"{int(max_nodes) * (widest - 1) + prefix_size:,} unsettled nodes (a variable "
+            f"has {widest} states), {per_node} entries each: above "
+            f"max_table_size={max_table_size:,}; lower max_nodes (at most {affordable:,}) "
+            "or raise max_table_size.")
+    return int(max_nodes)
+
+
+# ---------------------------------------------------------------------- driver
+def _pick(frontier: _Frontier, weight: np.ndarray, open_groups: np.ndarray, budget: int):
+    """The heaviest open nodes (relative to their group's probability), stable."""
+    priority = np.where(open_groups[frontier.group], frontier.prob * weight[frontier.group],
+                        -1.0)
+    n_open = int((priority >= 0).sum())
+    size = min(budget, n_open, max(_MIN_BATCH, n_open // 16))
+    return np.argsort(-priority, kind="stable")[:size]
+
+
+def _run(search, frontier, group_probability, tolerance, budget, deadline):
+    """Expand batches until a stopping rule holds; return the reason and the frontier."""
+    weight = 1.0 / group_probability
+    stopped = "finished"
+    while len(frontier):
+        pending = np.bincount(frontier.group, frontier.prob, search.n_groups) * weight
+        open_groups = pending > tolerance
+        left = budget - int(search.expanded.sum())
+        stopped = _stop_reason(open_groups, left, deadline)
+        if stopped != "finished":
+            break
+        picked = _pick(frontier, weight, open_groups, left)
+        rest = np.ones(len(frontier), dtype=bool)
+        rest[picked] = False
+        frontier = _concat([frontier.take(rest), search.expand(frontier.take(picked))],
+                           frontier)
+    return stopped, frontier
+
+
+def _stop_reason(open_groups, left, deadline) -> str:
+    if not open_groups.any():
+        return "tolerance"
+    if left <= 0:
+        return "max_nodes"
+    if deadline is not None and time.process_time() >= deadline:
+        return "max_time"
+    return "finished"
+
+
+def _check_groups(network, sensitive, group_probability) -> None:
+    empty = np.flatnonzero(group_probability <= 0)
+    if empty.size:
+        cards = [network.cardinalities[v] for v in sensitive]
+        states = np.unravel_index(int(empty[0]), cards)
+        desc = ", ".join(f"{network.names[v]}={network.state_names[v][int(s)]!r}"
+                         for v, s in zip(sensitive, states))
+        raise ValueError(f"The group ({desc}) has probability 0 under the network.")
+
+
+def _result(search, frontier, group_probability, stopped, start, order) -> EnsembleBounds:
+    pending = np.bincount(frontier.group, frontier.prob, search.n_groups)
+    lower = search.positive / group_probability
+    upper = np.minimum((search.positive + pending) / group_probability, 1.0)
+    lower = np.minimum(lower, upper)
+    settled = np.clip((search.positive + search.negative) / group_probability, 0.0, 1.0)
+    settled[pending == 0] = 1.0
+    cards = [search.network.cardinalities[v] for v in search.sensitive]
+    groups = list(itertools.product(*(range(c) for c in cards)))
+    return EnsembleBounds(groups=groups, lower=lower, upper=upper, settled=settled,
+                          nodes_expanded=search.expanded.copy(),
+                          group_probability=group_probability, stopped=stopped,
+                          cpu_time=time.process_time() - start, order=list(order))
+
+
+def ensemble_bounds(ensemble, network, states, sensitive_features=None, *, tolerance=0.0,
+                    max_nodes=None, max_time=None,
+                    max_table_size=DEFAULT_MAX_TABLE_SIZE) -> EnsembleBounds:
+    """Sound anytime bounds of a tree ensemble's positive rate per group under a network.
+
+    Branches over the network's variables in a topological order (the sensitive
+    variables and their ancestors first): each partial assignment's probability is
+    exact, and the sums of each tree's least and greatest leaf value consistent with
+    it bound the raw score. Mass whose decision is settled goes to the bounds; the
+    rest is split further, heaviest first, until every group's ``upper - lower`` is
+    at most ``tolerance``, the budget ends, or everything is settled (exact).
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The model, from :func:`read_ensemble`.
+    network : BayesNet
+        Discrete network over the variables.
+    states : list of FeatureStates
+        Per network variable, its states as intervals of one input column of the
+        model (:func:`refine_states`), so that each state sends every split one way;
+        ``FeatureStates(None, [], n_states=k)`` for a variable the model does not read.
+    sensitive_features : int or list of int, default=None
+        The sensitive variables (indices in the network); one group per joint state.
+        None: one group, the overall rate.
+    tolerance : float, default=0.0
+        Stop once every group's width is at most this; 0 runs to the exact rates.
+    max_nodes : int, default=None
+        Most search nodes to split; None: as many as ``max_table_size`` allows for the
+        unsettled nodes. Refused by name beyond that.
+    max_time : float, default=None
+        CPU seconds after which the search stops (the bounds stay sound).
+    max_table_size : int, default=50_000_000
+        Largest number of entries of the leaf tables and of the unsettled nodes.
+
+    Returns
+    -------
+    bounds : EnsembleBounds
+        ``lower``, ``upper``, ``settled`` share and ``nodes_expanded`` per group.
+
+    Raises
+    ------
+    TableTooLargeError
+        When the leaf tables, the enumeration of the sensitive variables or the node
+        budget would exceed ``max_table_size`` (the message names the size, the cause
+        and the parameter to change).
+    ValueError
+        For states that do not match the network, a split threshold that is not a
+        state boundary, or a group of probability 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from skfairverify.ensembles import (
+    ...     FeatureStates, ensemble_bounds, read_ensemble, refine_states)
+    >>> from skfairverify.s3p import BayesNet
+    >>> rng = np.random.RandomState(0)
+    >>> A = rng.randint(0, 2, 500)
+    >>> X = np.column_stack([rng.randint(0, 4, 500) + A, rng.randint(0, 3, 500)]).astype(float)
+    >>> model = RandomForestClassifier(10, max_depth=3, random_state=0).fit(X, X.sum(1) > 3)
+    >>> ensemble = read_ensemble(model)
+    >>> states = [FeatureStates(None, [], n_states=2),
+    ...           refine_states(ensemble, 0, edges=np.arange(5)),
+    ...           refine_states(ensemble, 1, edges=np.arange(3))]
+    >>> cards = [s.n_states for s in states]
+    >>> net = BayesNet(cards, [(), (0,), ()],
+    ...                [np.full(2, .5), np.full((2, cards[1]), 1 / cards[1]),
+    ...                 np.full(cards[2], 1 / cards[2])])
+    >>> result = ensemble_bounds(ensemble, net, states, sensitive_features=0)
+    >>> result.stopped, result.exact
+    ('finished', True)
+    """
+    start = time.process_time()
+    sensitive = _check_inputs(ensemble, network, states, sensitive_features)
+    masks = LeafMasks(ensemble, states, max_table_size)
+    order, n_prefix = branching_order(network, sensitive, masks.importance)
+    budget = _check_budget(network, order, n_prefix, max_nodes, max_table_size)
+    search = _Search(ensemble, network, masks, order, sensitive)
+    frontier, group_probability = _initial(search, n_prefix)
+    _check_groups(network, sensitive, group_probability)
+    deadline = None if max_time is None else start + float(max_time)
+    stopped, frontier = _run(search, frontier, group_probability, float(tolerance),
+                             budget, deadline)
+    return _result(search, frontier, group_probability, stopped, start, order)

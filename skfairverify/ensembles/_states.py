@@ -1,0 +1,157 @@
+"""The states of a network variable as intervals of one input column of the model.
+
+A :class:`FeatureStates` with sorted ``edges`` ``e_0 < ... < e_{m-1}`` has the states
+``(-inf, e_0], (e_0, e_1], ..., (e_{m-1}, inf)`` of the column's value cast to the
+ensemble's input dtype, and one more last state for a missing value when ``missing``.
+When every split threshold of every tree on that column is an edge, each state sends
+every split one known way: :func:`refine_states` makes such edges from the ensemble.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._structure import TreeEnsemble
+
+__all__ = ["FeatureStates", "encode_states", "refine_states"]
+
+
+@dataclass(frozen=True)
+class FeatureStates:
+    """States of one network variable as intervals of one input column.
+
+    Parameters
+    ----------
+    feature : int or None
+        The model's input column the variable describes; None for a variable the
+        model does not read (a sensitive feature left out of the model, say).
+    edges : ndarray of float64
+        Sorted distinct finite state boundaries; state ``j`` holds the values ``x``
+        with ``edges[j - 1] < x <= edges[j]`` (``-inf`` and ``inf`` at the ends).
+        Ignored (empty) when ``feature`` is None.
+    missing : bool, default=False
+        Whether the last state is a missing value (NaN).
+    n_states : int, default=None
+        Number of states of a variable the model does not read (``feature=None``);
+        otherwise ``len(edges) + 1 + missing``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.ensembles import FeatureStates
+    >>> states = FeatureStates(0, np.array([1.0, 2.5]), missing=True)
+    >>> states.n_states
+    4
+    """
+
+    feature: int | None
+    edges: np.ndarray
+    missing: bool = False
+    n_states: int | None = None
+
+    def __post_init__(self):
+        edges = np.asarray(self.edges, dtype=np.float64).ravel()
+        if edges.size and (not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0)):
+            raise ValueError("edges must be finite and strictly increasing.")
+        object.__setattr__(self, "edges", edges)
+        if self.feature is None:
+            if self.n_states is None or int(self.n_states) < 1:
+                raise ValueError("A variable the model does not read (feature=None) needs "
+                                 "n_states >= 1.")
+            return
+        object.__setattr__(self, "n_states", edges.size + 1 + int(bool(self.missing)))
+
+    def encode(self, values, dtype=np.float64) -> np.ndarray:
+        """The state of each value of the column.
+
+        Parameters
+        ----------
+        values : array-like of shape (n_samples,)
+            The column's values (NaN for a missing value).
+        dtype : numpy dtype, default=np.float64
+            The ensemble's ``input_dtype``, which the values are cast to first.
+
+        Returns
+        -------
+        states : ndarray of int64 of shape (n_samples,)
+        """
+        x = np.asarray(values, dtype=np.float64).astype(dtype).astype(np.float64)
+        states = np.searchsorted(self.edges, x, side="left")
+        nan = np.isnan(x)
+        if nan.any():
+            if not self.missing:
+                raise ValueError(f"Column {self.feature} has missing values but its "
+                                 "states have no missing state (missing=False).")
+            states[nan] = self.n_states - 1
+        return states.astype(np.int64)
+
+
+def refine_states(ensemble: TreeEnsemble, feature: int, edges=(), missing=False
+                  ) -> FeatureStates:
+    """States of one input column with every split threshold of the ensemble as an edge.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The model read by :func:`read_ensemble`.
+    feature : int
+        The input column.
+    edges : array-like, default=()
+        More boundaries to keep (a binning's edges, say), cast to the input dtype.
+    missing : bool, default=False
+        Whether to add a state for a missing value.
+
+    Returns
+    -------
+    states : FeatureStates
+        Edges: the union of ``edges`` and the finite split thresholds on the column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from skfairverify.ensembles import read_ensemble, refine_states
+    >>> X = np.column_stack([np.arange(10.0), np.zeros(10)])
+    >>> model = GradientBoostingClassifier(n_estimators=2, max_depth=1).fit(X, X[:, 0] > 4)
+    >>> refine_states(read_ensemble(model), 0, edges=[2.0]).edges.tolist()
+    [2.0, 4.5]
+    """
+    extra = np.asarray(edges, dtype=np.float64).astype(ensemble.input_dtype)
+    thresholds = ensemble.thresholds(feature)
+    merged = np.unique(np.concatenate([extra.astype(np.float64), thresholds]))
+    return FeatureStates(int(feature), merged[np.isfinite(merged)], missing=missing)
+
+
+def encode_states(states, X, dtype=np.float64) -> np.ndarray:
+    """The state of every variable for each row of the model's inputs.
+
+    Parameters
+    ----------
+    states : list of FeatureStates
+        One per network variable; a variable the model does not read must be given
+        its states in ``X`` by the caller, and is encoded as 0 here.
+    X : array-like of shape (n_samples, n_features)
+        The model's numeric inputs.
+    dtype : numpy dtype, default=np.float64
+        The ensemble's ``input_dtype``.
+
+    Returns
+    -------
+    codes : ndarray of int64 of shape (n_samples, n_variables)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.ensembles import FeatureStates, encode_states
+    >>> states = [FeatureStates(0, np.array([0.5]))]
+    >>> encode_states(states, np.array([[0.0], [0.5], [1.0]]))[:, 0].tolist()
+    [0, 0, 1]
+    """
+    X = np.asarray(X, dtype=np.float64)
+    codes = np.zeros((X.shape[0], len(states)), dtype=np.int64)
+    for v, st in enumerate(states):
+        if st.feature is not None:
+            codes[:, v] = st.encode(X[:, st.feature], dtype)
+    return codes

@@ -1,0 +1,350 @@
+"""Tree ensembles: the readers against each model's predict, the bounds against enumeration."""
+
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    RandomForestClassifier,
+)
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
+
+from skfairverify.ensembles import (
+    FeatureStates,
+    encode_states,
+    ensemble_bounds,
+    read_ensemble,
+    refine_states,
+)
+from skfairverify.ensembles._booster_readers import (
+    _lightgbm_positive,
+    _xgboost_positive,
+    least_positive,
+)
+from skfairverify.ensembles._masks import high_bit, low_bit
+from skfairverify.s3p import BayesNet, TableTooLargeError
+
+
+def _optional(name):
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+xgb = _optional("xgboost")
+lgb = _optional("lightgbm")
+
+
+def _models(rng, small=False):
+    """(name, unfitted model, whether it takes NaN) of every supported kind."""
+    n = rng.randint(2, 12) if small else 30
+    depth = 2 if small else 4
+    models = [
+        ("hgb", HistGradientBoostingClassifier(max_iter=n, max_depth=depth + 1,
+                                               early_stopping=False), True),
+        ("gb", GradientBoostingClassifier(n_estimators=n, max_depth=depth), False),
+        ("rf", RandomForestClassifier(n, max_depth=depth + 1, random_state=0), True),
+        ("et", ExtraTreesClassifier(n, max_depth=depth + 1, random_state=0), True),
+        ("rf-pure", RandomForestClassifier(max(2, n // 3) * 2, random_state=0), False),
+    ]
+    if xgb is not None:
+        models.append(("xgb", xgb.XGBClassifier(n_estimators=n, max_depth=depth, n_jobs=1),
+                       True))
+    if lgb is not None:
+        models.append(("lgb", lgb.LGBMClassifier(n_estimators=n, num_leaves=2 ** depth,
+                                                 verbose=-1, n_jobs=1), True))
+    return models
+
+
+KINDS = [name for name, _, _ in _models(np.random.RandomState(0))]
+
+
+def _data(rng, n, n_features, nan):
+    X = rng.randint(0, 6, (n, n_features)).astype(float)
+    X += rng.rand(n, n_features) * (rng.rand(n, n_features) < 0.5)
+    if nan:
+        X[rng.rand(n) < 0.15, 0] = np.nan
+    y = (np.nan_to_num(X).sum(axis=1) + rng.randn(n) > 2.5 * n_features).astype(int)
+    return X, y
+
+
+def _fit(kind, rng, small=False, n_features=4, n=2000):
+    name, model, takes_nan = dict((k, (k, m, t)) for k, m, t in _models(rng, small))[kind]
+    X, y = _data(rng, n, n_features, takes_nan)
+    with threadpool_limits(1):
+        model.fit(X, y)
+    return model, X
+
+
+def _rows_at_thresholds(ensemble, X, rng):
+    """Rows of X with values set to split thresholds and just above them."""
+    rows = [X]
+    for above in (False, True):
+        T = X.copy()
+        for f in range(X.shape[1]):
+            th = ensemble.thresholds(f)
+            th = th[np.isfinite(th)]
+            if th.size:
+                pick = rng.choice(th, X.shape[0])
+                T[:, f] = np.nextafter(pick, np.inf) if above else pick
+        rows.append(T)
+    return np.vstack(rows)
+
+
+# ------------------------------------------------------------------------ readers
+@pytest.mark.parametrize("kind", KINDS)
+def test_reader_recomputes_the_models_predict(kind):
+    rng = np.random.RandomState(0)
+    model, X = _fit(kind, rng)
+    ensemble = read_ensemble(model)
+    rows = _rows_at_thresholds(ensemble, X, rng)
+    with threadpool_limits(1):
+        expected = model.predict(rows)
+    assert rows.shape[0] >= 6000
+    np.testing.assert_array_equal(ensemble.predict(rows), expected)
+    assert ensemble.n_trees == 30 or kind == "rf-pure"
+
+
+@pytest.mark.parametrize("kind", ["hgb", "gb"])
+def test_raw_score_is_the_decision_function(kind):
+    rng = np.random.RandomState(1)
+    model, X = _fit(kind, rng)
+    np.testing.assert_allclose(read_ensemble(model).raw_score(X), model.decision_function(X),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_reader_unwraps_a_frozen_estimator():
+    model, X = _fit("gb", np.random.RandomState(2))
+    np.testing.assert_array_equal(read_ensemble(FrozenEstimator(model)).predict(X),
+                                  model.predict(X))
+
+
+def test_reader_refuses_by_name():
+    rng = np.random.RandomState(0)
+    X = rng.rand(300, 3)
+    y3 = rng.randint(0, 3, 300)
+    with pytest.raises(ValueError, match="binary"):
+        read_ensemble(RandomForestClassifier(3).fit(X, y3))
+    with pytest.raises(ValueError, match="binary"):
+        read_ensemble(HistGradientBoostingClassifier(max_iter=3).fit(X, y3))
+    with pytest.raises(TypeError, match="regressor"):
+        read_ensemble(GradientBoostingRegressor(n_estimators=3).fit(X, X[:, 0]))
+    with pytest.raises(TypeError, match="supported"):
+        read_ensemble(LogisticRegression().fit(X, y3 > 0))
+    Xc = np.column_stack([rng.randint(0, 4, 300), X[:, 1]])
+    hgb = HistGradientBoostingClassifier(max_iter=3, categorical_features=[0])
+    with pytest.raises(ValueError, match="categorical"):
+        read_ensemble(hgb.fit(Xc, Xc[:, 0] > 1))
+
+
+@pytest.mark.skipif(lgb is None, reason="lightgbm is not installed")
+def test_lightgbm_zero_as_missing_is_refused():
+    rng = np.random.RandomState(0)
+    X = rng.rand(300, 2)
+    X[::5, 0] = 0.0
+    model = lgb.LGBMClassifier(n_estimators=3, zero_as_missing=True, verbose=-1, n_jobs=1)
+    with pytest.raises(ValueError, match="Zero"):
+        read_ensemble(model.fit(X, X[:, 0] > 0.5))
+
+
+def test_bit_scans_agree_with_python_ints():
+    rng = np.random.RandomState(0)
+    words = rng.randint(0, 2**63, size=(500, 3), dtype=np.int64).astype(np.uint64)
+    words[::7] >>= rng.randint(0, 63, size=(words[::7].shape)).astype(np.uint64)
+    words[::11, 0] = 0
+    words[::13] |= np.uint64(2**63)
+    for row, lo, hi in zip(words, low_bit(words), high_bit(words)):
+        value = sum(int(w) << (64 * i) for i, w in enumerate(row))
+        assert lo == (value & -value).bit_length() - 1
+        assert hi == value.bit_length() - 1
+
+
+# ------------------------------------------------------------------------ bounds
+def _representatives(states):
+    """A value inside each state of each variable (NaN for the missing state)."""
+    out = []
+    for st in states:
+        e = st.edges
+        values = list(e) + [e[-1] + 1.0 if e.size else 0.0]
+        out.append(np.array(values + ([np.nan] if st.missing else [])))
+    return out
+
+
+def _random_network(rng, cards):
+    parents = []
+    for i in range(len(cards)):
+        k = rng.randint(0, min(2, i) + 1)
+        parents.append(tuple(sorted(rng.choice(i, k, replace=False).tolist())) if k else ())
+    cpts = [rng.dirichlet(np.full(cards[i], 0.7), size=tuple(cards[p] for p in parents[i]))
+            for i in range(len(cards))]
+    return BayesNet(cards, parents, cpts)
+
+
+def _brute_force(ensemble, network, states, sensitive):
+    """Exact group rates by enumerating the joint of the network."""
+    joint = np.array(list(itertools.product(*(range(c) for c in network.cardinalities))))
+    prob = np.ones(len(joint))
+    for v in range(network.n_variables):
+        index = tuple(joint[:, p] for p in network.parents[v]) + (joint[:, v],)
+        prob *= network.cpts[v][index]
+    X = np.zeros((len(joint), ensemble.n_features))
+    for v, (st, rep) in enumerate(zip(states, _representatives(states))):
+        if st.feature is not None:
+            X[:, st.feature] = rep[joint[:, v]]
+    positive = ensemble.positive(ensemble.raw_score(X))
+    cards = [network.cardinalities[v] for v in sensitive]
+    group = np.ravel_multi_index(tuple(joint[:, v] for v in sensitive), cards)
+    size = int(np.prod(cards))
+    return np.bincount(group, prob * positive, size) / np.bincount(group, prob, size)
+
+
+def _problem(kind, seed, n_features=None, with_outside=True):
+    """A small random ensemble of ``kind`` and a random network over its states."""
+    rng = np.random.RandomState(seed)
+    n_features = n_features or rng.randint(2, 5)
+    model, X = _fit(kind, rng, small=True, n_features=n_features, n=300)
+    ensemble = read_ensemble(model)
+    states = [refine_states(ensemble, f, missing=bool(np.isnan(X[:, f]).any()))
+              for f in range(n_features)]
+    if with_outside:
+        states = [FeatureStates(None, [], n_states=2), *states]
+    network = _random_network(rng, [s.n_states for s in states])
+    return ensemble, network, states
+
+
+def _inside(result, truth):
+    return np.all(result.lower <= truth + 1e-12) and np.all(truth <= result.upper + 1e-12)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(6))
+def test_bounds_hold_and_are_exact_when_finished(kind, seed):
+    ensemble, network, states = _problem(kind, seed)
+    if np.prod(network.cardinalities) > 200_000:  # too many joint states to enumerate
+        ensemble, network, states = _problem(kind, seed, n_features=2)
+    truth = _brute_force(ensemble, network, states, [0])
+    exact = ensemble_bounds(ensemble, network, states, sensitive_features=0)
+    assert exact.stopped == "finished"
+    np.testing.assert_allclose(exact.lower, truth, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(exact.lower, exact.upper)
+    assert exact.exact and np.all(exact.settled == 1)
+    for kwargs in ({"tolerance": 0.05}, {"max_nodes": 1}, {"max_nodes": 3}):
+        result = ensemble_bounds(ensemble, network, states, sensitive_features=0, **kwargs)
+        assert _inside(result, truth), kwargs
+        if result.stopped == "tolerance":
+            assert np.all(result.width <= 0.05)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bounds_with_sensitive_model_inputs(seed):
+    """Two sensitive variables, one of them read by the model, without outside variables."""
+    ensemble, network, states = _problem("gb", 100 + seed, n_features=3, with_outside=False)
+    sensitive = [0, 2]
+    truth = _brute_force(ensemble, network, states, sensitive)
+    result = ensemble_bounds(ensemble, network, states, sensitive_features=sensitive)
+    np.testing.assert_allclose(result.lower, truth, rtol=0, atol=1e-12)
+    assert len(result.groups) == network.cardinalities[0] * network.cardinalities[2]
+    overall = ensemble_bounds(ensemble, network, states)
+    assert overall.groups == [()] and overall.exact
+
+
+def _bigger_problem():
+    rng = np.random.RandomState(7)
+    X, y = _data(rng, 3000, 4, nan=False)
+    model = GradientBoostingClassifier(n_estimators=40, max_depth=3, random_state=0).fit(X, y)
+    ensemble = read_ensemble(model)
+    states = [refine_states(ensemble, f) for f in range(4)]
+    codes = encode_states(states, X)
+    cards = [s.n_states for s in states]
+    cpts = [np.bincount(codes[:, 0], minlength=cards[0]) + 1.0]
+    cpts = [cpts[0] / cpts[0].sum()]
+    for v in range(1, 4):
+        table = np.ones((cards[v - 1], cards[v]))
+        np.add.at(table, (codes[:, v - 1], codes[:, v]), 1.0)
+        cpts.append(table / table.sum(axis=1, keepdims=True))
+    network = BayesNet(cards, [(), (0,), (1,), (2,)], cpts)
+    return ensemble, network, states
+
+
+def test_bounds_tighten_monotonically_with_the_budget():
+    ensemble, network, states = _bigger_problem()
+    exact = ensemble_bounds(ensemble, network, states, sensitive_features=0)
+    previous = None
+    for budget in (1, 10, 100, 300, 1000, 3000):
+        result = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_nodes=budget)
+        assert _inside(result, exact.lower)
+        if previous is not None:
+            assert np.all(previous.lower <= result.lower)
+            assert np.all(result.upper <= previous.upper + 1e-12)
+            assert np.all(previous.settled <= result.settled + 1e-12)
+        previous = result
+    assert previous.width.max() < ensemble_bounds(
+        ensemble, network, states, sensitive_features=0, max_nodes=1).width.max()
+    assert exact.exact and exact.nodes_expanded.sum() > 100
+
+
+def test_bounds_refuse_by_name():
+    ensemble, network, states = _bigger_problem()
+    with pytest.raises(TableTooLargeError, match="max_table_size"):
+        ensemble_bounds(ensemble, network, states, max_table_size=100)
+    with pytest.raises(TableTooLargeError, match="max_nodes"):
+        ensemble_bounds(ensemble, network, states, max_nodes=10**9)
+    with pytest.raises(TableTooLargeError, match="sensitive"):
+        ensemble_bounds(ensemble, network, states, sensitive_features=[0, 1, 2, 3],
+                        max_table_size=200_000)
+
+
+def test_bounds_check_their_inputs():
+    ensemble, network, states = _bigger_problem()
+    coarse = list(states)
+    coarse[1] = FeatureStates(states[1].feature, states[1].edges[::2])
+    with pytest.raises(ValueError, match="states"):
+        ensemble_bounds(ensemble, network, coarse)
+    cards = list(network.cardinalities)
+    cards[1] = coarse[1].n_states
+    net = BayesNet.independent([np.full(c, 1 / c) for c in cards])
+    with pytest.raises(ValueError, match="not a boundary"):
+        ensemble_bounds(ensemble, net, coarse)
+    with pytest.raises(ValueError, match="no variable describes"):
+        ensemble_bounds(ensemble, BayesNet.independent([[1.0]] * 4),
+                        [FeatureStates(None, [], n_states=1)] * 4)
+    empty = network.replace_cpt(0, np.eye(network.cardinalities[0])[0])
+    with pytest.raises(ValueError, match="probability 0"):
+        ensemble_bounds(ensemble, empty, states, sensitive_features=0)
+    with pytest.raises(TypeError, match="TreeEnsemble"):
+        ensemble_bounds("model", network, states)
+
+
+def test_time_budget_stops_soundly():
+    ensemble, network, states = _bigger_problem()
+    exact = ensemble_bounds(ensemble, network, states, sensitive_features=0)
+    result = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_time=0.0)
+    assert result.stopped == "max_time"
+    assert _inside(result, exact.lower)
+    frame = result.to_frame()
+    assert list(frame["group"]) == result.groups and len(frame) == len(result.groups)
+
+
+def test_encode_states_round_trip():
+    ensemble, network, states = _bigger_problem()
+    reps = _representatives(states)
+    X = np.column_stack([reps[v][np.arange(s.n_states) % s.n_states][:3]
+                         for v, s in enumerate(states)])
+    codes = encode_states(states, X, ensemble.input_dtype)
+    np.testing.assert_array_equal(codes, np.tile(np.arange(3), (4, 1)).T)
+
+
+def test_sigmoid_decisions_are_thresholds_on_the_raw_score():
+    """XGBoost (float32 sigmoid > 0.5) and LightGBM (p > 1 - p) read as least positive scores."""
+    for positive, dtype in ((_xgboost_positive, np.float32),
+                            (lambda r: _lightgbm_positive(r, 1.0), np.float64)):
+        t = least_positive(positive, dtype)
+        below = np.nextafter(np.array(t, dtype=dtype), np.array(0, dtype=dtype))
+        assert positive(t) and not positive(below) and 0 < t < 1e-6
