@@ -20,10 +20,10 @@ from __future__ import annotations
 import contextlib
 import time
 
-from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from ..s3p import TableTooLargeError
+from ..utils._threads import limited_threads
 
 __all__ = ["PROGRESS_AFTER", "Budget", "GenerationTimeout", "single_threaded"]
 
@@ -50,8 +50,21 @@ class GenerationTimeout(TableTooLargeError):
 
 @contextlib.contextmanager
 def single_threaded():
-    """Run the models with one BLAS/OpenMP thread (a busy core slows OpenMP 10-25x)."""
-    with threadpool_limits(limits=1):
+    """Run the models with one BLAS/OpenMP thread (a busy core slows OpenMP 10-25x).
+
+    The package's :func:`~skfairverify.utils._threads.limited_threads`, whose
+    threadpoolctl controller is built once (``threadpool_limits`` inspects the loaded
+    libraries on every call).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.counterfactual._budget import single_threaded
+    >>> with single_threaded():
+    ...     float(np.ones(2) @ np.ones(2))
+    2.0
+    """
+    with limited_threads():
         yield
 
 
