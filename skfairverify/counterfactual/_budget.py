@@ -17,7 +17,6 @@ share of the budget is spent, so that no single row can run past it.
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 from tqdm.auto import tqdm
@@ -48,24 +47,17 @@ class GenerationTimeout(TableTooLargeError):
         self.seconds = seconds
 
 
-@contextlib.contextmanager
 def single_threaded():
     """Run the models with one BLAS/OpenMP thread (a busy core slows OpenMP 10-25x).
 
-    The package's :func:`~skfairverify.utils._threads.limited_threads`, whose
-    threadpoolctl controller is built once (``threadpool_limits`` inspects the loaded
-    libraries on every call).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skfairverify.counterfactual._budget import single_threaded
-    >>> with single_threaded():
-    ...     float(np.ones(2) @ np.ones(2))
-    2.0
+    Returns
+    -------
+    context manager
+        The package's :func:`~skfairverify.utils._threads.limited_threads`, whose
+        threadpoolctl controller is built once (``threadpool_limits`` inspects the
+        loaded libraries on every call).
     """
-    with limited_threads():
-        yield
+    return limited_threads()
 
 
 class Budget:
