@@ -158,3 +158,4 @@ def test_fold_models_predict_with_one_thread_in_evaluate():
         ThreadRecorder.seen = []
         audit.evaluate(proxy_data(100, seed=4)[0])  # new rows: the fold models judge them
     assert ThreadRecorder.seen and max(ThreadRecorder.seen) == 1
+
