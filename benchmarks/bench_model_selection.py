@@ -16,17 +16,29 @@ wall seconds, the ratio to the accuracy-only search of the same run, and the sec
 per fairness-scorer call ((search - accuracy only) / calls). All the models run with one
 thread (threadpoolctl), as the audit fits its sensitive classifiers.
 
+The audit (``--part audit``): ``python -m skfairverify audit --dataset <name> --quiet
+--json <file>`` on each bundled dataset (german, compas, adult), end to end in a fresh
+process (imports included), with every step and with the counterfactual step left out
+(``--steps verify esl``), interleaved; the table gives the median wall and CPU seconds
+(``resource.getrusage`` of the child) of each and the audit's own step timings.
+
 Usage::
 
-    python benchmarks/bench_model_selection.py             # 3 repeats
+    python benchmarks/bench_model_selection.py             # 3 repeats, both parts
     python benchmarks/bench_model_selection.py --repeat 1  # one pass
+    python benchmarks/bench_model_selection.py --part audit --datasets german
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
 
@@ -47,6 +59,8 @@ from skfairverify.metrics import (
 )
 
 GRID = {"logisticregression__C": [0.01, 1.0]}
+AUDIT_DATASETS = ("german", "compas", "adult")
+AUDIT_STEPS = {"every step": [], "counterfactuals off": ["--steps", "verify", "esl"]}
 CV = 3
 SEED = 0
 
@@ -105,11 +119,68 @@ def score_columns(results, names) -> np.ndarray:
     return np.array([results[f"split{i}_test_{n}"] for n in names for i in range(CV)])
 
 
+def run_audit_process(dataset: str, steps: list) -> dict:
+    """One audit in a fresh process: wall and CPU seconds, and its step timings."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "report.json")
+        command = [sys.executable, "-m", "skfairverify", "audit", "--dataset", dataset,
+                   *steps, "--quiet", "--json", out]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        with open(out, encoding="utf-8") as fh:
+            report = json.load(fh)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu, "steps": report.get("timings_seconds", {})}
+
+
+def audit_part(datasets, repeat: int) -> None:
+    """The audit of each bundled dataset with and without its counterfactual step."""
+    runs = {(d, name): [] for d in datasets for name in AUDIT_STEPS}
+    for _ in range(repeat):
+        for dataset in datasets:
+            for name, steps in AUDIT_STEPS.items():
+                runs[dataset, name].append(run_audit_process(dataset, steps))
+    print(f"python -m skfairverify audit --dataset <name>, {repeat} run(s) interleaved, "
+          f"median seconds; load average now: {os.getloadavg()[0]:.2f} (2 cores); "
+          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
+    print()
+    print("| dataset | steps | wall (s) | CPU (s) | x counterfactuals off (wall) "
+          "| step timings (s) |")
+    print("|---|---|---|---|---|---|")
+    for dataset in datasets:
+        off = statistics.median(r["wall"] for r in runs[dataset, "counterfactuals off"])
+        for name in AUDIT_STEPS:
+            done = runs[dataset, name]
+            wall = statistics.median(r["wall"] for r in done)
+            cpu = statistics.median(r["cpu"] for r in done)
+            steps = done[0]["steps"]
+            shown = ", ".join(f"{k} {statistics.median(r['steps'][k] for r in done):.2f}"
+                              for k in steps)
+            print(f"| {dataset} | {name} | {wall:.2f} | {cpu:.2f} | {wall / off:.2f}x "
+                  f"| {shown} |")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=4000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--part", choices=["search", "audit", "both"], default="both")
+    parser.add_argument("--datasets", nargs="*", default=list(AUDIT_DATASETS),
+                        choices=AUDIT_DATASETS)
     args = parser.parse_args(argv)
+    if args.part in ("search", "both"):
+        search_part(args)
+    if args.part in ("audit", "both"):
+        if args.part == "both":
+            print()
+        audit_part(args.datasets, args.repeat)
+
+
+def search_part(args) -> None:
+    """The searches of the workload, each scorer and all four, as a ratio to accuracy."""
     X, y = make_data(args.rows)
     configs = configurations()
     run_search(*make_data(1000), configs["all four"][0], True)  # warm-up: imports, caches

@@ -30,6 +30,7 @@ from skfairverify.counterfactual import (
     _linear,
     privileged_group,
 )
+from skfairverify.counterfactual._sensitive import group_labels
 from skfairverify.s3p import TableTooLargeError
 
 
@@ -384,3 +385,21 @@ def test_generators_share_the_base_contract():
     X, y = people(200)
     gen = KDTreeCounterfactuals().fit(X[["proxy", "skill"]], unaware().fit(X, y))
     assert gen.max_counterfactuals(10**9) == len(gen.candidates_)
+
+
+def test_compound_labels_are_the_row_wise_join():
+    # the vectorised labels (issue 26: a row loop took 3 s on Adult) equal the row loop's
+    rng = np.random.default_rng(0)
+    n = 500
+    frame = pd.DataFrame({
+        "sex": pd.Categorical(rng.choice(["F", "M"], n)),
+        "age": rng.integers(18, 70, n),
+        "score": rng.choice([0.5, 1.0, 2.25], n),
+        "flag": rng.choice([True, False], n),
+        "race": pd.array(rng.choice(["B", "W"], n), dtype="string"),
+    })
+    expected = ["|".join(str(v) for v in row) for row in frame.astype(object).itertuples(
+        index=False, name=None)]
+    labels = group_labels(frame)
+    assert labels.dtype == object and labels.tolist() == expected
+    assert group_labels(frame.iloc[:0]).tolist() == []

@@ -13,6 +13,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from skfairverify import esl_coefficients, esl_decomposition, esl_value, group_esl
 from skfairverify.metrics import make_esl_scorer
@@ -778,3 +779,34 @@ def test_result_objects_share_the_result_base():
         key=dec.features.index)
     assert repr(dec).startswith("ESLDecompositionResult(metric='tpr', members=")
     assert "ESL units" in dec.units and dec.wall_time >= dec.fit_wall_time > 0
+
+
+class FitThreadRecorder(ClassifierMixin, BaseEstimator):
+    """A logistic regression that records the thread counts of its fits."""
+
+    seen: list = []
+
+    def fit(self, X, y, sample_weight=None):
+        FitThreadRecorder.seen.append(max(
+            (lib["num_threads"] for lib in ThreadpoolController().info()), default=1))
+        self.model_ = LogisticRegression().fit(X, y)
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def test_esl_coalition_fits_run_with_one_thread():
+    # issue 26: the second ESL stage of the German audit took 2.1-2.5 s instead of 0.3 s
+    # when the BLAS threads of its 15 small fits waited for busy cores
+    rng = np.random.default_rng(0)
+    n = 400
+    sex = rng.integers(0, 2, n)
+    X = pd.DataFrame({"x1": rng.normal(size=n) + sex, "x2": rng.normal(size=n), "sex": sex})
+    y = (X.x1 + X.x2 + rng.normal(size=n) > 0.5).astype(int)
+    FitThreadRecorder.seen = []
+    with threadpool_limits(limits=2):
+        esl_decomposition(FitThreadRecorder(), X, y, sensitive_features="sex",
+                          values=("shapley",), random_state=0)
+    assert len(FitThreadRecorder.seen) == 3 and max(FitThreadRecorder.seen) == 1

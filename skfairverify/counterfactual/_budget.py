@@ -17,13 +17,12 @@ share of the budget is spent, so that no single row can run past it.
 
 from __future__ import annotations
 
-import contextlib
 import time
 
-from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from ..s3p import TableTooLargeError
+from ..utils._threads import limited_threads
 
 __all__ = ["PROGRESS_AFTER", "Budget", "GenerationTimeout", "single_threaded"]
 
@@ -48,11 +47,17 @@ class GenerationTimeout(TableTooLargeError):
         self.seconds = seconds
 
 
-@contextlib.contextmanager
 def single_threaded():
-    """Run the models with one BLAS/OpenMP thread (a busy core slows OpenMP 10-25x)."""
-    with threadpool_limits(limits=1):
-        yield
+    """Run the models with one BLAS/OpenMP thread (a busy core slows OpenMP 10-25x).
+
+    Returns
+    -------
+    context manager
+        The package's :func:`~skfairverify.utils._threads.limited_threads`, whose
+        threadpoolctl controller is built once (``threadpool_limits`` inspects the
+        loaded libraries on every call).
+    """
+    return limited_threads()
 
 
 class Budget:

@@ -60,7 +60,8 @@ def group_labels(frame: pd.DataFrame) -> np.ndarray:
                 f"({clash[:3]}), which separates the attributes of a compound group label; "
                 "replace that character in the values."
             )
-    return text.agg(SEPARATOR.join, axis=1).to_numpy(dtype=object)
+    columns = [text[col] for col in text.columns]  # vectorised: a row loop took seconds
+    return columns[0].str.cat(columns[1:], sep=SEPARATOR).to_numpy(dtype=object)
 
 
 def _value_names(frame: pd.DataFrame, X: pd.DataFrame) -> list:

@@ -26,6 +26,7 @@ from ..utils._compat import (
     validate_params,
 )
 from ..utils._fitting import check_weights_accepted, fit_with_weights
+from ..utils._threads import limited_threads
 from ..utils._validation import check_sample_weight, check_sensitive, check_sensitive_features
 from ._checks import (
     _as_frame,
@@ -234,11 +235,14 @@ def _fit_coalitions(estimator, rows: _Rows, players: dict, values, settings: _Se
                        desc=f"{len(coalitions)} coalition fits ({len(names)} features)")
     yhat = np.empty((rows.X_test.shape[0], len(coalitions)), dtype=np.int8)
     fit_time = 0.0
-    for j, (pred, elapsed) in enumerate(outputs):
-        yhat[:, j] = _binary_vector(
-            pred, f"predictions of the model on features {[names[k] for k in coalitions[j]]}"
-        )
-        fit_time += elapsed
+    # the fits run as the loop asks for them: one BLAS/OpenMP thread each (small
+    # fits in a row gain nothing from threads, and wait for them when the cores are busy)
+    with limited_threads():
+        for j, (pred, elapsed) in enumerate(outputs):
+            yhat[:, j] = _binary_vector(
+                pred,
+                f"predictions of the model on features {[names[k] for k in coalitions[j]]}")
+            fit_time += elapsed
     return _Fits(names, coalitions, yhat, fit_time, time.perf_counter() - t_start)
 
 
