@@ -436,28 +436,33 @@ def protocol_summary(groups, metrics, seconds, warned) -> dict:
     return out
 
 
-def protocol(args):
+def protocol_samples(args):
+    """``(name, population, n)`` of every design and dataset asked, at each sample size."""
     import population_designs as designs
 
-    names = list(args.designs) + list(args.real)
-    rows = {}
-    for name in names:
+    for name in list(args.designs) + list(args.real):
         pop = (designs.synthetic(name) if name in designs.SYNTHETIC
                else designs.real(name, args.datasets))
         if pop is None:
             print(f"{name}: not found in {args.datasets}, skipped")
             continue
         for n in args.sizes or PROTOCOL_SIZES.get(name, [500, 2000]):
-            groups, metrics, seconds, warned = [], [], [], []
-            for r in range(args.reps):
-                gr, me, se, wa = protocol_fit(pop, n, 1000 * n + args.first_seed + r, args)
-                groups += gr
-                metrics.append(me)
-                seconds.append(se)
-                warned.append(wa)
-            rows[(name, n)] = protocol_summary(groups, metrics, seconds, warned)
-            print(name, n, {k: round(float(v), 3) for k, v in rows[(name, n)].items()},
-                  flush=True)
+            yield name, pop, n
+
+
+def protocol(args):
+    rows = {}
+    for name, pop, n in protocol_samples(args):
+        groups, metrics, seconds, warned = [], [], [], []
+        for r in range(args.reps):
+            gr, me, se, wa = protocol_fit(pop, n, 1000 * n + args.first_seed + r, args)
+            groups += gr
+            metrics.append(me)
+            seconds.append(se)
+            warned.append(wa)
+        rows[(name, n)] = protocol_summary(groups, metrics, seconds, warned)
+        print(name, n, {k: round(float(v), 3) for k, v in rows[(name, n)].items()},
+              flush=True)
     table = pd.DataFrame(rows).T
     table.index.names = ["population", "n"]
     print(table.to_string(float_format=lambda v: f"{v:.3f}"))
@@ -504,7 +509,6 @@ def prasad_rao(network, direct, n_eff, boot_network, boot_direct, level=0.95):
 
 def compare_prasad_rao(args):
     """The package's estimate against Prasad-Rao's on the same samples and replicates."""
-    import population_designs as designs
 
     from skfairverify.verification import _population
 
@@ -519,38 +523,33 @@ def compare_prasad_rao(args):
     _population.population_estimates = both  # benchmark-only: record both estimates
     rows = {}
     try:
-        for name in list(args.designs) + list(args.real):
-            pop = (designs.synthetic(name) if name in designs.SYNTHETIC
-                   else designs.real(name, args.datasets))
-            if pop is None:
-                continue
-            for n in args.sizes or PROTOCOL_SIZES.get(name, [500, 2000]):
-                acc = {k: [] for k in ("hb", "pr", "direct", "hb_cov", "pr_cov")}
-                for r in range(args.reps):
-                    seed = 1000 * n + args.first_seed + r
-                    X, _ = pop.sample(n, np.random.default_rng(seed))
-                    seen.clear()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        ver = FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive,
-                                               n_draws=0, random_state=seed).fit(X)
-                    keys = [tuple(str(v) for v in row) for row in
-                            ver.groups_[pop.sensitive].itertuples(index=False)]
-                    truth = np.array([pop.truth["positive_rate"].get(k, np.nan) for k in keys])
-                    hb, (rate, low, high) = seen[0]
-                    ok = ~np.isnan(truth)
-                    acc["direct"] += list(np.abs(hb.direct - truth)[ok])
-                    acc["hb"] += list(np.abs(hb.rate - truth)[ok])
-                    acc["pr"] += list(np.abs(rate - truth)[ok])
-                    acc["hb_cov"] += list(((hb.low <= truth) & (truth <= hb.high))[ok])
-                    acc["pr_cov"] += list(((low <= truth) & (truth <= high))[ok])
-                rows[(name, n)] = {
-                    "MAE/emp package": np.mean(acc["hb"]) / np.mean(acc["direct"]),
-                    "MAE/emp Prasad-Rao": np.mean(acc["pr"]) / np.mean(acc["direct"]),
-                    "cover package": np.mean(acc["hb_cov"]),
-                    "cover Prasad-Rao": np.mean(acc["pr_cov"])}
-                print(name, n, {k: round(float(v), 3) for k, v in rows[(name, n)].items()},
-                      flush=True)
+        for name, pop, n in protocol_samples(args):
+            acc = {k: [] for k in ("hb", "pr", "direct", "hb_cov", "pr_cov")}
+            for r in range(args.reps):
+                seed = 1000 * n + args.first_seed + r
+                X, _ = pop.sample(n, np.random.default_rng(seed))
+                seen.clear()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ver = FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive,
+                                           n_draws=0, random_state=seed).fit(X)
+                keys = [tuple(str(v) for v in row) for row in
+                        ver.groups_[pop.sensitive].itertuples(index=False)]
+                truth = np.array([pop.truth["positive_rate"].get(k, np.nan) for k in keys])
+                hb, (rate, low, high) = seen[0]
+                ok = ~np.isnan(truth)
+                acc["direct"] += list(np.abs(hb.direct - truth)[ok])
+                acc["hb"] += list(np.abs(hb.rate - truth)[ok])
+                acc["pr"] += list(np.abs(rate - truth)[ok])
+                acc["hb_cov"] += list(((hb.low <= truth) & (truth <= hb.high))[ok])
+                acc["pr_cov"] += list(((low <= truth) & (truth <= high))[ok])
+            rows[(name, n)] = {
+                "MAE/emp package": np.mean(acc["hb"]) / np.mean(acc["direct"]),
+                "MAE/emp Prasad-Rao": np.mean(acc["pr"]) / np.mean(acc["direct"]),
+                "cover package": np.mean(acc["hb_cov"]),
+                "cover Prasad-Rao": np.mean(acc["pr_cov"])}
+            print(name, n, {k: round(float(v), 3) for k, v in rows[(name, n)].items()},
+                  flush=True)
     finally:
         _population.population_estimates = original
     print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:.3f}"))
@@ -638,49 +637,43 @@ def sp_methods(args):
     ``population_`` table (``estimate`` and ``effective_rows``: the Beta distribution
     of each group's interval, as the package's own draws).
     """
-    import population_designs as designs
 
     alternatives = {"max-T": lambda d, p: sp_max_t(d), "percentile": sp_percentile,
                     "bias-corrected": sp_bias_corrected, "basic": sp_basic}
     rng = np.random.default_rng(0)
     rows = {}
-    for name in list(args.designs) + list(args.real):
-        pop = (designs.synthetic(name) if name in designs.SYNTHETIC
-               else designs.real(name, args.datasets))
-        if pop is None:
-            continue
-        for n in args.sizes or PROTOCOL_SIZES.get(name, [500, 2000]):
-            out = {k: [] for k in ["package", *alternatives]}
-            for r in range(args.reps):
-                seed = 1000 * n + args.first_seed + r
-                X, _ = pop.sample(n, np.random.default_rng(seed))
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # model checks: not measured here
-                    ver = FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive,
-                                           n_draws=0, random_state=seed).fit(X)
-                tab = ver.population_[ver.population_["rate"] == "positive_rate"]
-                keys = [tuple(str(r_[s]) for s in pop.sensitive) for _, r_ in tab.iterrows()]
-                truth = np.array([pop.truth["positive_rate"].get(k, np.nan) for k in keys])
-                ok = ~np.isnan(truth) & ~tab["estimate"].isna().to_numpy()
-                if ok.sum() < 2:
-                    continue
-                p = tab["estimate"].to_numpy()[ok]
-                e = tab["effective_rows"].to_numpy()[ok]
-                draws = rng.beta(e * p + 0.5, e * (1 - p) + 0.5, size=(4000, ok.sum()))
-                true_sp = truth[ok].max() - truth[ok].min()
-                bounds = {"package": ver.population_metric_intervals_["statistical_parity"]}
-                bounds.update({k: f(draws, point=p.max() - p.min()) if k != "max-T"
-                               else f(draws, None) for k, f in alternatives.items()})
-                for k, (lo, hi) in bounds.items():
-                    out[k].append((true_sp < lo, true_sp > hi, hi - lo))
-            row = {}
-            for k, v in out.items():
-                v = np.array(v, dtype=float)
-                row[k] = 1 - (v[:, 0] + v[:, 1] > 0).mean()
-                row[f"{k} low/high misses"] = f"{int(v[:, 0].sum())}/{int(v[:, 1].sum())}"
-            rows[(name, n)] = row
-            print(name, n, {k: (round(float(v), 3) if not isinstance(v, str) else v)
-                            for k, v in row.items()}, flush=True)
+    for name, pop, n in protocol_samples(args):
+        out = {k: [] for k in ["package", *alternatives]}
+        for r in range(args.reps):
+            seed = 1000 * n + args.first_seed + r
+            X, _ = pop.sample(n, np.random.default_rng(seed))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # model checks: not measured here
+                ver = FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive,
+                                       n_draws=0, random_state=seed).fit(X)
+            tab = ver.population_[ver.population_["rate"] == "positive_rate"]
+            keys = [tuple(str(r_[s]) for s in pop.sensitive) for _, r_ in tab.iterrows()]
+            truth = np.array([pop.truth["positive_rate"].get(k, np.nan) for k in keys])
+            ok = ~np.isnan(truth) & ~tab["estimate"].isna().to_numpy()
+            if ok.sum() < 2:
+                continue
+            p = tab["estimate"].to_numpy()[ok]
+            e = tab["effective_rows"].to_numpy()[ok]
+            draws = rng.beta(e * p + 0.5, e * (1 - p) + 0.5, size=(4000, ok.sum()))
+            true_sp = truth[ok].max() - truth[ok].min()
+            bounds = {"package": ver.population_metric_intervals_["statistical_parity"]}
+            bounds.update({k: f(draws, point=p.max() - p.min()) if k != "max-T"
+                           else f(draws, None) for k, f in alternatives.items()})
+            for k, (lo, hi) in bounds.items():
+                out[k].append((true_sp < lo, true_sp > hi, hi - lo))
+        row = {}
+        for k, v in out.items():
+            v = np.array(v, dtype=float)
+            row[k] = 1 - (v[:, 0] + v[:, 1] > 0).mean()
+            row[f"{k} low/high misses"] = f"{int(v[:, 0].sum())}/{int(v[:, 1].sum())}"
+        rows[(name, n)] = row
+        print(name, n, {k: (round(float(v), 3) if not isinstance(v, str) else v)
+                        for k, v in row.items()}, flush=True)
     table = pd.DataFrame(rows).T
     table.index.names = ["population", "n"]
     print(table.to_string(float_format=lambda v: f"{v:.3f}"))
