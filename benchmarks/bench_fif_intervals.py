@@ -11,7 +11,7 @@ exact solve of its reference network (as without), the draws' rates function bui
 (the draw rule's coarser solves) and one engine run per draw of its reference network.
 
 ``--coverage``: coverage of the 95% FIF intervals over ``--reps`` samples of 300 rows of
-a known distribution (``tests/test_fif_intervals.py``: a -> x (3 values), a -> z, the
+a known distribution (``tests/verification/test_fif_intervals.py``: a -> x (3 values), a -> z, the
 linear rule ``x + 1.5 z >= 2`` reproduced by a frozen logistic regression; the true
 influences of x and z by enumeration), the network learned on every sample, 40 draws.
 

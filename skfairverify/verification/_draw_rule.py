@@ -22,7 +22,7 @@ disagreeing states to the rest of the distribution, and the measured error is fi
 smaller (``benchmarks/bench_intervals.py --draw-rule``). ``U`` is checked twice: as the
 share of each group's rows on which the decisions differ, and as ``|r_l - r_c|`` at the
 point estimate; the coarsest rule passing both is used, the verified rule itself when
-none does. ``tests/test_draw_rule.py`` checks the draws against the verified rule's,
+none does. ``tests/verification/test_draw_rule.py`` checks the draws against the verified rule's,
 solved draw by draw, on known networks.
 """
 

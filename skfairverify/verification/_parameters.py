@@ -20,7 +20,7 @@ from (weighted) state codes:
   exact without shared effects (the states are independent IPF problems), and with
   shared effects the other states follow the change of the shared effects (measured
   within 0.03% of full refits on a test table, against 1.8% in the median for the
-  target fitted on all rows; ``tests/test_parameters.py``);
+  target fitted on all rows; ``tests/verification/test_parameters.py``);
 * ``prior="pooled"``: the distribution of a feature given its sensitive parents
   ``S`` and other parents ``O`` has a Dirichlet prior centred on the pooled
   distribution given ``O`` only, which itself has a Dirichlet prior centred on the

@@ -1,6 +1,6 @@
 """Notebook displays (``_repr_html_``): the numbers shown are the result's, escaped.
 
-Every test reads the HTML back with html.parser (tests/_report_html_parsing.py) and
+Every test reads the HTML back with html.parser (tests/audit/_report_html_parsing.py) and
 compares the cells with the result's values, or with an independent computation (group
 means by numpy) where the result is computed from data.
 """

@@ -1,7 +1,7 @@
 """The HTML audit report as a page: self-contained, escaped, ordered, numbers as reported.
 
 The report is a real audit (every step, figures) of small data whose dataset name,
-column and group names are HTML markup (tests/_report_html_parsing.py). The page is read
+column and group names are HTML markup (tests/audit/_report_html_parsing.py). The page is read
 back with html.parser; verdicts are recomputed here from the shown values and the
 documented rules (four-fifths rule for DI, absolute gaps for the others).
 """

@@ -168,7 +168,7 @@ def test_command_line_errors(argv, match, capsys):
 
 def test_bad_inputs_are_named(tmp_path):
     frame, path = _csv_data(tmp_path)
-    # the command line's answers to user mistakes: tests/test_audit_cli.py
+    # the command line's answers to user mistakes: tests/audit/test_audit_cli.py
     X = frame.drop(columns="approved")
     with pytest.raises(ValueError, match="Unknown audit step"):
         run_audit(X, frame.approved, ["sex"], steps=["verify", "plot"])

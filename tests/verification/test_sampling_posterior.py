@@ -40,7 +40,7 @@ from skfairverify.verification._sampling import (
     rows_per_draw,
 )
 
-# a -> x, (a, x) -> z: the network of tests/test_verifier_intervals.py.
+# a -> x, (a, x) -> z: the network of tests/verification/test_verifier_intervals.py.
 P_A = np.array([0.7, 0.3])
 P_X = np.array([[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]])
 P_Z = np.array([[[0.6, 0.4], [0.4, 0.6], [0.3, 0.7]],

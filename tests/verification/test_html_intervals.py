@@ -1,6 +1,6 @@
 """The intervals of the verified rates and metrics in the audit report (issue 16).
 
-The HTML page and the text are read back (tests/_report_html_parsing.py) and compared
+The HTML page and the text are read back (tests/audit/_report_html_parsing.py) and compared
 with a FairnessVerifier fitted here on the audit's own split, apart from the audit; the
 verdicts with an interval are compared with the documented rule applied to a fine grid
 of the interval (enumeration), including a constructed interval that straddles the
@@ -73,7 +73,7 @@ def test_uncertain_verdict_on_constructed_intervals(key, value, interval, verdic
 @pytest.fixture(scope="module")
 def report():
     # the network's own intervals, as a verifier without the population estimate shows
-    # them (tests/test_population.py checks the population's)
+    # them (tests/verification/test_population.py checks the population's)
     return without_population(hostile_report())
 
 

@@ -27,7 +27,7 @@ from skfairverify.datasets import (
     load_titanic,
 )
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 
 # Copied from /work/shared/datasets/SHA256SUMS (independent of the bundled files).
 EXPECTED_SHA256 = {
@@ -97,7 +97,7 @@ def test_private_checksum_table_and_helper():
 
 def test_package_data_globs_cover_bundled_files():
     tomllib = pytest.importorskip("tomllib")
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     globs = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"][
         "skfairverify.datasets"
     ]

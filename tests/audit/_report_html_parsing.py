@@ -1,7 +1,7 @@
 """Read back the tables of an HTML report or notebook display (html.parser only).
 
-Shared by tests/test_repr_html.py, tests/test_report_html.py and
-tests/test_browser_report.py: the tests compare the numbers a person sees with the
+Shared by tests/verification/test_repr_html.py, tests/audit/test_report_html.py and
+tests/audit/test_browser_report.py: the tests compare the numbers a person sees with the
 numbers of the result, so they read the page as text, not the code that wrote it.
 """
 
@@ -150,7 +150,7 @@ _REPORTS: dict = {}
 def hostile_report():
     """A real audit (every step, figures) of small data whose names are HTML markup.
 
-    Cached for the session: tests/test_report_html.py and tests/test_browser_report.py
+    Cached for the session: tests/audit/test_report_html.py and tests/audit/test_browser_report.py
     read the same report. The dataset name, a column name and the sensitive values are
     markup, so a missing escape shows as an element in the page.
     """

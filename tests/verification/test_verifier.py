@@ -32,7 +32,7 @@ from skfairverify.s3p import BayesNet, TableTooLargeError
 
 # Most tests use few bins to stay fast, so the integer rule agrees with the model on
 # fewer than 95% of the rows; the LowAgreementWarning this gives is tested in
-# tests/test_verifier_definitions.py.
+# tests/verification/test_verifier_definitions.py.
 pytestmark = pytest.mark.filterwarnings(
     "ignore::skfairverify.verification.LowAgreementWarning"
 )
