@@ -272,10 +272,21 @@ def _check_inputs(ensemble, network, states, sensitive) -> list:
             raise ValueError(
                 f"Variable {network.names[v]!r} has {network.cardinalities[v]} states in "
                 f"the network but {st.n_states} in its FeatureStates.")
+    return _check_sensitive(network, sensitive)
+
+
+def _check_sensitive(network, sensitive) -> list:
+    """The sensitive variables' indices: in range, distinct, each of two states or more."""
     sensitive = [] if sensitive is None else [int(v) for v in np.atleast_1d(sensitive)]
     for v in sensitive:
         if not 0 <= v < network.n_variables:
-            raise ValueError(f"Sensitive variable index {v} out of range.")
+            raise ValueError(f"Sensitive variable index {v} out of range: the network has "
+                             f"{network.n_variables} variables.")
+        if network.cardinalities[v] < 2:
+            raise ValueError(f"Sensitive variable {network.names[v]!r} has a single state: "
+                             "one group, nothing to compare.")
+    if len(set(sensitive)) != len(sensitive):
+        raise ValueError(f"sensitive_features names a variable twice: {sensitive}.")
     return sensitive
 
 

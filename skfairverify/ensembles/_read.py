@@ -82,6 +82,11 @@ def read_ensemble(model) -> TreeEnsemble:
     """
     model = unwrap_frozen(model)
     name = type(model).__name__
+    if not hasattr(model, "predict"):
+        raise TypeError(
+            f"{name} is not a fitted classifier; the tree-ensemble reader reads "
+            f"{', '.join(SUPPORTED)}."
+        )
     if is_regressor(model):
         raise TypeError(
             f"{name} is a regressor; the tree-ensemble reader reads binary classifiers "

@@ -118,7 +118,16 @@ def refine_states(ensemble: TreeEnsemble, feature: int, edges=(), missing=False
     >>> refine_states(read_ensemble(model), 0, edges=[2.0]).edges.tolist()
     [2.0, 4.5]
     """
-    extra = np.asarray(edges, dtype=np.float64).astype(ensemble.input_dtype)
+    if (isinstance(feature, bool) or not isinstance(feature, (int, np.integer))
+            or not 0 <= feature < ensemble.n_features):
+        raise ValueError(f"feature must be the index of an input column, 0 to "
+                         f"{ensemble.n_features - 1}; got {feature!r}.")
+    extra = np.asarray(edges, dtype=np.float64)
+    if not np.isfinite(extra).all():
+        raise ValueError(f"edges must be finite numbers; got {extra[~np.isfinite(extra)]} "
+                         f"for feature {feature} (a missing value is its own state: "
+                         "missing=True).")
+    extra = extra.astype(ensemble.input_dtype)
     thresholds = ensemble.thresholds(feature)
     merged = np.unique(np.concatenate([extra.astype(np.float64), thresholds]))
     return FeatureStates(int(feature), merged[np.isfinite(merged)], missing=missing)

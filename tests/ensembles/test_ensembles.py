@@ -320,6 +320,29 @@ def test_bounds_check_their_inputs():
         ensemble_bounds(ensemble, empty, states, sensitive_features=0)
     with pytest.raises(TypeError, match="TreeEnsemble"):
         ensemble_bounds("model", network, states)
+    with pytest.raises(ValueError, match="out of range"):
+        ensemble_bounds(ensemble, network, states, sensitive_features=network.n_variables)
+    with pytest.raises(ValueError, match="twice"):
+        ensemble_bounds(ensemble, network, states, sensitive_features=[0, 0])
+    one = [FeatureStates(None, [], n_states=1)] + list(states[1:])
+    single = BayesNet.independent([[1.0]] + [np.full(c, 1 / c)
+                                             for c in network.cardinalities[1:]])
+    with pytest.raises(ValueError, match="single state"):
+        ensemble_bounds(ensemble, single, one, sensitive_features=0)
+
+
+def test_reader_and_states_name_bad_input():
+    rng = np.random.RandomState(0)
+    X = rng.rand(200, 2)
+    ensemble = read_ensemble(RandomForestClassifier(3, max_depth=2, random_state=0)
+                             .fit(X, X[:, 0] > 0.5))
+    with pytest.raises(TypeError, match="not a fitted classifier"):
+        read_ensemble("model.joblib")
+    for feature in (2, -1, True, 0.0, X):
+        with pytest.raises(ValueError, match="index of an input column, 0 to 1"):
+            refine_states(ensemble, feature)
+    with pytest.raises(ValueError, match="finite"):
+        refine_states(ensemble, 0, edges=[0.2, np.nan])
 
 
 def test_time_budget_stops_soundly():
