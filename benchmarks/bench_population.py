@@ -507,6 +507,21 @@ def prasad_rao(network, direct, n_eff, boot_network, boot_direct, level=0.95):
     return rate, low, high
 
 
+def plain_fit(pop, n, seed):
+    """The default verifier (``n_draws=0``, no labels) on sample ``seed`` of ``n`` rows."""
+    X, _ = pop.sample(n, np.random.default_rng(seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # model checks: not measured here
+        return FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive, n_draws=0,
+                                random_state=seed).fit(X)
+
+
+def true_positive_rates(pop, frame) -> np.ndarray:
+    """The population's positive rate of the group of every row of ``frame`` (NaN: none)."""
+    keys = [tuple(str(v) for v in row) for row in frame[pop.sensitive].itertuples(index=False)]
+    return np.array([pop.truth["positive_rate"].get(k, np.nan) for k in keys])
+
+
 def compare_prasad_rao(args):
     """The package's estimate against Prasad-Rao's on the same samples and replicates."""
 
@@ -527,15 +542,9 @@ def compare_prasad_rao(args):
             acc = {k: [] for k in ("hb", "pr", "direct", "hb_cov", "pr_cov")}
             for r in range(args.reps):
                 seed = 1000 * n + args.first_seed + r
-                X, _ = pop.sample(n, np.random.default_rng(seed))
                 seen.clear()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    ver = FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive,
-                                           n_draws=0, random_state=seed).fit(X)
-                keys = [tuple(str(v) for v in row) for row in
-                        ver.groups_[pop.sensitive].itertuples(index=False)]
-                truth = np.array([pop.truth["positive_rate"].get(k, np.nan) for k in keys])
+                ver = plain_fit(pop, n, seed)
+                truth = true_positive_rates(pop, ver.groups_)
                 hb, (rate, low, high) = seen[0]
                 ok = ~np.isnan(truth)
                 acc["direct"] += list(np.abs(hb.direct - truth)[ok])
@@ -646,14 +655,9 @@ def sp_methods(args):
         out = {k: [] for k in ["package", *alternatives]}
         for r in range(args.reps):
             seed = 1000 * n + args.first_seed + r
-            X, _ = pop.sample(n, np.random.default_rng(seed))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # model checks: not measured here
-                ver = FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive,
-                                       n_draws=0, random_state=seed).fit(X)
+            ver = plain_fit(pop, n, seed)
             tab = ver.population_[ver.population_["rate"] == "positive_rate"]
-            keys = [tuple(str(r_[s]) for s in pop.sensitive) for _, r_ in tab.iterrows()]
-            truth = np.array([pop.truth["positive_rate"].get(k, np.nan) for k in keys])
+            truth = true_positive_rates(pop, tab)
             ok = ~np.isnan(truth) & ~tab["estimate"].isna().to_numpy()
             if ok.sum() < 2:
                 continue
