@@ -148,7 +148,7 @@ def _time_learning():
     """Record the network learning time of the verifier (wraps its private learner)."""
     from skfairverify.verification import _learning
 
-    original = _learning._NetworkMixin._learn_networks
+    original = _learning.NetworkLearner.learn_networks
 
     def timed(self, *args, **kwargs):
         start, cpu = time.perf_counter(), time.process_time()
@@ -156,7 +156,7 @@ def _time_learning():
         LEARN_SECONDS.append((time.perf_counter() - start, time.process_time() - cpu))
         return out
 
-    _learning._NetworkMixin._learn_networks = timed
+    _learning.NetworkLearner.learn_networks = timed
 
 
 def to_pgmpy(net):

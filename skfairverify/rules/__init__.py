@@ -14,6 +14,7 @@ public names (``LinearRule``, ``linear_rule``, ``sensitive_columns``) are re-exp
 """
 
 from ._linear_reader import linear_rule, sensitive_columns
+from ._reading import Reading, read_model
 from ._regions import CategorySet, Intervals
 from ._rule import LinearRule, Term, bin_of, term_names
 from ._steps import PIPELINE_STEPS, StepReading
@@ -21,6 +22,7 @@ from ._tree_reader import LeafRegion, TreeLeaves, is_tree_model, positive_leaves
 
 __all__ = [
     "PIPELINE_STEPS",
+    "Reading",
     "CategorySet",
     "Intervals",
     "LeafRegion",
@@ -32,6 +34,7 @@ __all__ = [
     "is_tree_model",
     "linear_rule",
     "positive_leaves",
+    "read_model",
     "sensitive_columns",
     "term_names",
 ]

@@ -15,8 +15,9 @@ from ..utils._validation import check_unambiguous, check_unique_columns
 from ._sensitive import distinct_values
 
 __all__ = [
-    "check_binary", "check_y_shape", "estimator_has", "missing_values_error", "positive_rows",
-    "same_label", "take_rows", "takes_sensitive_features",
+    "check_binary", "check_fit_labels", "check_frame", "check_verify_frame", "check_y_shape",
+    "estimator_has", "missing_values_error", "positive_labels", "positive_rows", "same_label",
+    "take_rows", "takes_sensitive_features",
 ]
 
 
@@ -120,108 +121,115 @@ def positive_rows(frame: pd.DataFrame, y, weight):
             weight[keep])
 
 
-class _InputChecksMixin:
-    """Validation of ``X`` and ``y`` by :class:`FairnessVerifier`."""
+def check_frame(X, *, fitting: bool) -> tuple[pd.DataFrame, list | None]:
+    """``X`` as the verifier's frame, and its column labels when they are not strings.
 
-    def _frame(self, X, *, reset: bool) -> pd.DataFrame:
-        if issparse(X):
-            raise TypeError(
-                "Sparse data was passed for X, but dense data is required: "
-                "FairnessVerifier reads X as a table. Convert it with X.toarray()."
-            )
-        self._positional_labels = None
-        if isinstance(X, pd.DataFrame):
-            check_unique_columns(X)
-            # A shallow copy: the verifier adds and renames columns of its own frame and
-            # never writes into the rows, so X's data is shared, not duplicated.
-            frame = X.copy(deep=False)
-            # Not-string column names are not feature names for scikit-learn: the
-            # estimator then reads the columns by position, as x0, x1, ...; an integer
-            # sensitive_features is then one of these labels (see _sensitive_names).
-            named = all(isinstance(c, str) for c in frame.columns)
-            if not named:
-                self._positional_labels = list(frame.columns)
-            frame.columns = [c if named else f"x{i}" for i, c in enumerate(frame.columns)]
-        else:
-            arr = np.asarray(X, dtype=object)
-            if arr.ndim != 2:
-                raise ValueError(
-                    f"X must be 2-dimensional (n_samples, n_features); got shape {arr.shape}."
-                )
-            frame = pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
-            frame = frame.infer_objects()
-        if len(frame) == 0:
-            raise ValueError("X has no rows; FairnessVerifier needs data.")
-        if frame.shape[1] == 0:
+    Refuses sparse data, non-2-d arrays, no rows or no columns, and a single row in
+    ``fit``. With column labels that are not all strings, the columns are renamed
+    ``x0, x1, ...`` (scikit-learn then reads them by position) and the labels are
+    returned, else None.
+    """
+    if issparse(X):
+        raise TypeError(
+            "Sparse data was passed for X, but dense data is required: "
+            "FairnessVerifier reads X as a table. Convert it with X.toarray()."
+        )
+    positional = None
+    if isinstance(X, pd.DataFrame):
+        check_unique_columns(X)
+        # A shallow copy: the verifier adds and renames columns of its own frame and
+        # never writes into the rows, so X's data is shared, not duplicated.
+        frame = X.copy(deep=False)
+        # Not-string column names are not feature names for scikit-learn: the
+        # estimator then reads the columns by position, as x0, x1, ...; an integer
+        # sensitive_features is then one of these labels (SensitiveColumns).
+        named = all(isinstance(c, str) for c in frame.columns)
+        if not named:
+            positional = list(frame.columns)
+        frame.columns = [c if named else f"x{i}" for i, c in enumerate(frame.columns)]
+    else:
+        arr = np.asarray(X, dtype=object)
+        if arr.ndim != 2:
             raise ValueError(
-                f"0 feature(s) (shape={frame.shape}) while a minimum of 1 is required by "
-                "FairnessVerifier."
+                f"X must be 2-dimensional (n_samples, n_features); got shape {arr.shape}."
             )
-        if reset and len(frame) == 1:
-            raise ValueError(
-                "FairnessVerifier needs at least 2 samples (two groups); got n_samples = 1."
-            )
-        if reset:
-            self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
-            self.n_features_in_ = frame.shape[1]
-        # Missing values are data: a state of their own in the network, read by the
-        # model as it reads them (an imputer of the pipeline, or NaN given to it).
-        return frame
+        frame = pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
+        frame = frame.infer_objects()
+    if len(frame) == 0:
+        raise ValueError("X has no rows; FairnessVerifier needs data.")
+    if frame.shape[1] == 0:
+        raise ValueError(
+            f"0 feature(s) (shape={frame.shape}) while a minimum of 1 is required by "
+            "FairnessVerifier."
+        )
+    if fitting and len(frame) == 1:
+        raise ValueError(
+            "FairnessVerifier needs at least 2 samples (two groups); got n_samples = 1."
+        )
+    # Missing values are data: a state of their own in the network, read by the
+    # model as it reads them (an imputer of the pipeline, or NaN given to it).
+    return frame, positional
 
-    def _positive_labels(self, y, n_rows: int) -> np.ndarray:
-        """Whether each label is the positive class; refuses labels it cannot read."""
-        y = check_y_shape(y, n_rows)
-        classes = self.classes_.tolist()
-        values = pd.unique(y.astype(object))
-        missing = [v for v in values if pd.isna(v)]
-        if missing:
-            raise ValueError(
-                f"y contains missing labels ({int(pd.isna(y).sum())} NaN/None); a label "
-                "must be one of the estimator's classes "
-                f"{classes}. Drop or impute those rows."
-            )
-        if len(values) > 2:
-            raise ValueError(
-                f"y has {len(values)} distinct labels {sorted(values, key=str)[:10]}; "
-                "equalized odds needs binary labels, the estimator's classes "
-                f"{classes}."
-            )
-        unknown = [v for v in values if not any(same_label(v, c) for c in classes)]
-        if unknown:
-            raise ValueError(
-                f"y has label(s) {sorted(unknown, key=str)} (type "
-                f"{sorted({type(v).__name__ for v in unknown})}) that are not in the "
-                f"estimator's classes {classes} (type "
-                f"{sorted({type(c).__name__ for c in classes})}); encode y as in fit."
-            )
-        return np.asarray(y.astype(object) == self.classes_[1], dtype=bool)
 
-    def _check_fit_labels(self, y, n_rows: int):
-        if y is None and not isinstance(self.estimator, FrozenEstimator):
-            raise ValueError(
-                "FairnessVerifier requires y to be passed, but the target y is None: y "
-                "is required to fit the estimator; pass y, or wrap a fitted model in "
-                "sklearn.frozen.FrozenEstimator."
-            )
-        if y is None:
-            return None
-        y = check_y_shape(y, n_rows)
-        check_binary(y)
-        return y
+def positive_labels(y, n_rows: int, classes) -> np.ndarray:
+    """Whether each label is the positive class ``classes[1]``; refuses unreadable labels."""
+    y = check_y_shape(y, n_rows)
+    positive = classes[1]
+    classes = list(classes.tolist() if hasattr(classes, "tolist") else classes)
+    values = pd.unique(y.astype(object))
+    missing = [v for v in values if pd.isna(v)]
+    if missing:
+        raise ValueError(
+            f"y contains missing labels ({int(pd.isna(y).sum())} NaN/None); a label "
+            "must be one of the estimator's classes "
+            f"{classes}. Drop or impute those rows."
+        )
+    if len(values) > 2:
+        raise ValueError(
+            f"y has {len(values)} distinct labels {sorted(values, key=str)[:10]}; "
+            "equalized odds needs binary labels, the estimator's classes "
+            f"{classes}."
+        )
+    unknown = [v for v in values if not any(same_label(v, c) for c in classes)]
+    if unknown:
+        raise ValueError(
+            f"y has label(s) {sorted(unknown, key=str)} (type "
+            f"{sorted({type(v).__name__ for v in unknown})}) that are not in the "
+            f"estimator's classes {classes} (type "
+            f"{sorted({type(c).__name__ for c in classes})}); encode y as in fit."
+        )
+    return np.asarray(y.astype(object) == positive, dtype=bool)
 
-    def _check_verify_frame(self, frame: pd.DataFrame) -> None:
-        if isinstance(self.network, BayesNet):
+
+def check_fit_labels(y, n_rows: int, estimator):
+    """``y`` checked for ``fit``: needed unless the model is frozen, binary, one per row."""
+    if y is None and not isinstance(estimator, FrozenEstimator):
+        raise ValueError(
+            "FairnessVerifier requires y to be passed, but the target y is None: y "
+            "is required to fit the estimator; pass y, or wrap a fitted model in "
+            "sklearn.frozen.FrozenEstimator."
+        )
+    if y is None:
+        return None
+    y = check_y_shape(y, n_rows)
+    check_binary(y)
+    return y
+
+
+def check_verify_frame(frame: pd.DataFrame, network, variables, sensitive) -> None:
+    """Refuse to verify with a user network, missing columns or a single group."""
+    if isinstance(network, BayesNet):
+        raise ValueError(
+            "verify re-estimates the network from data; this verifier was given a "
+            "fixed BayesNet. Use network='learn' or 'independent'."
+        )
+    missing = [c for c in variables if c not in frame.columns]
+    if missing:
+        raise ValueError(f"X lacks the column(s) {missing} used by the verifier.")
+    for s in sensitive:
+        distinct = distinct_values(frame[s])
+        check_unambiguous(distinct, s)
+        if distinct.nunique() < 2:
             raise ValueError(
-                "verify re-estimates the network from data; this verifier was given a "
-                "fixed BayesNet. Use network='learn' or 'independent'."
+                f"Sensitive feature {s!r} has a single group in X; fairness needs two."
             )
-        missing = [c for c in self.variables_ if c not in frame.columns]
-        if missing:
-            raise ValueError(f"X lacks the column(s) {missing} used by the verifier.")
-        for s in self._sensitive:
-            distinct = distinct_values(frame[s])
-            check_unambiguous(distinct, s)
-            if distinct.nunique() < 2:
-                raise ValueError(
-                    f"Sensitive feature {s!r} has a single group in X; fairness needs two."
-                )

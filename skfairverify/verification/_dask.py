@@ -41,14 +41,14 @@ import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from .._optional import import_optional
-from ..s3p import BayesNet, TableTooLargeError
-from ._checks import check_binary
-from ._network import resolve_structure_search
+from ..s3p import TableTooLargeError
+from ._checks import check_binary, positive_labels
+from ._paths import select_path
 from ._population import Observed
+from ._quantization import Quantized
 from ._trees_path import tree_decisions
 from ._trees_states import state_indicators
 from ._variables import MAX_SENSITIVE_VALUES, Encoding
-from ._warnings import MIN_AGREEMENT
 
 __all__ = [
     "SAMPLE_ROWS", "DaskRows", "FixedCodes", "check_client_size", "gather_codes",
@@ -647,45 +647,83 @@ def _as_row_counts(ev, rows: DaskRows):
     return ev
 
 
-class _DaskMixin:
-    """``fit`` and ``verify`` of :class:`FairnessVerifier` on a dask DataFrame."""
+def check_dask_call(settings, sensitive_features, method: str) -> None:
+    """Refuse what a dask ``X`` cannot take: values apart, unnamed columns, a BayesNet."""
+    if sensitive_features is not None:
+        raise ValueError(
+            f"With a dask X, name the sensitive columns of X in the constructor "
+            f"(FairnessVerifier(estimator, sensitive_features=[...])); {method}(..., "
+            "sensitive_features=values) takes pandas or numpy data only."
+        )
+    raw = settings.sensitive_features
+    names = [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise ValueError(
+            "With a dask X, sensitive_features must name columns of X (a string or a "
+            f"list of strings); got {type(raw).__name__}."
+        )
+    if settings.user_network:
+        raise ValueError(
+            "A user BayesNet is not supported with a dask X; use network='learn' or "
+            "'independent', or pass pandas data."
+        )
 
-    def _check_dask_call(self, sensitive_features, method: str) -> None:
-        if sensitive_features is not None:
-            raise ValueError(
-                f"With a dask X, name the sensitive columns of X in the constructor "
-                f"(FairnessVerifier(estimator, sensitive_features=[...])); {method}(..., "
-                "sensitive_features=values) takes pandas or numpy data only."
-            )
-        raw = self.sensitive_features
-        names = [raw] if isinstance(raw, str) else raw
-        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
-            raise ValueError(
-                "With a dask X, sensitive_features must name columns of X (a string or a "
-                f"list of strings); got {type(raw).__name__}."
-            )
-        if isinstance(self.network, BayesNet):
-            raise ValueError(
-                "A user BayesNet is not supported with a dask X; use network='learn' or "
-                "'independent', or pass pandas data."
-            )
 
-    def _dask_cap(self) -> int:
+class DaskSource:
+    """The rows of a dask DataFrame as the verifier's steps read them.
+
+    A first pass summarises the partitions (:func:`partition_statistics`: the frame
+    of distinct and sampled values the bins are chosen on); a second gathers the
+    distinct rows' state codes with their weights (:func:`gather_codes`); the path
+    then evaluates them as it evaluates pandas rows.
+
+    Parameters
+    ----------
+    settings : Settings
+        The verifier's parameters.
+    rows : DaskRows
+        ``X``, ``y`` and ``sample_weight`` checked (:meth:`DaskRows.check`).
+    """
+
+    def __init__(self, settings, rows: DaskRows):
+        self.settings = settings
+        self.rows = rows
+
+    def _cap(self) -> int:
         """Distinct values kept per numeric column: enough to tell ``nunique <= n_bins``."""
-        fixed = int(self.n_bins) if self.n_bins != "auto" else 0
-        return max(self.max_bins, fixed, MAX_SENSITIVE_VALUES) + 1
+        s = self.settings
+        fixed = int(s.n_bins) if s.n_bins != "auto" else 0
+        return max(s.max_bins, fixed, MAX_SENSITIVE_VALUES) + 1
 
-    def _dask_statistics(self, rows, columns, rule, sample_rows, *, reset: bool):
-        """The first pass, its checks, and the summary frame validated as in pandas."""
-        from sklearn.utils import check_random_state
+    def select_path(self, estimator, X):
+        """The path of ``estimator`` (refused when it is the sampling path)."""
+        path = select_path(self.settings, estimator, _head(X), None, None,
+                           feature_names=[], input_labels=None)
+        if path.name == "sampling":
+            raise TypeError(
+                f"{self.settings.estimator_name} has no exact path (a linear classifier or "
+                "a decision tree), and the sampling path does not take a dask X: verify it "
+                "on a pandas sample (X.sample(frac=...).compute()), which the sampling path "
+                "needs only to learn the network."
+            )
+        return path
 
+    def columns(self, path) -> list[str]:
+        """The sensitive columns and the columns the path's model reads."""
+        raw = self.settings.sensitive_features
+        sens = [raw] if isinstance(raw, str) else list(raw)
+        read = path.rule.feature_names_in if path.kind == "linear" else path.leaves.read
+        return list(dict.fromkeys(sens + [c for c in read if c in self.rows.columns]))
+
+    def statistics(self, columns, rule, sample_rows, *, fitting: bool, classes):
+        """The first pass and its checks: the statistics, summary frame and sample size."""
+        rows = self.rows
         missing = [c for c in columns if c not in rows.columns]
         if missing:
             raise ValueError(f"X lacks the column(s) {missing} used by the verifier; "
                              f"columns: {rows.columns[:20]}.")
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        stats = partition_statistics(rows, columns, cap=self._dask_cap(), rule=rule,
-                                     sample_rows=sample_rows, seed=seed)
+        stats = partition_statistics(rows, columns, cap=self._cap(), rule=rule,
+                                     sample_rows=sample_rows, seed=self.settings.seed())
         nan_cols = [c for c, k in stats.nan.items() if k > 0]
         if nan_cols:
             raise ValueError(
@@ -698,144 +736,80 @@ class _DaskMixin:
                 f"sample_weight has {stats.bad_weights} NaN, infinite or negative value(s); "
                 "weights must be finite and non-negative."
             )
-        if stats.n_rows < (2 if reset else 1) or stats.weight_sum <= 0:
+        if stats.n_rows < (2 if fitting else 1) or stats.weight_sum <= 0:
             raise ValueError(
                 f"X has {stats.n_rows} row(s) of positive weight; FairnessVerifier needs at "
                 "least 2 (two groups)."
             )
-        self._check_dask_labels(stats, rows.has_y)
+        self._check_labels(stats, classes)
         summary, n_sample = summary_frame(stats, rows.columns, columns)
-        frame = self._frame(summary, reset=reset)
-        if reset:
-            self._input_labels = list(rows.columns)
-        frame, sensitive = self._resolve_sensitive(frame, None, fitting=reset)
-        return stats, frame, n_sample, sensitive
+        return stats, summary, n_sample
 
-    def _check_dask_labels(self, stats, given: bool) -> None:
-        if not given:
+    def _check_labels(self, stats, classes) -> None:
+        if not self.rows.has_y:
             return
         if stats.label_nan:
             raise ValueError(
                 f"y contains missing labels ({stats.label_nan} NaN/None); a label must be "
-                f"one of the estimator's classes {self.classes_.tolist()}. Drop or impute "
+                f"one of the estimator's classes {classes.tolist()}. Drop or impute "
                 "those rows."
             )
         labels = np.asarray(stats.labels, dtype=object)
         check_binary(labels)
-        self._positive_labels(labels, len(labels))
+        positive_labels(labels, len(labels), classes)
 
-    def _gather(self, rows, stats, encoding, rule, labels: bool):
-        return gather_codes(rows, stats.n_rows, encoding, rule=rule,
-                            positive=self.classes_[1], labels=labels,
-                            max_table_size=self.max_table_size)
+    def encode(self, path, stats, frame, n_sample, sensitive) -> Quantized:
+        """The variables of the summary frame: bins chosen on its sample of rows."""
+        _, w_sample = sample_labels_weights(stats)
+        w_summary = w_sample
+        if w_sample is not None or n_sample < len(frame):  # the added rows weigh 0
+            w_summary = np.zeros(len(frame))
+            w_summary[:n_sample] = 1.0 if w_sample is None else w_sample
+        if path.kind != "linear":
+            return path.encode(frame, sensitive, w_summary)
+        path.rescale(decision_scale_of(stats))
+        k, l, why = path.quantizer.choose(frame.iloc[:n_sample], sensitive, w_sample)
+        on = "" if n_sample == stats.n_rows else f" (on a sample of {n_sample} rows)"
+        encoding = Encoding.from_data(frame, path.unit_rule, sensitive, k,
+                                      self.settings.random_state,
+                                      bin_rows=np.arange(n_sample), sample_weight=w_summary)
+        return Quantized(encoding, [l] + path.quantizer.smaller(l), k, f"{k} bins: {why}{on}")
 
-    def _dask_observed(self, gathered: Gathered, rows: DaskRows, encoding):
+    def gather(self, path, stats, encoding, positive, *, exact_means: bool):
+        """The second pass: the distinct rows' codes (and the bins' exact means)."""
+        linear = path.kind == "linear"
+        unit = path.unit_rule if linear else None
+        gathered = gather_codes(self.rows, stats.n_rows, encoding, rule=unit,
+                                positive=positive, labels=self.rows.has_y,
+                                max_table_size=self.settings.max_table_size)
+        if exact_means:
+            encoding = exact_bin_means(encoding, gathered.sums, unit, tree=not linear)
+        return gathered, encoding
+
+    def _observed(self, gathered: Gathered, path, encoding):
         """The model's decisions on the gathered distinct rows (None: ``n_bootstrap=0``).
 
         The linear rule's decision is gathered with the codes; the tree's is a function of
         the codes (its states are refined at the thresholds). The distinct rows' sums of
         weights and of squared weights give the bootstrap pandas's rows give.
         """
-        if self.n_bootstrap == 0:
+        if self.settings.n_bootstrap == 0:
             return None
         decisions = gathered.reference
         if decisions is None:
-            decisions = tree_decisions(state_indicators(encoding, self._leaves),
+            decisions = tree_decisions(state_indicators(encoding, path.leaves),
                                        gathered.codes)
         return Observed(decisions, gathered.square)
 
-    def _select_dask_path(self, X) -> None:
-        self._refuse_regressor()
-        self.estimator_ = fitted_estimator(self.estimator)
-        self.method_ = self._select_path(_head(X), None, None)
-        if self.method_ == "sampling":
-            raise TypeError(
-                f"{type(self.estimator).__name__} has no exact path (a linear classifier or a "
-                "decision tree), and the sampling path does not take a dask X: verify it on "
-                "a pandas sample (X.sample(frac=...).compute()), which the sampling path "
-                "needs only to learn the network."
-            )
-
-    def _fit_dask(self, X, y, sample_weight):
-        """``fit`` on a dask DataFrame (see the module docstring)."""
-        rows = DaskRows.check(X, y, sample_weight)
-        self._select_dask_path(X)
-        linear = self._exact_kind == "linear"
-        read = (self.rule_.feature_names_in if linear else self._leaves.read)
-        sens = [self.sensitive_features] if isinstance(self.sensitive_features, str) else list(
-            self.sensitive_features)
-        columns = list(dict.fromkeys(sens + [c for c in read if c in X.columns]))
-        stats, frame, n_sample, sensitive = self._dask_statistics(
-            rows, columns, self.rule_ if linear else None, self.sample_rows, reset=True)
-        self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
-                                  if self.network == "learn" else None)
-        _, w_sample = sample_labels_weights(stats)
-        w_summary = w_sample
-        if w_sample is not None or n_sample < len(frame):  # the added rows weigh 0
-            w_summary = np.zeros(len(frame))
-            w_summary[:n_sample] = 1.0 if w_sample is None else w_sample
-        unit = None
-        if linear:
-            self.decision_scale_ = decision_scale_of(stats)
-            unit = self._unit_rule = self.rule_.scaled(1.0 / self.decision_scale_)
-            k, l = self._choose_quantization(frame.iloc[:n_sample], sensitive, w_sample)
-            self.n_bins_ = k
-            on = "" if n_sample == stats.n_rows else f" (on a sample of {n_sample} rows)"
-            self.n_bins_reason_ = (f"{k} bins: {getattr(self, '_bins_choice', '')}; "
-                                   f"{getattr(self, '_bins_limit', '')}{on}")
-            encoding = Encoding.from_data(frame, unit, sensitive, k, self.random_state,
-                                          bin_rows=np.arange(n_sample),
-                                          sample_weight=w_summary)
-            smaller = ([m for m in self._multipliers() if m < l]
-                       if self.multiplier == "auto" else [])
-        else:
-            encoding = self._tree_encoding(frame, sensitive, w_summary)
-        gathered = self._gather(rows, stats, encoding, unit, labels=y is not None)
-        encoding = exact_bin_means(encoding, gathered.sums, unit, tree=not linear)
-        self._set_variables(encoding, sensitive)
+    def evaluate(self, path, variables, gathered, multipliers):
+        """The path's evaluation of the gathered rows and the agreement (1 for a tree)."""
+        encoding = variables.encoding
         proxy = FixedCodes(encoding, gathered.codes)
-        observed = self._dask_observed(gathered, rows, encoding)
-        if not linear:
-            ev = _as_row_counts(self._evaluate_tree(None, gathered.y_pos, proxy,
-                                                    gathered.weight, observed), rows)
-            self._tree_indicators = state_indicators(encoding, self._leaves)
-            self.multiplier_, self.agreement_ = None, 1.0
-            self._set_evaluation(ev, encoding)
-            return self
-        ev = _as_row_counts(self._evaluate(None, gathered.y_pos, proxy, [l] + smaller,
-                                           gathered.weight, observed), rows)
-        self.multiplier_ = int(ev.multiplier)
-        self.agreement_ = float(chunked_agreements(self._agreements, encoding, gathered,
-                                                   [ev.multiplier])[0])
-        self._set_evaluation(ev, encoding)
-        if self.agreement_ < MIN_AGREEMENT:
-            self._warn_low_agreement(proxy, None, gathered.reference, gathered.weight)
-        return self
-
-    def _verify_dask(self, X, y, sample_weight):
-        """``verify`` on a dask DataFrame: the evaluation of the rows, as ``_result``."""
-        rows = DaskRows.check(X, y, sample_weight)
-        if not self._sensitive_by_name:
-            raise ValueError(
-                "This verifier was fitted with sensitive values apart from X; with a dask X "
-                "the sensitive features must be columns of X named in the constructor."
-            )
-        if self.method_ == "sampling":
-            raise TypeError("The sampling path does not take a dask X; pass pandas data.")
-        linear = self._exact_kind == "linear"
-        stats, frame, _, _ = self._dask_statistics(rows, list(self.variables_), None,
-                                                   VERIFY_SAMPLE_ROWS, reset=False)
-        self._check_verify_frame(frame)
-        encoding = self._encoding.covering(frame)
-        unit = self._unit_rule if linear else None
-        gathered = self._gather(rows, stats, encoding, unit, labels=y is not None)
-        proxy = FixedCodes(encoding, gathered.codes)
-        observed = self._dask_observed(gathered, rows, encoding)
-        if not linear:
-            return _as_row_counts(self._evaluate_tree(None, gathered.y_pos, proxy,
-                                                      gathered.weight, observed), rows), 1.0
-        ev = _as_row_counts(self._evaluate(None, gathered.y_pos, proxy, [self.multiplier_],
-                                           gathered.weight, observed), rows)
-        agreement = chunked_agreements(self._agreements, encoding, gathered,
-                                       [self.multiplier_])[0]
+        observed = self._observed(gathered, path, encoding)
+        ev = _as_row_counts(path.evaluate(variables, None, gathered.y_pos, proxy, multipliers,
+                                          gathered.weight, observed), self.rows)
+        if path.kind != "linear":
+            return ev, 1.0
+        agreement = chunked_agreements(path.quantizer.agreements, encoding, gathered,
+                                       [ev.multiplier])[0]
         return ev, float(agreement)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -97,53 +98,79 @@ STRUCTURE_BINS = 5
 EQUIVALENT_SAMPLE_SIZE = 1.0
 
 
-class _NetworkMixin:
-    """The networks of the verifier."""
+class CodedRows(NamedTuple):
+    """The rows as the network sees them (:meth:`NetworkLearner.groups_and_networks`)."""
 
-    def _groups_and_networks(self, frame, y_pos, encoding, weight):
+    sens_codes: np.ndarray  # the sensitive variables' codes of every row
+    group_codes: np.ndarray  # the codes of every group present, one row per group
+    support: np.ndarray  # the (weighted) rows of every group
+    networks: list  # the networks of all rows, of Y = 1 and of Y = 0 (None: no labels)
+    codes: np.ndarray  # the state codes of every row
+
+
+class NetworkLearner:
+    """The networks of a verification: learned on the rows, or the user's.
+
+    Parameters
+    ----------
+    settings : Settings
+        The verifier's parameters (``network``, ``prior``, ``max_indegree``,
+        ``n_draws``, ``max_table_size``, ``n_jobs``, ``verbose``).
+    variables : Variables
+        The network's variables (the sensitive ones are roots).
+    """
+
+    def __init__(self, settings, variables):
+        self.settings = settings
+        self.variables = variables
+
+    def groups_and_networks(self, frame, y_pos, encoding, weight) -> CodedRows:
         """Codes of the sensitive variables, the groups, their supports and the networks.
 
         The networks are learned on all rows, and with labels on ``Y = 1`` and ``Y = 0``.
         Also returns the state codes of the rows (for the posterior draws).
         """
         codes = encoding.codes(frame)
-        sens_codes, group_codes, support = sensitive_groups(codes, self._sens_idx, weight)
-        networks = self._learn_networks(encoding, codes, y_pos, weight)
-        return sens_codes, group_codes, support, networks, codes
+        sens_codes, group_codes, support = sensitive_groups(codes, self.variables.sens_idx,
+                                                            weight)
+        networks = self.learn_networks(encoding, codes, y_pos, weight)
+        return CodedRows(sens_codes, group_codes, support, networks, codes)
 
-    def _network_for(self, encoding, codes, weight):
-        if isinstance(self.network, BayesNet):
-            return self.network
+    def network_for(self, encoding, codes, weight):
+        if self.settings.user_network:
+            return self.settings.network
         net = self._learned_network(encoding, codes, weight)
         # the states named after what they stand for: categories, values, bins, NaN
         return BayesNet(net.cardinalities, net.parents, net.cpts, names=net.names,
                         state_names=encoding.state_labels())
 
     def _learned_network(self, encoding, codes, weight):
+        s = self.settings
         names, cards = encoding.names, encoding.cardinalities
-        if self.network == "independent":
+        if s.network == "independent":
             return independent_network(codes, names, cards, EQUIVALENT_SAMPLE_SIZE,
                                        sample_weight=weight)
         net = learn_network(
             codes,
             names,
             cards,
-            self._sensitive,
+            self.variables.sensitive,
             coarsenable=ordered_states(encoding),
             structure_bins=STRUCTURE_BINS,
-            max_indegree=self.max_indegree,
+            max_indegree=s.max_indegree,
             equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
             sample_weight=weight,
-            max_table_size=self.max_table_size,
+            max_table_size=s.max_table_size,
         )
-        if self.prior == "bdeu":
+        if s.prior == "bdeu":
             return net
-        cpts = estimate_cpts(codes, cards, net.parents, self._sens_idx, sample_weight=weight,
-                             equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE, prior=self.prior)
+        cpts = estimate_cpts(codes, cards, net.parents, self.variables.sens_idx,
+                             sample_weight=weight,
+                             equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE, prior=s.prior)
         return BayesNet(cards, net.parents, cpts, names=net.names,
                         state_names=net.state_names)
 
-    def _posterior_draws(self, network, codes, weight, rng) -> list:
+    def posterior_draws(self, network, codes, weight, rng) -> list:
         """``n_draws`` networks from the posterior of ``network``'s parameters.
 
         The posterior of the prior of the point estimate (``prior``: BDeu, or the
@@ -151,44 +178,47 @@ class _NetworkMixin:
         the rows ``codes`` the network was learned from.
         """
         return networks_from_concentrations(
-            network, self._posterior_concentrations(network, codes, weight, rng),
-            n_draws=self.n_draws, random_state=rng, max_table_size=self.max_table_size)
+            network, self.posterior_concentrations(network, codes, weight, rng),
+            n_draws=self.settings.n_draws, random_state=rng,
+            max_table_size=self.settings.max_table_size)
 
-    def _posterior_concentrations(self, network, codes, weight, rng) -> list:
+    def posterior_concentrations(self, network, codes, weight, rng) -> list:
         """Dirichlet concentrations of the posterior of ``network``'s tables."""
+        s = self.settings
         pseudo = None
-        learned = isinstance(self.network, str) and self.network == "learn"
-        if learned and self.prior != "bdeu":
+        if s.learned and s.prior != "bdeu":
             pseudo, _ = prior_pseudo_counts(
-                codes, network.cardinalities, network.parents, self._sens_idx,
+                codes, network.cardinalities, network.parents, self.variables.sens_idx,
                 sample_weight=weight, equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
-                prior=self.prior, random_state=rng, n_draws=self.n_draws,
-                max_table_size=self.max_table_size)
+                prior=s.prior, random_state=rng, n_draws=s.n_draws,
+                max_table_size=s.max_table_size)
         return posterior_concentrations(network, codes, sample_weight=weight,
                                         equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
-                                        pseudo_counts=pseudo, n_draws=self.n_draws)
+                                        pseudo_counts=pseudo, n_draws=s.n_draws)
 
-    def _learn_networks(self, encoding, codes, y_pos, weight):
+    def learn_networks(self, encoding, codes, y_pos, weight):
         """Networks on all rows, and on the rows with ``Y = 1`` and ``Y = 0``."""
-        if isinstance(self.network, str) and self.network == "learn":
-            check_learning_size(encoding.names, encoding.cardinalities, self._sensitive,
+        s = self.settings
+        if s.learned:
+            check_learning_size(encoding.names, encoding.cardinalities,
+                                self.variables.sensitive,
                                 coarsenable=ordered_states(encoding),
-                                structure_bins=STRUCTURE_BINS, max_indegree=self.max_indegree,
-                                max_table_size=self.max_table_size)
+                                structure_bins=STRUCTURE_BINS, max_indegree=s.max_indegree,
+                                max_table_size=s.max_table_size)
         subsets = [None]  # all rows: the codes themselves, no copy
         if y_pos is not None:
             subsets += [y_pos, ~y_pos]
         present = [m is None or bool(m.any()) for m in subsets]
         # A generator: the rows of a subset are copied when its network is learned, not
         # all subsets at once.
-        tasks = (delayed(self._network_for)(encoding, codes if m is None else codes[m],
-                                            weight if m is None or weight is None
-                                            else weight[m])
+        tasks = (delayed(self.network_for)(encoding, codes if m is None else codes[m],
+                                           weight if m is None or weight is None
+                                           else weight[m])
                  for m, ok in zip(subsets, present) if ok)
         n_tasks = sum(present)
-        parallel = Parallel(n_jobs=self.n_jobs if n_tasks > 1 else None,
+        parallel = Parallel(n_jobs=s.n_jobs if n_tasks > 1 else None,
                             return_as="generator")
         learned = iter(
-            tqdm(parallel(tasks), total=n_tasks, desc="networks", disable=not self.verbose)
+            tqdm(parallel(tasks), total=n_tasks, desc="networks", disable=not s.verbose)
         )
         return [next(learned) if ok else None for ok in present]

@@ -31,18 +31,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.utils import check_random_state
 
-from ..s3p import BayesNet
+from ._evaluation import Evaluation, Evaluator
 from ._intervals import (
     combined_metric_intervals,
     credible_bounds,
     hull_bounds,
     per_interval_alpha,
 )
-from ._linear_path import Evaluation, groups_present
+from ._learning import NetworkLearner, groups_present
 from ._metrics import disparate_impact, favored_indices, rate_gap
 from ._population import reweighted_rates
+from ._quantization import Quantized
 from ._sampling import (
     ModelDecision,
     NetworkSampler,
@@ -58,7 +58,7 @@ from ._sampling import (
 from ._variables import Encoding
 from ._warnings import SamplingToleranceWarning
 
-__all__ = ["SAMPLING_BINS"]
+__all__ = ["SAMPLING_BINS", "SamplingPath"]
 
 #: Sampled rows kept per group and rate for the population estimate's replicates
 #: (reweighted, :func:`._population.reweighted_rates`).
@@ -90,17 +90,18 @@ class _SampledEvaluation(Evaluation):
 class _SamplingContext:
     """What every sampled rate of one fit (or verify, or influence) shares."""
 
-    def __init__(self, verifier, n_intervals: int, rng, metered=False, draw_rows=None):
-        self.grid = look_grid(verifier.max_samples)
-        self.alpha = per_interval_alpha(verifier.confidence, n_intervals, len(self.grid))
-        self.tolerance = verifier.tolerance
+    def __init__(self, settings, n_intervals: int, rng, metered=False, draw_rows=None):
+        self.grid = look_grid(settings.max_samples)
+        self.alpha = per_interval_alpha(settings.confidence, n_intervals, len(self.grid))
+        self.tolerance = settings.tolerance
         self.rng = rng
+        self.evaluator = None  # the Evaluator of the rates (their variables, networks)
         self.kept = {}  # rate name -> (group -> (codes, decisions), rates, rows sampled)
         self.cost = None
         if metered:
             self.cost = SamplingCost(n_intervals=n_intervals, tolerance=self.tolerance,
                                      alpha=self.alpha, grid=self.grid,
-                                     max_time=verifier.max_time, verbose=verifier.verbose,
+                                     max_time=settings.max_time, verbose=settings.verbose,
                                      draw_rows=draw_rows)
 
     def timed(self, draw):
@@ -111,77 +112,126 @@ class _SamplingContext:
         return [int(s) for s in self.rng.integers(2**63 - 1, size=n)]
 
 
-class _SamplingPathMixin:
-    """Fit, verify and influence of :class:`FairnessVerifier` by certified sampling."""
+class SamplingPath:
+    """The sampling path: certified Monte Carlo rates of any classifier.
 
-    def _sampling_bins(self) -> int:
-        return min(SAMPLING_BINS, self.max_bins) if self.n_bins == "auto" else int(self.n_bins)
+    One of the paths of :func:`._paths.select_path`.
 
-    def _sampling_rng(self):
+    Parameters
+    ----------
+    settings : Settings
+        The verifier's parameters.
+    estimator : estimator
+        The fitted model, decided by its own ``predict``.
+    classes : ndarray of shape (2,)
+        The model's classes (``classes[1]`` is the positive one).
+    feature_names : list of str
+        The columns the model reads (``feature_names_in_``).
+    input_labels : list or None
+        The column labels of ``X`` as given (None: an array).
+    """
+
+    name = "sampling"
+    kind = None
+    rule = None
+    decision_scale = None
+
+    def __init__(self, settings, estimator, classes, feature_names, input_labels):
+        self.settings = settings
+        self.estimator = estimator
+        self.classes = classes
+        self.feature_names = list(feature_names)
+        self.input_labels = input_labels
+        self.decision = ModelDecision(estimator, classes[1])
+        self.batch = None
+        self.fitted = None  # fit's evaluation (remember)
+        self.variables = None
+        self.fit_builder = None
+
+    def _bins(self) -> int:
+        s = self.settings
+        return min(SAMPLING_BINS, s.max_bins) if s.n_bins == "auto" else int(s.n_bins)
+
+    def sampling_rng(self):
         """The Monte Carlo generator, a stream apart from the posterior draws' one.
 
         The posterior draws use ``default_rng(seed)``, as on the exact paths.
         """
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        seed = self.settings.seed()
         return np.random.default_rng([seed, 1])
 
-    def _posterior_rng(self):
+    def posterior_rng(self):
         """The posterior draws' generator, that of the exact paths (same draws)."""
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        seed = self.settings.seed()
         return np.random.default_rng(seed)
 
-    def _check_sampling_network(self) -> None:
-        if isinstance(self.network, BayesNet):
+    def check_network(self) -> None:
+        """Refuse a user BayesNet: its states have no values to give the model."""
+        if self.settings.user_network:
             raise ValueError(
-                f"The sampling path (method_='sampling', for {type(self.estimator).__name__}) "
+                f"The sampling path (method_='sampling', for {self.settings.estimator_name}) "
                 "learns the network of the model's input columns from X; a user BayesNet "
                 "has no values for its states. Use network='learn' or 'independent', or a "
                 "linear model (exact path) with the BayesNet."
             )
 
-    def _fit_sampling(self, frame, sensitive, y_pos, weight, observed=None) -> None:
-        """Variables, networks and certified group rates of the model on ``frame``."""
-        self._check_sampling_network()
-        n_bins = self._sampling_bins()
-        encoding = Encoding.from_columns(frame, sensitive, n_bins, self.random_state,
-                                         sample_weight=weight)
-        self.n_bins_ = n_bins
-        self.n_bins_reason_ = f"{n_bins} quantile bins: sampling path (" + (
-            "fixed n_bins)" if self.n_bins != "auto" else f"{SAMPLING_BINS}, at most max_bins)")
-        self._set_variables(encoding, sensitive)
-        self._decision = ModelDecision(self.estimator_, self.classes_[1])
-        ev = self._evaluate_sampling(frame, y_pos, encoding, weight, observed)
-        self._fit_builder = self._builder(encoding, frame, weight)
-        self.multiplier_ = None
-        self.agreement_ = 1.0
-        self._set_evaluation(ev, encoding)
+    def decisions(self, X, sensitive_values, rng) -> np.ndarray:
+        """The model's own positive decisions on the rows ``X``."""
+        return ModelDecision(self.estimator, self.classes[1]).decisions(X, sensitive_values,
+                                                                        rng)
 
-    def _builder(self, encoding, frame, weight, mask=None) -> RowBuilder:
+    def encode(self, frame, sensitive, weight) -> Quantized:
+        """The variables: every input column of the model, numeric ones binned."""
+        self.check_network()
+        s = self.settings
+        n_bins = self._bins()
+        encoding = Encoding.from_columns(frame, sensitive, n_bins, s.random_state,
+                                         sample_weight=weight)
+        reason = f"{n_bins} quantile bins: sampling path (" + (
+            "fixed n_bins)" if s.n_bins != "auto" else f"{SAMPLING_BINS}, at most max_bins)")
+        return Quantized(encoding, [None], n_bins, reason)
+
+    def builder(self, encoding, frame, weight, mask=None) -> RowBuilder:
         rows = frame if mask is None else frame[mask]
         w = None if weight is None else (weight if mask is None else weight[mask])
-        return RowBuilder(encoding, rows, w, list(self.feature_names_in_), self._input_labels)
+        return RowBuilder(encoding, rows, w, self.feature_names, self.input_labels)
 
-    def _evaluate_sampling(self, frame, y_pos, encoding, weight, observed=None) -> Evaluation:
+    def evaluate(self, variables, frame, y_pos, encoding, multipliers, weight,
+                 observed=None) -> Evaluation:
         """Networks, sampled group rates with intervals, and metrics on ``frame``."""
-        sens_codes, group_codes, support, networks, codes = self._groups_and_networks(
-            frame, y_pos, encoding, weight)
-        n_rates = 1 + (2 if y_pos is not None else 0) + (1 if self._mediators else 0)
-        draw_rows = (self._draw_cost(sens_codes, group_codes, weight, y_pos)
-                     if self._draws_wanted() else None)
-        ctx = _SamplingContext(self, n_rates * len(group_codes), self._sampling_rng(),
+        learner = NetworkLearner(self.settings, variables)
+        data = learner.groups_and_networks(frame, y_pos, encoding, weight)
+        sens_codes, group_codes = data.sens_codes, data.group_codes
+        n_rates = 1 + (2 if y_pos is not None else 0) + (1 if variables.mediators else 0)
+        draw_rows = (self._draw_cost(sens_codes, group_codes, weight, y_pos,
+                                     variables.mediators)
+                     if self.settings.draws_wanted else None)
+        ctx = _SamplingContext(self.settings, n_rates * len(group_codes), self.sampling_rng(),
                                metered=True, draw_rows=draw_rows)
-        self._batch = batch_rows(len(encoding.variables), len(self.feature_names_in_),
-                                 self.max_table_size)
+        ctx.evaluator = Evaluator(self.settings, variables, learner)
+        self.batch = batch_rows(len(encoding.variables), len(self.feature_names),
+                                self.settings.max_table_size)
         try:
-            ev = self._sampled_evaluation(ctx, frame, y_pos, encoding, weight, sens_codes,
-                                          group_codes, support, networks, codes)
+            ev = self._sampled_evaluation(ctx, frame, y_pos, encoding, weight, data)
         finally:
             ctx.cost.close()
-        if observed is not None and self.n_bootstrap > 0:
-            data = (sens_codes, group_codes, support, networks, codes)
-            self._add_population(ev, self._rate_rows(data, y_pos, weight, observed,
-                                                     ev.groups), self._reweighting_solver(ctx))
+        if observed is not None and self.settings.n_bootstrap > 0:
+            rows = ctx.evaluator.rate_rows(data, y_pos, weight, observed, ev.groups)
+            ctx.evaluator.add_population(ev, rows, self._reweighting_solver(ctx))
         return ev
+
+    def agreement(self, encoding, frame, multiplier, weight) -> float:
+        """1: the model itself decides every sampled row."""
+        return 1.0
+
+    def check_agreement(self, encoding, frame, weight, agreement, multiplier,
+                        reference=None) -> None:
+        """Nothing to check: the agreement is 1."""
+
+    def remember(self, variables, ev: Evaluation, frame, weight) -> None:
+        """Keep fit's evaluation and the row builder of fit's rows (for FIF)."""
+        self.variables, self.fitted = variables, ev
+        self.fit_builder = self.builder(variables.encoding, frame, weight)
 
     def _reweighting_solver(self, ctx):
         """``solve(subset, tables)``: the replicates' rates from the point's sampled rows.
@@ -200,7 +250,7 @@ class _SamplingPathMixin:
 
         return solve
 
-    def _draw_cost(self, sens_codes, group_codes, weight, y_pos):
+    def _draw_cost(self, sens_codes, group_codes, weight, y_pos, mediators):
         """``p -> rows`` of every rate's posterior draws (:func:`draw_rows_needed`).
 
         The posterior spread of a rate is taken as that of a proportion of its
@@ -212,25 +262,25 @@ class _SamplingPathMixin:
         """
         masks = [np.ones(len(sens_codes), dtype=bool)]
         masks += [] if y_pos is None else [y_pos, ~y_pos]
-        masks += [masks[0]] if self._mediators else []
+        masks += [masks[0]] if mediators else []
         w = np.ones(len(sens_codes)) if weight is None else weight
         supports = [float(w[mask & np.all(sens_codes == g, axis=1)].sum())
                     for mask in masks for g in group_codes]
-        grid = draw_grid(self.n_draws, self.max_samples)
+        grid = draw_grid(self.settings.n_draws, self.settings.max_samples)
 
         def rows(p):
-            return sum(draw_rows_needed(0.5, s, self.n_draws, self.tolerance,
-                                        self.credible_level, grid)
+            return sum(draw_rows_needed(0.5, s, self.settings.n_draws, self.settings.tolerance,
+                                        self.settings.credible_level, grid)
                        for s in supports if s > 0)
 
         return rows
 
-    def _sampled_evaluation(self, ctx, frame, y_pos, encoding, weight, sens_codes,
-                            group_codes, support, networks, codes) -> Evaluation:
-        """Sampled group rates with intervals, and metrics (see ``_evaluate_sampling``)."""
-        groups = self._group_table(encoding, group_codes)
+    def _sampled_evaluation(self, ctx, frame, y_pos, encoding, weight, data) -> Evaluation:
+        """Sampled group rates with intervals, and metrics (see :meth:`evaluate`)."""
+        sens_codes, group_codes, support, networks, codes = data
+        groups = ctx.evaluator.group_table(encoding, group_codes)
         everyone = np.ones(len(group_codes), dtype=bool)
-        builder = self._builder(encoding, frame, weight)
+        builder = self.builder(encoding, frame, weight)
         est = self._sampled_rates(networks[0], builder, encoding, group_codes, everyone, ctx,
                                   keep="positive_rate")
         bounds = {"positive_rate": (est["low"], est["high"])}
@@ -256,8 +306,8 @@ class _SamplingPathMixin:
             if any(g is not None for g in gaps):
                 metrics["equalized_odds"] = max(g for g in gaps if g is not None)
         i_max, i_min = favored_indices(rates)
-        if self._mediators:
-            net = self._mediated_network(encoding, networks[0], group_codes[i_max])
+        if ctx.evaluator.variables.mediators:
+            net = ctx.evaluator.mediated_network(encoding, networks[0], group_codes[i_max])
             pcf = self._sampled_rates(net, builder, encoding, group_codes, everyone, ctx)
             groups["path_specific_rate"] = pcf["rate"]
             bounds["path_specific_rate"] = (pcf["low"], pcf["high"])
@@ -266,19 +316,19 @@ class _SamplingPathMixin:
             converged.append(pcf)
         self._warn_unconverged(converged, n_samples)
         draws = None
-        if self._draws_wanted():
+        if self.settings.draws_wanted:
             draws, rows = self._sampled_draws(ctx, frame, y_pos, encoding, weight,
                                               sens_codes, group_codes, networks, codes,
                                               group_codes[i_max])
             n_samples += rows
         combined = bounds if draws is None else {
-            c: hull_bounds(credible_bounds(d, self.credible_level), bounds[c])
+            c: hull_bounds(credible_bounds(d, self.settings.credible_level), bounds[c])
             for c, d in draws.items()}
         groups["ci_low"], groups["ci_high"] = combined["positive_rate"]
-        return _SampledEvaluation(None, None, None, networks[0], group_codes, groups,
+        return _SampledEvaluation(networks[0], group_codes, groups,
                                   metrics, i_max, i_min, bounds=combined,
                                   n_samples=n_samples, draws=draws,
-                                  level=self.credible_level, mc_bounds=bounds)
+                                  level=self.settings.credible_level, mc_bounds=bounds)
 
     def _sampled_draws(self, ctx, frame, y_pos, encoding, weight, sens_codes, group_codes,
                        networks, codes, favored):
@@ -289,7 +339,7 @@ class _SamplingPathMixin:
         each draw (the favored group fixed at the point estimate's). A rate a group
         lacks (no row of the label) is a column of NaN.
         """
-        rng = self._posterior_rng()
+        rng = self.posterior_rng()
         everyone = np.ones(len(codes), dtype=bool)
         subsets = [("positive_rate", everyone, networks[0])]
         if y_pos is not None:
@@ -300,18 +350,18 @@ class _SamplingPathMixin:
             present = np.zeros(len(group_codes), dtype=bool)
             if net is not None:
                 present = groups_present(group_codes, sens_codes[mask])
-            out[column] = np.full((self.n_draws, len(group_codes)), np.nan)
+            out[column] = np.full((self.settings.n_draws, len(group_codes)), np.nan)
             if not present.any():
                 continue
             whole = mask is everyone  # all rows: the codes themselves, no copy
-            nets = self._posterior_draws(net, codes if whole else codes[mask],
+            nets = ctx.evaluator.learner.posterior_draws(net, codes if whole else codes[mask],
                                          weight if whole or weight is None else weight[mask],
                                          rng)
-            builder = self._builder(encoding, frame, weight, None if whole else mask)
+            builder = self.builder(encoding, frame, weight, None if whole else mask)
             todo = [(column, nets)]
-            if column == "positive_rate" and self._mediators:
+            if column == "positive_rate" and ctx.evaluator.variables.mediators:
                 todo.append(("path_specific_rate",
-                             [self._mediated_network(encoding, d, favored) for d in nets]))
+                             [ctx.evaluator.mediated_network(encoding, d, favored) for d in nets]))
             for name, draws in todo:
                 out[name], n, ok = self._draw_rates(draws, builder, encoding, group_codes,
                                                     present, ctx)
@@ -327,43 +377,45 @@ class _SamplingPathMixin:
         sampled and whether every group reached the rows it asked for.
         """
         values = np.full((len(networks), len(group_codes)), np.nan)
-        grid = draw_grid(len(networks), self.max_samples)
+        grid = draw_grid(len(networks), self.settings.max_samples)
         seeds = ctx.seeds(len(group_codes))
         rows, ok = 0, True
         for g in np.flatnonzero(present):
             rng = np.random.default_rng(seeds[g])
-            fixed = {i: int(s) for i, s in zip(self._sens_idx, group_codes[g])}
+            fixed = {i: int(s) for i, s in zip(ctx.evaluator.variables.sens_idx,
+                                               group_codes[g])}
 
             def draw(ids, n, fixed=fixed, rng=rng):
                 # A sampler per call (its cumulative tables: one network's size), so
                 # the draws' memory stays that of their networks.
                 codes = np.concatenate([NetworkSampler(networks[d]).sample(n, rng, fixed)
                                         for d in ids])
-                decided = self._decide(builder, codes, encoding.names, rng)
+                decided = self._decide(builder, codes, encoding.names, rng, ctx)
                 return decided.reshape(len(ids), n).sum(axis=1)
 
             est = posterior_draw_rates(ctx.timed(draw), len(networks),
-                                       tolerance=ctx.tolerance, level=self.credible_level,
-                                       grid=grid, batch=self._batch)
+                                       tolerance=ctx.tolerance, level=self.settings.credible_level,
+                                       grid=grid, batch=self.batch)
             values[:, g] = est.rates
             rows += est.samples * len(networks)
             ok &= est.converged
         return values, rows, ok
 
-    def _decide(self, builder, codes, names, rng) -> np.ndarray:
+    def _decide(self, builder, codes, names, rng, ctx) -> np.ndarray:
         """The model's positive decisions on the sampled states ``codes``."""
         X = builder.model_input(builder.frame(codes, names, rng))
-        sens = (builder.frame(codes, names, rng, only=self._sensitive)
-                if self._decision.takes_sensitive else None)
-        return self._decision.decisions(X, sens, rng)
+        sens = (builder.frame(codes, names, rng, only=ctx.evaluator.variables.sensitive)
+                if self.decision.takes_sensitive else None)
+        return self.decision.decisions(X, sens, rng)
 
     def _warn_draws_capped(self, capped) -> None:
         """SamplingToleranceWarning when the draws' rows stopped at ``max_samples``."""
         if not capped:
             return
+        s = self.settings
         warnings.warn(
-            f"Sampling under the {self.n_draws} posterior draws of the network stopped at "
-            f"max_samples={self.max_samples:,} rows per group and rate ({', '.join(capped)}) "
+            f"Sampling under the {s.n_draws} posterior draws of the network stopped at "
+            f"max_samples={s.max_samples:,} rows per group and rate ({', '.join(capped)}) "
             "before the Monte Carlo error was small next to the posterior spread: the "
             "intervals hold both, but are wider than the posterior alone by more than "
             "tolerance. Raise max_samples, raise tolerance, or lower n_draws.",
@@ -377,7 +429,7 @@ class _SamplingPathMixin:
         present = np.zeros(len(group_codes), dtype=bool)
         if net is not None:
             present = groups_present(group_codes, sens_codes[mask])
-        builder = self._builder(encoding, frame, weight, mask) if present.any() else None
+        builder = self.builder(encoding, frame, weight, mask) if present.any() else None
         return self._sampled_rates(net, builder, encoding, group_codes, present, ctx, keep)
 
     def _sampled_rates(self, network, builder, encoding, group_codes, present, ctx,
@@ -400,18 +452,19 @@ class _SamplingPathMixin:
         seeds = ctx.seeds(len(group_codes))
         for g in np.flatnonzero(present):
             rng = np.random.default_rng(seeds[g])
-            fixed = {i: int(s) for i, s in zip(self._sens_idx, group_codes[g])}
+            fixed = {i: int(s) for i, s in zip(ctx.evaluator.variables.sens_idx,
+                                               group_codes[g])}
             rows = [] if keep is not None else None
 
             def draw(n, fixed=fixed, rng=rng, rows=rows):
                 codes = sampler.sample(n, rng, fixed)
-                decided = self._decide(builder, codes, names, rng)
+                decided = self._decide(builder, codes, names, rng, ctx)
                 if rows is not None and sum(len(c) for c, _ in rows) < KEPT_ROWS:
                     rows.append((codes, decided))
                 return int(decided.sum())
 
             est = adaptive_rate(ctx.timed(draw), tolerance=ctx.tolerance, alpha=ctx.alpha,
-                                grid=ctx.grid, batch=self._batch)
+                                grid=ctx.grid, batch=self.batch)
             out["rate"][g], out["low"][g], out["high"][g] = est.rate, est.low, est.high
             out["n"][g], out["converged"][g] = est.samples, est.converged
             if rows:
@@ -425,27 +478,30 @@ class _SamplingPathMixin:
                   if not e["converged"].all()]
         if not widths:
             return
+        s = self.settings
         warnings.warn(
-            f"Sampling stopped at max_samples={self.max_samples:,} rows per group and rate "
+            f"Sampling stopped at max_samples={s.max_samples:,} rows per group and rate "
             f"({n_samples:,} rows in all) with a confidence interval of width "
-            f"{max(widths):.4g}, wider than tolerance={self.tolerance}. The intervals are "
+            f"{max(widths):.4g}, wider than tolerance={s.tolerance}. The intervals are "
             "valid but wider than asked: raise max_samples, or raise tolerance.",
             SamplingToleranceWarning,
             stacklevel=4,
         )
 
-    def _sampled_influence(self, networks) -> list[np.ndarray]:
+    def influence(self, networks) -> list[np.ndarray]:
         """Sampled group rates under each network of ``networks`` (FIF references)."""
-        n_groups = len(self._group_codes)
-        ctx = _SamplingContext(self, n_groups * len(networks), self._sampling_rng())
+        group_codes = self.fitted.group_codes
+        n_groups = len(group_codes)
+        ctx = _SamplingContext(self.settings, n_groups * len(networks), self.sampling_rng())
         everyone = np.ones(n_groups, dtype=bool)
         seeds = ctx.seeds(len(networks))
+        evaluator = Evaluator(self.settings, self.variables, None)
 
         def rates(net, seed):
-            sub = _SamplingContext(self, 1, np.random.default_rng(seed))
-            sub.alpha = ctx.alpha
-            return self._sampled_rates(net, self._fit_builder, self._encoding,
-                                       self._group_codes, everyone, sub)["rate"]
+            sub = _SamplingContext(self.settings, 1, np.random.default_rng(seed))
+            sub.alpha, sub.evaluator = ctx.alpha, evaluator
+            return self._sampled_rates(net, self.fit_builder, self.variables.encoding,
+                                       group_codes, everyone, sub)["rate"]
 
-        parallel = Parallel(n_jobs=self.n_jobs, return_as="list")
+        parallel = Parallel(n_jobs=self.settings.n_jobs, return_as="list")
         return parallel(delayed(rates)(n, s) for n, s in zip(networks, seeds))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -11,14 +12,13 @@ from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from ..preprocessing import decision_scale, integer_threshold, quantize
-from ..rules import linear_rule
-from ..s3p import BayesNet
 from ._parameters import distribution_max_bins, smallest_group_size
 from ._variables import Encoding
 from ._warnings import MIN_AGREEMENT, LowAgreementWarning
 
 __all__ = [
-    "BIN_GRID", "HELD_OUT", "MULTIPLIER_GRID", "candidates", "distribution_cap",
+    "BIN_GRID", "HELD_OUT", "MULTIPLIER_GRID", "Quantized", "Quantizer", "candidates",
+    "distribution_cap",
     "effective_size", "finest_within_noise", "weighted_scale"
 ]
 
@@ -82,46 +82,64 @@ def distribution_cap(frame, sensitive, weight) -> tuple[int, float]:
     return distribution_max_bins(codes, weight), smallest_group_size(codes, weight)
 
 
-class _QuantizationMixin:
-    """The linear rule read from the estimator and its integer version."""
+@dataclass
+class Quantized:
+    """The variables of a linear rule and the multipliers to try (:meth:`Quantizer.encode`)."""
 
-    def _read_rule(self, frame, weight) -> None:
-        """``rule_``, ``classes_`` and the rule divided by its (weighted) scale."""
-        try:
-            rule = linear_rule(self.estimator_, read_bins=True)
-        except TypeError as exc:
-            raise TypeError(
-                f"FairnessVerifier verifies binary linear classifiers; "
-                f"{type(self.estimator).__name__} cannot be read as one: {exc}"
-            ) from exc
-        self.rule_ = rule
-        self.classes_ = np.asarray(rule.classes) if rule.classes is not None else np.array([0, 1])
-        # Quantize the rule divided by the scale of its decision function, so that the
-        # integer rule does not depend on a positive rescaling of the model.
-        self.decision_scale_ = weighted_scale(rule.decision_function(frame), weight)
-        self._unit_rule = rule.scaled(1.0 / self.decision_scale_)
+    encoding: Encoding
+    multipliers: list  # the chosen one, then the smaller ones to fall back on
+    n_bins: int | None  # the bins formed (None: the user network's states)
+    reason: str  # why these bins (``n_bins_reason_``)
 
-    def _multipliers(self) -> list[int]:
+
+class Quantizer:
+    """The bins and the integer multiplier of a linear rule, chosen by agreement.
+
+    Parameters
+    ----------
+    settings : Settings
+        The verifier's parameters (``n_bins``, ``max_bins``, ``multiplier``,
+        ``max_multiplier``, ``network``, ``sample_rows``, ``random_state``).
+    unit_rule : LinearRule
+        The rule read from the model divided by the scale of its decision function.
+    """
+
+    def __init__(self, settings, unit_rule):
+        self.settings = settings
+        self.unit_rule = unit_rule
+
+    def multipliers(self) -> list[int]:
         """Return the multipliers to try, largest first (one with a fixed ``multiplier``)."""
-        if self.multiplier == "auto":
-            return candidates(MULTIPLIER_GRID, self.max_multiplier)
-        return [int(self.multiplier)]
+        s = self.settings
+        if s.multiplier == "auto":
+            return candidates(MULTIPLIER_GRID, s.max_multiplier)
+        return [int(s.multiplier)]
 
-    def _integer_rule(self, encoding: Encoding, multiplier: int):
+    def smaller(self, multiplier: int) -> list[int]:
+        """The multipliers below ``multiplier`` to fall back on (``multiplier="auto"``).
+
+        With ``multiplier="auto"`` a smaller multiplier (a shorter score range) is used
+        when the exact computation would not fit in ``max_table_size``.
+        """
+        if self.settings.multiplier != "auto":
+            return []
+        return [m for m in self.multipliers() if m < multiplier]
+
+    def integer_rule(self, encoding: Encoding, multiplier: int):
         """Integer weights of every state and the threshold of the rule times ``l``."""
         contributions = [v.contribution for v in encoding.variables]
         flat = quantize(np.concatenate(contributions), multiplier)  # one call, elementwise
         weights = np.split(flat, np.cumsum([len(c) for c in contributions])[:-1])
-        return weights, self._integer_threshold(multiplier)
+        return weights, self.integer_threshold(multiplier)
 
-    def _integer_threshold(self, multiplier: int) -> int:
-        return integer_threshold(int(quantize(self._unit_rule.intercept, multiplier)))
+    def integer_threshold(self, multiplier: int) -> int:
+        return integer_threshold(int(quantize(self.unit_rule.intercept, multiplier)))
 
-    def _agreements(self, encoding, frame, reference, multipliers, weight) -> np.ndarray:
+    def agreements(self, encoding, frame, reference, multipliers, weight) -> np.ndarray:
         """Share of the rows (weighted) where the integer rule decides as ``reference``.
 
         One agreement per multiplier; the rule is the verified one: the sum of the
-        integer weights of the rows' states (:meth:`_integer_rule`) reaches the integer
+        integer weights of the rows' states (:meth:`integer_rule`) reaches the integer
         threshold. The rows' codes are computed once; for every multiplier the states'
         integer weights are summed over them (:meth:`Encoding.scores`).
         """
@@ -130,112 +148,117 @@ class _QuantizationMixin:
         for i, l in enumerate(multipliers):
             # the verified integer weights of the states, summed over the rows' states
             # exactly in int64, chunk by chunk (no (rows, variables) matrix)
-            weights, threshold = self._integer_rule(encoding, l)
+            weights, threshold = self.integer_rule(encoding, l)
             score = encoding.scores(codes, weights)
             out[i] = np.average((score >= threshold) == reference, weights=weight)
         return out
+
+    def agreement(self, encoding, frame, multiplier: int, weight) -> float:
+        """The agreement of the integer rule ``multiplier`` with the model on ``frame``."""
+        reference = self.unit_rule.decision_function(frame) > 0
+        return float(self.agreements(encoding, frame, reference, [multiplier], weight)[0])
 
     def _held_out_split(self, n_rows: int):
         idx = np.arange(n_rows)
         if n_rows < 40:
             return idx, idx
-        return train_test_split(idx, test_size=HELD_OUT, random_state=self.random_state)
+        return train_test_split(idx, test_size=HELD_OUT,
+                                random_state=self.settings.random_state)
 
-    def _bin_candidates(self, frame, sensitive, weight) -> list[int]:
-        """Numbers of bins to try, finest first; sets ``n_bins_reason_``'s first part.
+    def _bin_candidates(self, frame, sensitive, weight) -> tuple[list[int], str]:
+        """Numbers of bins to try, finest first, and what limits them.
 
         ``n_bins="auto"`` tries the grid up to ``min(max_bins, cap)``, ``cap`` being
         the bins the smallest sensitive group supports (:func:`distribution_cap`): the
         rows of a small group estimate its distribution over the bins.
         """
-        if self.n_bins != "auto":
-            self._bins_limit = f"n_bins={int(self.n_bins)} (fixed)"
-            return [int(self.n_bins)]
+        s = self.settings
+        if s.n_bins != "auto":
+            return [int(s.n_bins)], f"n_bins={int(s.n_bins)} (fixed)"
         cap, n_min = distribution_cap(frame, sensitive, weight)
-        if cap < self.max_bins:
-            self._bins_limit = (f"at most {cap} bins: the smallest sensitive group has "
-                                f"{n_min:.0f} rows (one bin per row, at least 20)")
+        if cap < s.max_bins:
+            limit = (f"at most {cap} bins: the smallest sensitive group has "
+                     f"{n_min:.0f} rows (one bin per row, at least 20)")
         else:
-            self._bins_limit = (f"at most max_bins={self.max_bins} (the smallest sensitive "
-                                f"group, {n_min:.0f} rows, supports {cap})")
-        return candidates(BIN_GRID, min(self.max_bins, cap))
+            limit = (f"at most max_bins={s.max_bins} (the smallest sensitive "
+                     f"group, {n_min:.0f} rows, supports {cap})")
+        return candidates(BIN_GRID, min(s.max_bins, cap)), limit
 
     def _search_sample(self, frame, weight):
         """The rows of the search: all of them, or ``sample_rows`` drawn uniformly."""
-        if len(frame) <= self.sample_rows:
+        s = self.settings
+        if len(frame) <= s.sample_rows:
             return frame, weight
-        rng = check_random_state(self.random_state)
-        rows = np.sort(rng.choice(len(frame), self.sample_rows, replace=False))
+        rng = check_random_state(s.random_state)
+        rows = np.sort(rng.choice(len(frame), s.sample_rows, replace=False))
         return frame.iloc[rows], None if weight is None else weight[rows]
 
-    def _choose_quantization(self, frame, sensitive, weight):
+    def choose(self, frame, sensitive, weight) -> tuple[int, int, str]:
         """Choose the number of bins and the multiplier by agreement on held-out rows.
 
-        The split is by rows; with ``sample_weight`` the bins are weighted on the
-        fitting rows and the agreement on the held-out rows, whose standard error uses
-        their effective (Kish) size. The candidate bins are capped for the smallest
-        sensitive group's distribution (:meth:`_bin_candidates`).
+        Returns the bins, the multiplier and why (``n_bins_reason_``'s words). The
+        split is by rows; with ``sample_weight`` the bins are weighted on the fitting
+        rows and the agreement on the held-out rows, whose standard error uses their
+        effective (Kish) size. The candidate bins are capped for the smallest sensitive
+        group's distribution (:meth:`_bin_candidates`).
         """
-        rule = self._unit_rule
-        multipliers = self._multipliers()
-        bins = self._bin_candidates(frame, sensitive, weight)
+        rule = self.unit_rule
+        multipliers = self.multipliers()
+        bins, limit = self._bin_candidates(frame, sensitive, weight)
         if len(bins) == 1 and len(multipliers) == 1:
-            self._bins_choice = "the only candidate"
-            return bins[0], multipliers[0]
+            return bins[0], multipliers[0], f"the only candidate; {limit}"
         # the search's time no longer grows with the rows; the chosen bins are then
-        # fitted on all rows (_encode)
+        # fitted on all rows (encode)
         frame, weight = self._search_sample(frame, weight)
         fit_idx, hold_idx = self._held_out_split(len(frame))
         hold = frame.iloc[hold_idx]
         hold_weight = None if weight is None else weight[hold_idx]
         reference = rule.decision_function(hold) > 0
         scores = []  # (agreement, k, l), finest resolution first
-        for k in tqdm(bins, desc="bins", disable=not self.verbose):
-            enc = Encoding.from_data(frame, rule, sensitive, k, self.random_state,
+        for k in tqdm(bins, desc="bins", disable=not self.settings.verbose):
+            enc = Encoding.from_data(frame, rule, sensitive, k, self.settings.random_state,
                                      bin_rows=fit_idx, sample_weight=weight)
-            agreements = self._agreements(enc, hold, reference, multipliers, hold_weight)
+            agreements = self.agreements(enc, hold, reference, multipliers, hold_weight)
             scores += [(a, k, l) for a, l in zip(agreements, multipliers)]
-        self._bins_choice = (f"the finest within noise of the best held-out agreement "
-                             f"({max(s[0] for s in scores):.4f}) among {bins}")
-        return finest_within_noise(scores, effective_size(hold_weight, len(hold)))
+        choice = (f"the finest within noise of the best held-out agreement "
+                  f"({max(s[0] for s in scores):.4f}) among {bins}")
+        k, l = finest_within_noise(scores, effective_size(hold_weight, len(hold)))
+        return k, l, f"{choice}; {limit}"
 
-    def _encode(self, frame, sensitive, weight):
-        """Build the variables; return them and the multipliers to try (chosen, then smaller)."""
-        if isinstance(self.network, BayesNet):
-            encoding = Encoding.from_network(self.network, self._unit_rule, sensitive)
-            self.n_bins_ = None
-            self.n_bins_reason_ = "a user network: its own states, no bins"
-            multipliers = self._multipliers()
-            reference = self._unit_rule.decision_function(frame) > 0
-            agreements = self._agreements(encoding, frame, reference, multipliers, weight)
+    def encode(self, frame, sensitive, weight) -> Quantized:
+        """Build the variables and the multipliers to try (chosen, then smaller)."""
+        s = self.settings
+        if s.user_network:
+            encoding = Encoding.from_network(s.network, self.unit_rule, sensitive)
+            multipliers = self.multipliers()
+            reference = self.unit_rule.decision_function(frame) > 0
+            agreements = self.agreements(encoding, frame, reference, multipliers, weight)
             l = multipliers[int(np.argmax(agreements))]  # ties: the first candidate
-        else:
-            k, l = self._choose_quantization(frame, sensitive, weight)
-            encoding = Encoding.from_data(frame, self._unit_rule, sensitive, k,
-                                          self.random_state, sample_weight=weight)
-            self.n_bins_ = k
-            self.n_bins_reason_ = f"{k} bins: {self._bins_choice}; {self._bins_limit}"
-        # With multiplier="auto", fall back to smaller multipliers (a shorter score
-        # range) when the exact computation would not fit in max_table_size.
-        smaller = [m for m in self._multipliers() if m < l] if self.multiplier == "auto" else []
-        return encoding, [l] + smaller
+            return Quantized(encoding, [l] + self.smaller(l), None,
+                             "a user network: its own states, no bins")
+        k, l, why = self.choose(frame, sensitive, weight)
+        encoding = Encoding.from_data(frame, self.unit_rule, sensitive, k,
+                                      s.random_state, sample_weight=weight)
+        return Quantized(encoding, [l] + self.smaller(l), k, f"{k} bins: {why}")
 
-    def _warn_low_agreement(self, encoding, frame, reference, weight):
+    def warn_low_agreement(self, encoding, frame, reference, weight, agreement: float,
+                           multiplier: int) -> None:
         """LowAgreementWarning naming the agreement, its likely cause and the fix."""
-        real = encoding.scores(encoding.codes(frame)) + self._unit_rule.intercept
+        s = self.settings
+        real = encoding.scores(encoding.codes(frame)) + self.unit_rule.intercept
         unrounded = float(np.average((real > 0) == reference, weights=weight))
         if unrounded < MIN_AGREEMENT:
             cause = (f"the discretization: with the states' real values the rule already "
                      f"agrees on only {unrounded:.3f} of the rows; {self._finer_states_fix()}")
         else:
-            fix = (f"raise max_multiplier (now {self.max_multiplier})"
-                   if self.multiplier == "auto"
-                   else f"raise multiplier (now {self.multiplier}) or use multiplier='auto'")
-            cause = (f"the rounding of the weights to integers (multiplier_={self.multiplier_}; "
+            fix = (f"raise max_multiplier (now {s.max_multiplier})"
+                   if s.multiplier == "auto"
+                   else f"raise multiplier (now {s.multiplier}) or use multiplier='auto'")
+            cause = (f"the rounding of the weights to integers (multiplier_={multiplier}; "
                      f"before rounding the agreement is {unrounded:.3f}); {fix}")
         warnings.warn(
-            f"The integer rule that is verified decides as {type(self.estimator).__name__} "
-            f"on only {self.agreement_:.3f} of the rows of X (agreement_ < {MIN_AGREEMENT}), "
+            f"The integer rule that is verified decides as {s.estimator_name} "
+            f"on only {agreement:.3f} of the rows of X (agreement_ < {MIN_AGREEMENT}), "
             "so the verified metrics describe a different classifier. Likely cause: "
             f"{cause}.",
             LowAgreementWarning,
@@ -243,8 +266,9 @@ class _QuantizationMixin:
         )
 
     def _finer_states_fix(self) -> str:
-        if isinstance(self.network, BayesNet):
+        s = self.settings
+        if s.user_network:
             return "give the network more states (finer values) for the numeric columns"
-        if self.n_bins == "auto":
-            return f"raise max_bins (now {self.max_bins})"
-        return f"raise n_bins (now {self.n_bins}) or use n_bins='auto'"
+        if s.n_bins == "auto":
+            return f"raise max_bins (now {s.max_bins})"
+        return f"raise n_bins (now {s.n_bins}) or use n_bins='auto'"

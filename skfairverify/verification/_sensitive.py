@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 
 from ..utils._validation import check_sensitive, check_unambiguous
-from ._variables import MAX_SENSITIVE_VALUES, Encoding
+from ._variables import MAX_SENSITIVE_VALUES
 
 __all__ = [
+    "SensitiveColumns",
     "check_sensitive_column", "check_value_columns", "distinct_values", "is_column_reference",
     "names_columns", "sensitive_column_name", "short_description"
 ]
@@ -137,11 +138,45 @@ def check_sensitive_column(col: pd.Series, name: str) -> None:
         )
 
 
-class _SensitiveMixin:
-    """The sensitive columns of the network and the mediators."""
+class SensitiveColumns:
+    """The sensitive columns of the network: columns of ``X`` named, or values given.
+
+    Parameters
+    ----------
+    raw : str, int, list or array-like or None
+        The verifier's ``sensitive_features``: names (or positions) of columns of
+        ``X``, the values of the rows of ``fit``, or None (values passed to the
+        methods).
+
+    Attributes
+    ----------
+    by_name : bool
+        Whether ``fit`` read the sensitive columns from ``X`` by name (set by ``fit``).
+    names : list of str
+        The sensitive columns of ``fit`` (set by ``fit``).
+    """
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.by_name = None
+        self.names = None
+        self._positional_labels = None
+
+    def resolve(self, frame, sensitive_features, *, fitting: bool, positional_labels=None):
+        """The frame the network reads (``X`` and the sensitive columns) and their names.
+
+        One source per call: the columns named in the constructor, or the values passed
+        to the method; values given to the constructor are those of the rows of ``fit``.
+        ``positional_labels``: the column labels of ``X`` when they are not strings.
+        """
+        self._positional_labels = positional_labels
+        frame, names = self._resolve(frame, sensitive_features, fitting=fitting)
+        if fitting:
+            self.names = list(names)
+        return frame, names
 
     def _sensitive_names(self, frame: pd.DataFrame) -> list[str]:
-        raw = self.sensitive_features
+        raw = self.raw
         items = [raw] if isinstance(raw, (str, Integral)) else list(raw)
         if not items:
             raise ValueError("sensitive_features is empty; name at least one column.")
@@ -163,7 +198,7 @@ class _SensitiveMixin:
         wherever it stands. With string column names or an array, an integer is a
         position.
         """
-        labels = getattr(self, "_positional_labels", None)
+        labels = self._positional_labels
         if labels is None or not isinstance(item, Integral) or isinstance(item, bool):
             return item
         matches = [i for i, c in enumerate(labels) if isinstance(c, Integral) and c == item]
@@ -187,7 +222,7 @@ class _SensitiveMixin:
             for name in names:
                 check_sensitive_column(sens[name], name)
         else:
-            names = list(self._sensitive)
+            names = list(self.names)
             if sorted(sens.columns) != sorted(names):
                 raise ValueError(
                     f"verify got sensitive_features named {list(sens.columns)}, but fit used "
@@ -198,17 +233,12 @@ class _SensitiveMixin:
             frame[name] = sens[name].array
         return frame, names
 
-    def _resolve_sensitive(self, frame, sensitive_features, *, fitting: bool):
-        """The frame the network reads (``X`` and the sensitive columns) and their names.
-
-        One source per call: the columns named in the constructor, or the values passed
-        to the method; values given to the constructor are those of the rows of ``fit``.
-        """
-        raw = self.sensitive_features
+    def _resolve(self, frame, sensitive_features, *, fitting: bool):
+        raw = self.raw
         method = "fit" if fitting else "verify"
         if fitting:
-            self._sensitive_by_name = raw is not None and names_columns(raw, frame)
-        by_name = self._sensitive_by_name
+            self.by_name = raw is not None and names_columns(raw, frame)
+        by_name = self.by_name
         if sensitive_features is not None:
             if by_name or (fitting and raw is not None):
                 raise ValueError(
@@ -219,7 +249,8 @@ class _SensitiveMixin:
                 )
             return self._with_sensitive_values(frame, sensitive_features, fitting=fitting)
         if by_name:
-            return frame, self._sensitive_names(frame) if fitting else list(self._sensitive)
+            names = self._sensitive_names(frame) if fitting else list(self.names)
+            return frame, names
         if raw is None:
             raise ValueError(
                 f"{method} needs the sensitive features: name the columns of X in "
@@ -232,21 +263,3 @@ class _SensitiveMixin:
             "The constructor's sensitive_features holds the values of the rows of fit; "
             "verify needs the values of its own rows: verify(X, y, sensitive_features=...)."
         )
-
-    def _mediator_names(self, encoding: Encoding, sensitive: list[str]) -> list[str]:
-        if self.mediators is None:
-            return []
-        items = [self.mediators] if isinstance(self.mediators, str) else list(self.mediators)
-        out = []
-        for m in items:
-            if not isinstance(m, str):
-                raise TypeError(f"mediators must be column names; got {m!r}.")
-            if m in sensitive:
-                raise ValueError(f"Mediator {m!r} is a sensitive feature; it cannot mediate.")
-            if m not in encoding.names:
-                raise ValueError(
-                    f"Mediator {m!r} is not a variable of the verifier (a column read by the "
-                    f"model); variables: {encoding.names}."
-                )
-            out.append(m)
-        return out

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rules import is_tree_model, positive_leaves
-from ..s3p import BayesNet
-from ._linear_path import Evaluation
+from ..rules import is_tree_model
+from ._evaluation import Evaluation, Evaluator
+from ._learning import NetworkLearner
+from ._quantization import Quantized
 from ._trees_exact import tree_group_rates
 from ._trees_states import (
     MAX_STATES,
@@ -24,7 +25,7 @@ from ._trees_states import (
     tree_encoding_from_network,
 )
 
-__all__ = ["TREE_BINS", "is_tree_model"]
+__all__ = ["TREE_BINS", "TreePath", "is_tree_model", "tree_decisions"]
 
 #: Quantile bins merged with a numeric column's thresholds with ``n_bins="auto"`` (at
 #: most ``max_bins``): the thresholds carry the decision, the quantiles only shape the
@@ -32,69 +33,89 @@ __all__ = ["TREE_BINS", "is_tree_model"]
 TREE_BINS = 10
 
 
-class _TreePathMixin:
-    """Fit, verify and influence of :class:`FairnessVerifier` on the exact tree path."""
+class TreePath:
+    """The exact path of a decision tree (one of the paths of :func:`._paths.select_path`).
 
-    def _read_tree(self) -> None:
-        """Read ``estimator_`` as positive leaves (TypeError naming an unreadable step)."""
-        self._leaves = positive_leaves(self.estimator_)
-        self.rule_ = None
-        self.decision_scale_ = None
-        self.classes_ = np.asarray(self._leaves.classes)
+    Parameters
+    ----------
+    settings : Settings
+        The verifier's parameters.
+    leaves : TreeLeaves
+        The tree's positive leaves on the raw columns.
+    """
 
-    def _tree_bins(self) -> int:
-        return min(TREE_BINS, self.max_bins) if self.n_bins == "auto" else int(self.n_bins)
+    name = "exact"
+    kind = "tree"
+    rule = None
+    decision_scale = None
 
-    def _tree_encoding(self, frame, sensitive, weight):
-        if isinstance(self.network, BayesNet):
-            self.n_bins_ = None
-            self.n_bins_reason_ = "a user network: its own states, no bins"
-            return tree_encoding_from_network(self.network, self._leaves, sensitive)
-        self.n_bins_ = self._tree_bins()
-        self.n_bins_reason_ = (f"{self.n_bins_} quantile bins: tree path ("
-                               + ("fixed n_bins" if self.n_bins != "auto" else
-                                  f"{TREE_BINS}, at most max_bins") +
-                               "), merged with the tree's split thresholds")
-        return tree_encoding(frame, self._leaves, sensitive, n_bins=self.n_bins_,
-                             max_states=max(MAX_STATES, self.max_bins), sample_weight=weight)
+    def __init__(self, settings, leaves):
+        self.settings = settings
+        self.leaves = leaves
+        self.classes = np.asarray(leaves.classes)
+        self.fitted = None  # fit's evaluation (remember)
+        self.variables = None
+        self.indicators = None
 
-    def _fit_tree(self, frame, sensitive, y_pos, weight, observed=None) -> None:
-        """Variables, networks and exact group rates of the tree on ``frame``."""
-        encoding = self._tree_encoding(frame, sensitive, weight)
-        self._set_variables(encoding, sensitive)
-        eo_labels = None if isinstance(self.network, BayesNet) else y_pos
-        ev = self._evaluate_tree(frame, eo_labels, encoding, weight, observed)
-        self._tree_indicators = state_indicators(encoding, self._leaves)
-        self.multiplier_ = None
-        self.agreement_ = 1.0
-        self._set_evaluation(ev, encoding)
+    def decisions(self, frame) -> np.ndarray:
+        """The tree's positive decision on every row."""
+        return np.asarray(self.leaves.predict_positive(frame), dtype=bool)
 
-    def _evaluate_tree(self, frame, y_pos, encoding, weight, observed=None) -> Evaluation:
+    def _bins(self) -> int:
+        s = self.settings
+        return min(TREE_BINS, s.max_bins) if s.n_bins == "auto" else int(s.n_bins)
+
+    def encode(self, frame, sensitive, weight) -> Quantized:
+        """The variables: the tree's columns, refined at its thresholds."""
+        s = self.settings
+        if s.user_network:
+            encoding = tree_encoding_from_network(s.network, self.leaves, sensitive)
+            return Quantized(encoding, [None], None, "a user network: its own states, no bins")
+        n_bins = self._bins()
+        reason = (f"{n_bins} quantile bins: tree path ("
+                  + ("fixed n_bins" if s.n_bins != "auto" else f"{TREE_BINS}, at most max_bins")
+                  + "), merged with the tree's split thresholds")
+        encoding = tree_encoding(frame, self.leaves, sensitive, n_bins=n_bins,
+                                 max_states=max(MAX_STATES, s.max_bins), sample_weight=weight)
+        return Quantized(encoding, [None], n_bins, reason)
+
+    def evaluate(self, variables, frame, y_pos, encoding, multipliers, weight,
+                 observed=None) -> Evaluation:
         """Networks, exact group rates and metrics of the tree on ``frame``."""
-        data = self._groups_and_networks(frame, y_pos, encoding, weight)
-        indicators = state_indicators(encoding, self._leaves)
-        group_codes = data[1]
+        learner = NetworkLearner(self.settings, variables)
+        data = learner.groups_and_networks(frame, y_pos, encoding, weight)
+        indicators = state_indicators(encoding, self.leaves)
+        group_codes, sens_idx = data.group_codes, variables.sens_idx
 
         def rates_of(net):
-            return tree_group_rates(net, indicators, None, self._sens_idx, group_codes,
-                                    self.max_table_size)
+            return tree_group_rates(net, indicators, None, sens_idx, group_codes,
+                                    self.settings.max_table_size)
 
-        return self._exact_evaluation(rates_of, lambda net, mask: rates_of, encoding, data,
-                                      y_pos, weight, observed)
+        evaluator = Evaluator(self.settings, variables, learner)
+        return evaluator.exact(rates_of, lambda net, mask: rates_of, encoding, data, y_pos,
+                               weight, observed)
 
-    def _tree_draw_rates_of(self, network):
+    def agreement(self, encoding, frame, multiplier, weight) -> float:
+        """1: the decision on every state equals the tree's."""
+        return 1.0
+
+    def check_agreement(self, encoding, frame, weight, agreement, multiplier,
+                        reference=None) -> None:
+        """Nothing to check: the agreement is 1."""
+
+    def remember(self, variables, ev: Evaluation, frame=None, weight=None) -> None:
+        """Keep fit's evaluation and the tree's state indicators of fit's variables."""
+        self.variables, self.fitted = variables, ev
+        self.indicators = state_indicators(variables.encoding, self.leaves)
+
+    def point_rates(self, network) -> np.ndarray:
+        """The tree's exact group rates under ``network`` (after ``fit``)."""
+        return tree_group_rates(network, self.indicators, None, self.variables.sens_idx,
+                                self.fitted.group_codes, self.settings.max_table_size)
+
+    def draw_rates_of(self, network, exact=None):
         """Rates function for posterior draws of ``network``'s structure: the tree's."""
-        def rates_of(net):
-            return tree_group_rates(net, self._tree_indicators, None, self._sens_idx,
-                                    self._group_codes, self.max_table_size)
-
-        return rates_of
-
-    def _tree_rates_without(self, subset, reference) -> np.ndarray:
-        """Exact group rates of the tree with the features ``subset`` replaced by references."""
-        return tree_group_rates(self._reference_network(subset, reference),
-                                self._tree_indicators, None, self._sens_idx,
-                                self._group_codes, self.max_table_size)
+        return self.point_rates
 
 
 def tree_decisions(indicators, codes) -> np.ndarray:

@@ -18,7 +18,6 @@ from sklearn.base import (
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..rules import is_tree_model
 from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
@@ -26,37 +25,43 @@ from ..utils._progress import progress
 from ..utils._threads import cpu_seconds
 from ..utils._validation import check_sample_weight
 from ._checks import (
-    _InputChecksMixin,
+    check_fit_labels,
+    check_frame,
+    check_verify_frame,
     check_y_shape,
     estimator_has,
     missing_values_error,
+    positive_labels,
     positive_rows,
     take_rows,
     takes_sensitive_features,
 )
-from ._dask import SAMPLE_ROWS, _DaskMixin, is_dask_collection
+from ._dask import (
+    SAMPLE_ROWS,
+    VERIFY_SAMPLE_ROWS,
+    DaskRows,
+    DaskSource,
+    FixedCodes,
+    check_dask_call,
+    fitted_estimator,
+    is_dask_collection,
+)
 from ._display import influence_note, interval_note, verifier_html
-from ._influence import check_draws_work, group_rates, uniform_network
+from ._influence import check_draws_work, uniform_network
 from ._intervals import HOLD_TOLERANCE, credible_bounds, hold_estimates
-from ._learning import _NetworkMixin
-from ._linear_path import _LinearPathMixin
 from ._network import resolve_structure_search
-from ._paths_sampling import _SamplingPathMixin
+from ._paths import select_path
 from ._population import Observed
-from ._quantization import _QuantizationMixin
 from ._results import FairnessInfluenceResult, VerificationResult
-from ._sampling import ModelDecision
-from ._sensitive import _SensitiveMixin
-from ._trees_path import _TreePathMixin
-from ._variables import Encoding, bins_formed
-from ._warnings import MIN_AGREEMENT, EstimateOutsideIntervalWarning
+from ._sensitive import SensitiveColumns
+from ._settings import Settings, Variables
+from ._variables import bins_formed
+from ._warnings import EstimateOutsideIntervalWarning
 
 __all__ = ["FairnessVerifier"]
 
 
-class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _NetworkMixin,
-                       _LinearPathMixin, _TreePathMixin, _SamplingPathMixin, _DaskMixin,
-                       ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Group fairness of any classifier over a Bayesian network of its inputs.
 
     FVGM (Ghosh et al., AAAI 2022) as a scikit-learn meta-estimator: ``fit`` turns the
@@ -329,58 +334,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         except ValueError as exc:
             raise missing_values_error(exc, frame, estimator) from exc
 
-    def _select_path(self, frame, y, weight) -> str:
-        """``"exact"`` (a linear rule or a tree is read) or ``"sampling"`` (any model).
-
-        Sets ``_exact_kind`` to ``"linear"`` or ``"tree"`` on the exact path.
-        """
-        self._exact_kind = None
-        if self.method != "sampling":
-            try:
-                self._read_rule(frame, weight)
-                self._exact_kind = "linear"
-                return "exact"
-            except TypeError as linear_exc:
-                reason = linear_exc
-            try:
-                if is_tree_model(self.estimator_):
-                    self._read_tree()
-                    self._exact_kind = "tree"
-                    return "exact"
-            except TypeError as tree_exc:
-                reason = tree_exc
-            if self.method == "exact":
-                raise TypeError(
-                    f"method='exact': {type(self.estimator).__name__} has no exact path "
-                    "(the exact paths read linear classifiers and decision trees, alone or "
-                    f"behind per-column steps: {reason}). Use method='sampling' (or "
-                    "'auto'), which verifies any classifier with certified confidence "
-                    "intervals."
-                ) from reason
-        self.rule_ = None
-        self.decision_scale_ = None
-        self.classes_ = self._sampling_classes(y)
-        return "sampling"
-
-    def _sampling_classes(self, y) -> np.ndarray:
-        """The model's two classes (``classes_`` of the estimator, else those of ``y``)."""
-        classes = getattr(self.estimator_, "classes_", None)
-        if classes is None and y is not None:
-            classes = np.unique(y)
-        if classes is None:
-            raise ValueError(
-                f"The classes of {type(self.estimator).__name__} are unknown (it has no "
-                "classes_): pass y to fit, so that the positive class is classes_[1]."
-            )
-        classes = np.asarray(classes)
-        if len(classes) != 2:
-            raise ValueError(
-                f"Only binary classification is supported; {type(self.estimator).__name__} "
-                f"has {len(classes)} classes {classes.tolist()[:10]}."
-            )
-        return classes
-
-    def _observed(self, X, frame: pd.DataFrame, sensitive) -> Observed | None:
+    def _observed(self, path, X, frame: pd.DataFrame, sensitive) -> Observed | None:
         """The model's positive decisions on the rows (the direct rates' numerators).
 
         On the linear path the rule read from the model (equal to its decision function,
@@ -390,24 +344,55 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         """
         if self.n_bootstrap == 0:
             return None
-        if self.method_ == "sampling":
-            decide = ModelDecision(self.estimator_, self.classes_[1])
-            return Observed(decide.decisions(X, frame[list(sensitive)],
-                                             self._population_rng(4)))
-        if self._exact_kind == "tree":
-            return Observed(np.asarray(self._leaves.predict_positive(frame), dtype=bool))
-        return Observed(np.asarray(self._unit_rule.decision_function(frame)) > 0)
+        if path.name == "sampling":
+            return Observed(path.decisions(X, frame[list(sensitive)],
+                                           Settings.of(self).population_rng(4)))
+        return Observed(path.decisions(frame))
 
-    def _set_variables(self, encoding: Encoding, sensitive: list[str]) -> None:
-        self.n_bins_, fewer = bins_formed(encoding, self.n_bins_)  # the bins formed
-        self.n_bins_reason_ += fewer
-        self._encoding = encoding
+    def _store(self, path, variables: Variables, quantized, ev, agreement: float) -> None:
+        """Every fitted attribute, from the path, the variables and fit's evaluation."""
+        encoding = variables.encoding
+        self._path, self._variables = path, variables
+        self.method_ = path.name
+        self.rule_, self.decision_scale_ = path.rule, path.decision_scale
+        self.n_bins_, fewer = bins_formed(encoding, quantized.n_bins)  # the bins formed
+        self.n_bins_reason_ = quantized.reason + fewer
         self.discretizer_ = encoding.discretizer
         self.variables_ = encoding.names
-        self._sens_idx = [encoding.index(s) for s in sensitive]
-        self._sensitive = sensitive
-        self.sensitive_features_ = list(sensitive)
-        self._mediators = self._mediator_names(encoding, sensitive)
+        self.sensitive_features_ = list(variables.sensitive)
+        self.multiplier_ = None if ev.multiplier is None else int(ev.multiplier)
+        self.agreement_ = agreement
+        self.threshold_ = ev.threshold
+        self.weights_ = None if ev.weights is None else {
+            v.name: pd.Series(w, index=pd.Index(v.states, dtype=object), name=v.name)
+            for v, w in zip(encoding.variables, ev.weights)
+        }
+        self.metric_intervals_ = ev.metric_intervals
+        self.n_samples_ = ev.n_samples
+        self.network_ = ev.network
+        self.groups_ = ev.groups
+        self.metrics_ = ev.metrics
+        self.population_ = ev.population_table
+        self.population_metrics_ = dict(ev.population_metrics)
+        self.population_metric_intervals_ = dict(ev.population_metric_intervals)
+        self.most_favored_group_ = self._favored(ev.groups, ev.most_favored)
+        self.least_favored_group_ = self._favored(ev.groups, ev.least_favored)
+
+    def _favored(self, groups: pd.DataFrame, i: int) -> dict:
+        return {s: groups[s].iloc[i] for s in self._variables.sensitive}
+
+    def _fit_path(self, path, settings, X, frame, sensitive, y_pos, weight) -> None:
+        """Encode, evaluate and store: the sequence of every path on pandas rows."""
+        observed = self._observed(path, X, frame, sensitive)
+        quantized = path.encode(frame, sensitive, weight)
+        variables = Variables.of(quantized.encoding, sensitive, self.mediators)
+        eo_labels = None if settings.user_network else y_pos
+        ev = path.evaluate(variables, frame, eo_labels, quantized.encoding,
+                           quantized.multipliers, weight, observed)
+        agreement = path.agreement(quantized.encoding, frame, ev.multiplier, weight)
+        path.remember(variables, ev, frame, weight)
+        self._store(path, variables, quantized, ev, agreement)
+        path.check_agreement(quantized.encoding, frame, weight, agreement, ev.multiplier)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None):
@@ -504,43 +489,88 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         """
         self._check_draws()
         if is_dask_collection(X):
-            self._check_dask_call(sensitive_features, "fit")
+            check_dask_call(Settings.of(self), sensitive_features, "fit")
             return self._fit_dask(X, y, sample_weight)
-        frame = self._frame(X, reset=True)
+        frame, positional = self._read_frame(X, fitting=True)
         self._input_labels = list(X.columns) if isinstance(X, pd.DataFrame) else None
         weight = check_sample_weight(sample_weight, len(frame))
-        y = self._check_fit_labels(y, len(frame))
-        frame, sensitive = self._resolve_sensitive(frame, sensitive_features, fitting=True)
+        y = check_fit_labels(y, len(frame), self.estimator)
+        self._sensitive_columns = SensitiveColumns(self.sensitive_features)
+        frame, sensitive = self._sensitive_columns.resolve(
+            frame, sensitive_features, fitting=True, positional_labels=positional)
         if weight is not None and not weight.all():
             keep = np.flatnonzero(weight > 0)
             X = take_rows(X, keep)
             frame, y, weight = positive_rows(frame, y, weight)
         self.estimator_ = self._fit_estimator(X, y, weight, frame[sensitive], frame)
-        self.method_ = self._select_path(frame, y, weight)
-        learned = isinstance(self.network, str) and self.network == "learn"
+        settings = Settings.of(self)
+        path = select_path(settings, self.estimator_, frame, weight, y,
+                           feature_names=self.feature_names_in_,
+                           input_labels=self._input_labels)
+        self.classes_ = path.classes
         self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
-                                  if learned else None)
-        y_pos = None if y is None else self._positive_labels(y, len(frame))
-        observed = self._observed(X, frame, sensitive)
-        if self.method_ == "sampling":
-            self._fit_sampling(frame, sensitive, y_pos, weight, observed)
-            return self
-        if self._exact_kind == "tree":
-            self._fit_tree(frame, sensitive, y_pos, weight, observed)
-            return self
-        encoding, multipliers = self._encode(frame, sensitive, weight)
-        self._set_variables(encoding, sensitive)
-        eo_labels = None if isinstance(self.network, BayesNet) else y_pos
-        ev = self._evaluate(frame, eo_labels, encoding, multipliers, weight, observed)
-        reference = self._unit_rule.decision_function(frame) > 0
-        self.multiplier_ = int(ev.multiplier)
-        self.agreement_ = float(
-            self._agreements(encoding, frame, reference, [ev.multiplier], weight)[0]
-        )
-        self._set_evaluation(ev, encoding)
-        if self.agreement_ < MIN_AGREEMENT:
-            self._warn_low_agreement(encoding, frame, reference, weight)
+                                  if settings.learned else None)
+        y_pos = None if y is None else positive_labels(y, len(frame), self.classes_)
+        self._fit_path(path, settings, X, frame, sensitive, y_pos, weight)
         return self
+
+    def _read_frame(self, X, *, fitting: bool):
+        """``X`` as a frame (:func:`check_frame`); ``fit`` records its feature names."""
+        frame, positional = check_frame(X, fitting=fitting)
+        if fitting:
+            self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
+            self.n_features_in_ = frame.shape[1]
+        return frame, positional
+
+    def _fit_dask(self, X, y, sample_weight):
+        """``fit`` on a dask DataFrame: the rows summarised, gathered, then evaluated."""
+        settings = Settings.of(self)
+        source = DaskSource(settings, DaskRows.check(X, y, sample_weight))
+        self._refuse_regressor()
+        self.estimator_ = fitted_estimator(self.estimator)
+        path = source.select_path(self.estimator_, X)
+        self.classes_ = path.classes
+        stats, summary, n_sample = source.statistics(
+            source.columns(path), path.rule, self.sample_rows, fitting=True,
+            classes=self.classes_)
+        frame, positional = self._read_frame(summary, fitting=True)
+        self._input_labels = list(source.rows.columns)
+        self._sensitive_columns = SensitiveColumns(self.sensitive_features)
+        frame, sensitive = self._sensitive_columns.resolve(frame, None, fitting=True,
+                                                           positional_labels=positional)
+        self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
+                                  if settings.learned else None)
+        quantized = source.encode(path, stats, frame, n_sample, sensitive)
+        gathered, encoding = source.gather(path, stats, quantized.encoding, self.classes_[1],
+                                           exact_means=True)
+        variables = Variables.of(encoding, sensitive, self.mediators)
+        ev, agreement = source.evaluate(path, variables, gathered, quantized.multipliers)
+        path.remember(variables, ev)
+        self._store(path, variables, quantized, ev, agreement)
+        path.check_agreement(FixedCodes(encoding, gathered.codes), None, gathered.weight,
+                             agreement, ev.multiplier, reference=gathered.reference)
+        return self
+
+    def _verify_dask(self, X, y, sample_weight):
+        """``verify`` on a dask DataFrame: the evaluation of its rows and the agreement."""
+        source = DaskSource(Settings.of(self), DaskRows.check(X, y, sample_weight))
+        if not self._sensitive_columns.by_name:
+            raise ValueError(
+                "This verifier was fitted with sensitive values apart from X; with a dask X "
+                "the sensitive features must be columns of X named in the constructor."
+            )
+        if self.method_ == "sampling":
+            raise TypeError("The sampling path does not take a dask X; pass pandas data.")
+        stats, summary, _ = source.statistics(list(self.variables_), None, VERIFY_SAMPLE_ROWS,
+                                              fitting=False, classes=self.classes_)
+        frame, positional = self._read_frame(summary, fitting=False)
+        frame, _ = self._sensitive_columns.resolve(frame, None, fitting=False,
+                                                   positional_labels=positional)
+        check_verify_frame(frame, self.network, self.variables_, self.sensitive_features_)
+        variables = self._variables.covering(frame)
+        gathered, _ = source.gather(self._path, stats, variables.encoding, self.classes_[1],
+                                    exact_means=False)
+        return source.evaluate(self._path, variables, gathered, [self.multiplier_])
 
     def verify(self, X, y=None, *, sensitive_features=None,
                sample_weight=None) -> VerificationResult:
@@ -613,33 +643,28 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         """
         check_is_fitted(self)
         if is_dask_collection(X):
-            self._check_dask_call(sensitive_features, "verify")
+            check_dask_call(Settings.of(self), sensitive_features, "verify")
             return self._result(*self._verify_dask(X, y, sample_weight))
-        frame = self._frame(X, reset=False)
+        frame, positional = self._read_frame(X, fitting=False)
         weight = check_sample_weight(sample_weight, len(frame))
         y = None if y is None else check_y_shape(y, len(frame))
-        frame, _ = self._resolve_sensitive(frame, sensitive_features, fitting=False)
+        frame, _ = self._sensitive_columns.resolve(frame, sensitive_features, fitting=False,
+                                                   positional_labels=positional)
         if weight is not None and not weight.all():
             X = take_rows(X, np.flatnonzero(weight > 0))
         frame, y, weight = positive_rows(frame, y, weight)
-        self._check_verify_frame(frame)
-        y_pos = None if y is None else self._positive_labels(y, len(frame))
-        observed = self._observed(X, frame, self._sensitive)
+        check_verify_frame(frame, self.network, self.variables_, self.sensitive_features_)
+        y_pos = None if y is None else positive_labels(y, len(frame), self.classes_)
+        path = self._path
+        observed = self._observed(path, X, frame, self._variables.sensitive)
         # A discrete numeric value absent from the rows of fit gets its own state (its
         # contribution is exact), since the network is learned again from X.
-        encoding = self._encoding.covering(frame)
-        if self.method_ == "sampling":
-            ev = self._evaluate_sampling(frame, y_pos, encoding, weight, observed)
-            agreement = 1.0
-        elif self._exact_kind == "tree":
-            ev = self._evaluate_tree(frame, y_pos, encoding, weight, observed)
-            agreement = 1.0
-        else:
-            ev = self._evaluate(frame, y_pos, encoding, [self.multiplier_], weight, observed)
-            reference = self._unit_rule.decision_function(frame) > 0
-            agreement = float(self._agreements(encoding, frame, reference, [self.multiplier_],
-                                               weight)[0])
-        return self._result(ev, agreement)
+        variables = self._variables.covering(frame)
+        multipliers = [self.multiplier_]
+        ev = path.evaluate(variables, frame, y_pos, variables.encoding, multipliers, weight,
+                           observed)
+        return self._result(ev, path.agreement(variables.encoding, frame, self.multiplier_,
+                                               weight))
 
     def _result(self, ev, agreement: float) -> VerificationResult:
         """What :meth:`verify` returns, from an evaluation and the agreement."""
@@ -659,7 +684,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
 
     def _feature_subsets(self, features) -> list[list[str]]:
         """Return the feature subsets of :meth:`fairness_influence`, validated."""
-        non_sensitive = [n for n in self.variables_ if n not in self._sensitive]
+        non_sensitive = [n for n in self.variables_ if n not in self._variables.sensitive]
         if features is None:
             return [[n] for n in non_sensitive]
         if isinstance(features, str):
@@ -669,7 +694,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
             if not subset:
                 raise ValueError("An empty feature subset has no influence to measure.")
             for f in subset:
-                if f in self._sensitive:
+                if f in self._variables.sensitive:
                     raise ValueError(
                         f"{f!r} is a sensitive feature; FIF is defined for non-sensitive "
                         "features."
@@ -685,7 +710,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         """The reference distribution of every variable of ``idx`` (None: over its states)."""
         if reference != "support":
             return None
-        return [self._encoding.variables[i].support_distribution() for i in idx]
+        return [self._variables.encoding.variables[i].support_distribution() for i in idx]
 
     def _reference_network(self, subset, reference, network=None):
         """``network`` (the fitted one by default) with ``subset`` replaced by references.
@@ -703,20 +728,16 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         Returns the rates under the fitted network's reference network and, with
         ``draws`` (posterior draws of the fitted network), the ``(n_draws, n_groups)``
         rates under every draw's reference network, solved with the draws' rates
-        function built once on the point reference network (``_draw_rates_of``); None
-        without draws. One draw is solved first and its time, times the number of draws,
-        is checked against the work bound of ``max_table_size`` (:func:`check_draws_work`)
-        before the others are solved.
+        function built once on the point reference network (the path's
+        ``draw_rates_of``); None without draws. One draw is solved first and its time,
+        times the number of draws, is checked against the work bound of
+        ``max_table_size`` (:func:`check_draws_work`) before the others are solved.
         """
         net = self._reference_network(subset, reference)
-        if self._exact_kind == "tree":
-            point = self._tree_rates_without(subset, reference)
-        else:
-            point = group_rates(net, self._weights, self.threshold_, self._sens_idx,
-                                self._group_codes, self.max_table_size)
+        point = self._path.point_rates(net)
         if draws is None:
             return point, None
-        rates_of = self._draw_rates_of(net, exact=point)
+        rates_of = self._path.draw_rates_of(net, exact=point)
         start = cpu_seconds()  # CPU time: a busy machine does not multiply it
         rates_of(net)  # one draw's work: the plan of the draws, on the point network
         check_draws_work(cpu_seconds() - start, len(draws), " + ".join(subset),
@@ -729,7 +750,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         """``(point rates, draws' rates or None)`` under the reference network of every subset."""
         if self.method_ == "sampling":
             nets = [self._reference_network(s, reference) for s in subsets]
-            return [(r, None) for r in self._sampled_influence(nets)]
+            return [(r, None) for r in self._path.influence(nets)]
         tasks = [delayed(self._rates_without)(s, reference, draws) for s in subsets]
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
         return list(progress(parallel(tasks), verbose=self.verbose, total=len(tasks),
@@ -739,17 +760,20 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         """The posterior draws of the fitted network and their group rates, or Nones.
 
         Exact paths with ``n_draws > 0`` and a learned network: the draws that ``fit``
-        made (``_draw_networks``) and the rates of every draw under the verified rule
-        (``_draw_rates_of``, the same function as the references' draws).
+        made (regenerated) and the rates of every draw under the verified rule: those
+        ``fit`` computed (the path's ``draw_rates_of``, the same function as the
+        references' draws).
         """
-        draws = None if self.method_ == "sampling" else self._draw_networks
+        if self.method_ == "sampling":
+            return None, None
+        fitted = self._path.fitted
+        draws = fitted.draw_networks(self.max_table_size)
         if not draws:
             return None, None
-        base = getattr(self, "_draw_positive_rates", None)
-        if base is None:
-            base_of = self._draw_rates_of(self.network_)
-            base = np.array([base_of(d) for d in draws], dtype=float)
-        return draws, base
+        return draws, fitted.draws["positive_rate"].copy()
+
+    def _group_name(self, i: int) -> str:
+        return "/".join(str(self.groups_[s].iloc[i]) for s in self._variables.sensitive)
 
     def _influence_intervals(self, table, fif_draws):
         """Credible bounds of every entry of ``table`` from its posterior draws, held.
@@ -765,7 +789,7 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
                                  | (value > high + HOLD_TOLERANCE))
         if outside.size:
             named = [f"{table.index[k // n_groups]} / "
-                     f"{self._group_name(self.groups_, k % n_groups)} {value[k]:.4f} "
+                     f"{self._group_name(k % n_groups)} {value[k]:.4f} "
                      f"[{low[k]:.4f}, {high[k]:.4f}]" for k in outside[:5]]
             warnings.warn(
                 f"{outside.size} fairness influence value(s) lie outside the "
@@ -887,11 +911,11 @@ class FairnessVerifier(_InputChecksMixin, _SensitiveMixin, _QuantizationMixin, _
         draws, base_draws = self._influence_draws() if intervals else (None, None)
         solved = self._influence_rates(subsets, reference, draws)
         rows = [base - point for point, _ in solved]
-        if len(self._sensitive) == 1:
-            columns = pd.Index(self.groups_[self._sensitive[0]].tolist(),
-                               name=self._sensitive[0])
+        if len(self._variables.sensitive) == 1:
+            columns = pd.Index(self.groups_[self._variables.sensitive[0]].tolist(),
+                               name=self._variables.sensitive[0])
         else:
-            columns = pd.MultiIndex.from_frame(self.groups_[self._sensitive])
+            columns = pd.MultiIndex.from_frame(self.groups_[self._variables.sensitive])
         index = pd.Index([" + ".join(s) for s in subsets], name="feature")
         table = pd.DataFrame(np.vstack(rows), index=index, columns=columns)
         ci_low = ci_high = None

@@ -96,13 +96,13 @@ def state_decisions(ver) -> np.ndarray:
     cards = ver.network_.cardinalities
     out = np.zeros(cards, dtype=int)
     for state in itertools.product(*(range(c) for c in cards)):
-        if ver._exact_kind == "tree":
+        if ver._path.kind == "tree":
             values = {n: ver.network_.state_names[i][s]
                       for i, (n, s) in enumerate(zip(ver.variables_, state))}
             row = pd.DataFrame([values])[list(ver.feature_names_in_)]
             out[state] = int(ver.estimator_.predict(row)[0])
         else:
-            score = sum(ver._weights[i][s] for i, s in enumerate(state))
+            score = sum(ver._path.fitted.weights[i][s] for i, s in enumerate(state))
             out[state] = int(score >= ver.threshold_)
     return out
 
@@ -114,7 +114,7 @@ def test_draws_equal_enumeration(kind, model):
     est = model if kind == "linear" else DecisionTreeClassifier(max_depth=3, random_state=0)
     ver = FairnessVerifier(est, "a", n_draws=40, random_state=0).fit(
         data, decide(data.x, data.z))
-    assert ver._exact_kind == kind and ver.variables_ == ["a", "x", "z"]
+    assert ver._path.kind == kind and ver.variables_ == ["a", "x", "z"]
     assert ver.network_.cardinalities == [2, 3, 2]
     decision = state_decisions(ver)
     draws, base = ver._influence_draws()
@@ -202,13 +202,13 @@ def test_draws_cost_refused(model, monkeypatch):
     clock = itertools.count(step=10.0)  # every engine run of the draws "takes" 10 s
     monkeypatch.setattr(_verifier, "cpu_seconds", lambda: next(clock))
     solved = []
-    draw_rates_of = ver._draw_rates_of
+    draw_rates_of = ver._path.draw_rates_of
 
     def counting(network, exact=None):
         rates_of = draw_rates_of(network, exact)
         return lambda net: solved.append(net) or rates_of(net)
 
-    monkeypatch.setattr(ver, "_draw_rates_of", counting)
+    monkeypatch.setattr(ver._path, "draw_rates_of", counting)
     with pytest.raises(TableTooLargeError,
                        match=r"'x' are estimated at 400.00 s \(40 draws x 10 s per engine run.*"
                              r"bound of 120.00 s that max_table_size=50,000,000.*n_draws"):

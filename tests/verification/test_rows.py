@@ -15,6 +15,7 @@ from sklearn.linear_model import LogisticRegression
 from skfairverify import FairnessVerifier
 from skfairverify.s3p import TableTooLargeError
 from skfairverify.verification import _learning, _network, _structure, _variables
+from skfairverify.verification._checks import check_frame
 from skfairverify.verification._learning import group_support, groups_present
 from skfairverify.verification._network import learn_network
 from skfairverify.verification._parameters import estimate_cpts, family_counts
@@ -89,7 +90,7 @@ def _reference_codes(encoding, X):
 
 def test_codes_are_compact_and_equal_to_an_independent_mapping(fitted):
     ver, X, _ = fitted
-    enc = ver._encoding
+    enc = ver._variables.encoding
     codes = enc.codes(X)
     assert codes.dtype == np.uint8
     assert {v.kind for v in enc.variables} >= {"binned", "values", "categories"}
@@ -98,19 +99,19 @@ def test_codes_are_compact_and_equal_to_an_independent_mapping(fitted):
 
 def test_codes_in_small_chunks_equal_one_chunk(fitted, monkeypatch):
     ver, X, _ = fitted
-    whole = ver._encoding.codes(X)
+    whole = ver._variables.encoding.codes(X)
     monkeypatch.setattr(_variables, "CHUNK_ROWS", 97)
     assert len(row_chunks(len(X))) == -(-len(X) // 97)
-    chunked = ver._encoding.codes(X)
+    chunked = ver._variables.encoding.codes(X)
     np.testing.assert_array_equal(chunked, whole)
     # a chunk of rows gets the codes of those rows (a pure function of the chunk)
-    np.testing.assert_array_equal(ver._encoding.codes(X.iloc[100:250]), whole[100:250])
-    np.testing.assert_array_equal(ver._encoding.codes(X, only=[2, 0]), whole[:, [2, 0]])
+    np.testing.assert_array_equal(ver._variables.encoding.codes(X.iloc[100:250]), whole[100:250])
+    np.testing.assert_array_equal(ver._variables.encoding.codes(X, only=[2, 0]), whole[:, [2, 0]])
 
 
 def test_scores_equal_the_sums_of_the_contribution_matrix(fitted, monkeypatch):
     ver, X, _ = fitted
-    enc = ver._encoding
+    enc = ver._variables.encoding
     codes = enc.codes(X)
     matrix = enc.contributions(codes)
     monkeypatch.setattr(_variables, "CHUNK_ROWS", 11)
@@ -126,7 +127,7 @@ def test_scores_equal_the_sums_of_the_contribution_matrix(fitted, monkeypatch):
 def test_scores_refuses_a_wrong_number_of_tables(fitted):
     ver, X, _ = fitted
     with pytest.raises(ValueError, match="one weight table per column"):
-        ver._encoding.scores(ver._encoding.codes(X), [np.zeros(2)])
+        ver._variables.encoding.scores(ver._variables.encoding.codes(X), [np.zeros(2)])
 
 
 def test_code_dtype_follows_the_largest_cardinality():
@@ -142,7 +143,7 @@ def test_code_dtype_follows_the_largest_cardinality():
 
 def test_codes_size_is_checked_before_allocation(fitted):
     ver, X, _ = fitted
-    enc = ver._encoding
+    enc = ver._variables.encoding
     n_vars = len(enc.variables)
     assert check_codes_size(len(X), enc.cardinalities) == len(X) * n_vars
     with pytest.raises(TableTooLargeError, match=rf"{len(X):,} rows x {n_vars} variables"):
@@ -174,7 +175,7 @@ def test_unseen_category_is_refused_in_any_chunk(fitted, monkeypatch):
     bad.loc[bad.index[-1], "race"] = "new"
     monkeypatch.setattr(_variables, "CHUNK_ROWS", 100)
     with pytest.raises(ValueError, match=r"'race' has values \['new'\]"):
-        ver._encoding.codes(bad)
+        ver._variables.encoding.codes(bad)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -263,7 +264,7 @@ def test_fit_shares_the_data_of_X_and_leaves_it_unchanged():
     before = X.copy()
     ver = FairnessVerifier(_model(X, y), ["sex", "race"], n_bins=5, multiplier=1000,
                            n_draws=0)
-    frame = ver._frame(X, reset=True)
+    frame, _ = check_frame(X, fitting=True)
     assert np.shares_memory(frame["age"].to_numpy(), X["age"].to_numpy())
     model = _model(X.drop(columns="sex"), y)
     FairnessVerifier(model, n_bins=5, multiplier=1000, n_draws=0).fit(
@@ -305,8 +306,9 @@ def test_bins_and_multiplier_search_runs_on_a_sample(monkeypatch):
     ver = FairnessVerifier(model, ["sex", "race"], n_bins="auto", max_bins=20,
                            n_draws=0, sample_rows=400, random_state=0).fit(X, y)
     assert seen[:-1] and set(seen[:-1]) == {400} and seen[-1] == len(X)
-    reference = ver._unit_rule.decision_function(X) > 0
+    reference = ver._path.unit_rule.decision_function(X) > 0
     weights = [np.rint(ver.multiplier_ * v.contribution).astype(np.int64)
-               for v in ver._encoding.variables]
-    decided = ver._encoding.scores(ver._encoding.codes(X), weights) >= ver.threshold_
+               for v in ver._variables.encoding.variables]
+    enc = ver._variables.encoding
+    decided = enc.scores(enc.codes(X), weights) >= ver.threshold_
     assert ver.agreement_ == pytest.approx(np.mean(decided == reference), abs=1e-12)

@@ -42,7 +42,7 @@ def test_binned_linear_pipeline_is_exact_and_agrees_with_sampling(binner):
                              random_state=0).fit(X, y)
     assert exact.method_ == "exact"
     assert exact.agreement_ >= 0.99
-    kinds = {v.name: v.kind for v in exact._encoding.variables}
+    kinds = {v.name: v.kind for v in exact._variables.encoding.variables}
     assert kinds["x"] == "rule_bins"
     sampled = FairnessVerifier(model, "a", network="independent", method="sampling",
                                tolerance=0.02, random_state=0).fit(X, y)
@@ -63,7 +63,7 @@ def test_rule_bins_states_are_the_models_bins():
         LogisticRegression()).fit(X, y)
     ver = FairnessVerifier(model, "a", network="independent", n_draws=0, n_bins=1000,
                            random_state=0).fit(X, y)
-    enc = ver._encoding
+    enc = ver._variables.encoding
     bins = model[0].named_transformers_["kbinsdiscretizer"].transform(X[["x"]])
     state = enc.codes(X)[:, enc.index("x")]
     np.testing.assert_array_equal(state, bins.argmax(axis=1))

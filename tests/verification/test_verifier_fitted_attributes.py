@@ -53,7 +53,7 @@ def test_state_names_and_group_dtypes(kind):
     assert bins[0].left == -np.inf and bins[-1].right == np.inf
     # the intervals partition the line, and every value of x lies in its state's interval
     assert all(b.right == c.left for b, c in zip(bins, bins[1:]))
-    codes = ver._encoding.codes(X)[:, ver.variables_.index("x")]
+    codes = ver._variables.encoding.codes(X)[:, ver.variables_.index("x")]
     inside = [x in bins[c] for x, c in zip(X["x"].to_numpy()[:200], codes[:200])]
     assert all(inside)
     assert ver.groups_["a"].dtype == np.int32

@@ -221,8 +221,8 @@ def test_hierarchical_prior_reestimates_the_learned_structure():
                             **params).fit(X)
     net = hier.network_
     assert net.parents == bdeu.network_.parents
-    codes = hier._encoding.codes(X)
-    expected = estimate_cpts(codes, net.cardinalities, net.parents, hier._sens_idx,
+    codes = hier._variables.encoding.codes(X)
+    expected = estimate_cpts(codes, net.cardinalities, net.parents, hier._variables.sens_idx,
                              equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
                              prior="hierarchical")
     for got, want in zip(net.cpts, expected):

@@ -55,7 +55,7 @@ def _state_rows(ver, states):
         labels = np.array(net.state_names[i], dtype=object)
         values[name] = labels[states[:, i]]
     frame = pd.DataFrame(values)[list(ver.feature_names_in_)]
-    for v in ver._encoding.variables:  # every column in its dtype of fit
+    for v in ver._variables.encoding.variables:  # every column in its dtype of fit
         if v.name in frame.columns:
             frame[v.name] = frame[v.name].astype(v.dtype)
     return frame
@@ -177,7 +177,7 @@ def test_tree_path_native_nan_and_imputed():
     for model in (native, imputed):
         Xm = X[["x", "z"]].assign(a=(X["a"] == "b").astype(int) + 2 * (X["a"] == "c"))
         ver = FairnessVerifier(model, "a", n_draws=0, random_state=0).fit(Xm, y)
-        assert ver._exact_kind == "tree"
+        assert ver._path.kind == "tree"
         assert ver.groups_["a"].dtype == np.int64  # integer groups stay integers
         expected = _model_rates(ver)
         got = ver.groups_.set_index("a")["positive_rate"]
@@ -218,7 +218,7 @@ def test_support_reference_keeps_the_missing_share():
     X, y = _data()
     ver = FairnessVerifier(_linear_pipeline(), "a", n_bins=10, n_draws=0,
                            random_state=0).fit(X, y)
-    var = ver._encoding.variables[ver.variables_.index("x")]
+    var = ver._variables.encoding.variables[ver.variables_.index("x")]
     dist = var.support_distribution()
     share = float(X["x"].isna().mean())
     assert dist[-1] == pytest.approx(share)
@@ -248,7 +248,7 @@ def test_titanic_with_its_missing_values():
     ver = FairnessVerifier(model, ["Sex", "Pclass"], n_draws=0, random_state=0).fit(X, y)
     assert ver.method_ == "exact" and ver.agreement_ > 0.99
     assert ver.groups_["support"].sum() == 891 and len(ver.groups_) == 6
-    cabin = ver._encoding.variables[ver.variables_.index("Cabin")]
+    cabin = ver._variables.encoding.variables[ver.variables_.index("Cabin")]
     assert cabin.kind == "presence" and cabin.cardinality == 2  # not 148 categories
     hgb = HistGradientBoostingClassifier(max_iter=30, categorical_features="from_dtype",
                                          random_state=0)
@@ -269,8 +269,8 @@ def test_tree_reads_a_missing_indicator_of_a_text_column():
                                 (MissingIndicator(), ["note"])),
         DecisionTreeClassifier(max_depth=3, random_state=0))
     ver = FairnessVerifier(model, "a", n_draws=0, random_state=0).fit(X, y)
-    note = ver._encoding.variables[ver.variables_.index("note")]
-    assert ver._exact_kind == "tree" and note.kind == "presence"
+    note = ver._variables.encoding.variables[ver.variables_.index("note")]
+    assert ver._path.kind == "tree" and note.kind == "presence"
     expected = _model_rates(ver)
     got = ver.groups_.set_index("a")["positive_rate"]
     for group, rate in expected.items():

@@ -449,12 +449,13 @@ def test_verifier_tree_path_equals_enumeration():
         _tree(4))
     ver = _tree_verifier_class()(model, "a", network="learn", n_bins=4, max_indegree=1)
     ver.fit(X, y)
-    enc, net = ver._encoding, ver.network_
+    enc, net = ver._variables.encoding, ver.network_
     sens_idx = [enc.index("a")]
     cols = ["a", "x", "z", "c"]
     expected, *_ = _enumerated(net, enc, ver.estimator_, cols, sens_idx)
+    codes = ver._path.fitted.group_codes
     np.testing.assert_allclose(ver.groups_["positive_rate"],
-                               [expected[tuple(g)] for g in ver._group_codes], atol=1e-9)
+                               [expected[tuple(g)] for g in codes], atol=1e-9)
     assert ver.agreement_ == 1.0 and ver.multiplier_ is None
     assert {"true_positive_rate", "false_positive_rate"} <= set(ver.groups_.columns)
     assert "equalized_odds" in ver.metrics_
@@ -464,7 +465,7 @@ def test_verifier_tree_path_equals_enumeration():
     under, *_ = _enumerated(ref, enc, ver.estimator_, cols, sens_idx)
     np.testing.assert_allclose(
         fif.loc["z"].to_numpy(),
-        [expected[tuple(g)] - under[tuple(g)] for g in ver._group_codes], atol=1e-9)
+        [expected[tuple(g)] - under[tuple(g)] for g in ver._path.fitted.group_codes], atol=1e-9)
     X_new, y_new = _data(n=600, seed=9)
     result = ver.verify(X_new, y_new)
     assert result.groups["positive_rate"].between(0, 1).all()
@@ -482,11 +483,12 @@ def test_verifier_tree_path_with_a_given_network():
     net = BayesNet([len(s) for s in states], [(), (0,), (0, 1)], cpts,
                    names=["a", "x", "c"], state_names=states)
     ver = _tree_verifier_class()(model, "a", network=net).fit(X[["a", "x", "c"]], y)
-    enc = ver._encoding
+    enc = ver._variables.encoding
     assert [v.kind for v in enc.variables] == ["categories", "values", "categories"]
     expected, *_ = _enumerated(net, enc, ver.estimator_, ["a", "x", "c"], [0])
+    codes = ver._path.fitted.group_codes
     np.testing.assert_allclose(ver.groups_["positive_rate"],
-                               [expected[tuple(g)] for g in ver._group_codes], atol=1e-9)
+                               [expected[tuple(g)] for g in codes], atol=1e-9)
 
 
 def test_bool_column_and_non_numeric_column_read_as_number():

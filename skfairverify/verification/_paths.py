@@ -1,0 +1,106 @@
+"""The verifier's paths, behind one protocol, and the choice among them.
+
+A path is how the group rates of a model are computed:
+
+* :class:`~._linear_path.LinearPath`: a linear rule, exact (FVGM's S3P engine);
+* :class:`~._trees_path.TreePath`: a decision tree, exact (its positive leaves);
+* :class:`~._paths_sampling.SamplingPath`: any classifier, certified sampling.
+
+Each has the methods of :class:`Path`; :func:`select_path` chooses one from what the
+readers of :mod:`skfairverify.rules` make of the fitted model and ``method``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from ..rules import read_model
+from ._linear_path import LinearPath
+from ._paths_sampling import SamplingPath
+from ._trees_path import TreePath
+
+__all__ = ["Path", "select_path", "sampling_classes"]
+
+
+class Path(Protocol):
+    """What :class:`FairnessVerifier` asks of a path.
+
+    ``name`` is ``method_`` (``"exact"`` or ``"sampling"``), ``kind`` the exact path's
+    (``"linear"``, ``"tree"``; None when sampling); ``classes``, ``rule`` and
+    ``decision_scale`` are the fitted attributes of the same names.
+    """
+
+    name: str
+    kind: str | None
+    classes: np.ndarray
+    rule: object
+    decision_scale: float | None
+
+    def encode(self, frame, sensitive, weight):
+        """The variables of the network and the multipliers to try (``Quantized``)."""
+
+    def evaluate(self, variables, frame, y_pos, encoding, multipliers, weight,
+                 observed=None):
+        """The ``Evaluation`` of the model on coded rows: groups, metrics, intervals."""
+
+    def agreement(self, encoding, frame, multiplier, weight) -> float:
+        """The share of rows where the verified decision is the model's."""
+
+    def check_agreement(self, encoding, frame, weight, agreement, multiplier,
+                        reference=None) -> None:
+        """Warn when the agreement is low (LowAgreementWarning)."""
+
+    def remember(self, variables, ev, frame=None, weight=None) -> None:
+        """Keep fit's evaluation for the fitted verifier's later methods."""
+
+
+def select_path(settings, estimator, frame, weight, y, *, feature_names,
+                input_labels) -> Path:
+    """The path of the fitted ``estimator``: linear or tree when read, else sampling.
+
+    ``method="auto"`` takes the exact path when a reader of :mod:`skfairverify.rules`
+    reads the model (a linear rule first, then a decision tree), the sampling path
+    otherwise; ``method="exact"`` refuses a model no reader reads, with the reader's
+    reason; ``method="sampling"`` samples every model. ``frame`` and ``weight`` are
+    the rows of ``fit`` (the linear rule's scale), ``y`` its labels (the classes of a
+    model without ``classes_``), ``feature_names`` and ``input_labels`` the columns the
+    sampling path gives the model.
+    """
+    if settings.method != "sampling":
+        reading = read_model(estimator, settings.estimator_name)
+        if reading.kind == "linear":
+            return LinearPath(settings, reading.rule, frame, weight)
+        if reading.kind == "tree":
+            return TreePath(settings, reading.leaves)
+        if settings.method == "exact":
+            reason = reading.reasons[-1]
+            raise TypeError(
+                f"method='exact': {settings.estimator_name} has no exact path "
+                "(the exact paths read linear classifiers and decision trees, alone or "
+                f"behind per-column steps: {reason}). Use method='sampling' (or "
+                "'auto'), which verifies any classifier with certified confidence "
+                "intervals."
+            ) from reason
+    classes = sampling_classes(estimator, y, settings.estimator_name)
+    return SamplingPath(settings, estimator, classes, feature_names, input_labels)
+
+
+def sampling_classes(estimator, y, name: str) -> np.ndarray:
+    """The model's two classes (``classes_`` of the estimator, else those of ``y``)."""
+    classes = getattr(estimator, "classes_", None)
+    if classes is None and y is not None:
+        classes = np.unique(y)
+    if classes is None:
+        raise ValueError(
+            f"The classes of {name} are unknown (it has no "
+            "classes_): pass y to fit, so that the positive class is classes_[1]."
+        )
+    classes = np.asarray(classes)
+    if len(classes) != 2:
+        raise ValueError(
+            f"Only binary classification is supported; {name} "
+            f"has {len(classes)} classes {classes.tolist()[:10]}."
+        )
+    return classes

@@ -1,0 +1,124 @@
+"""The verifier's paths as objects: the explicit choice, the protocol, one sequence."""
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import PolynomialFeatures
+from sklearn.tree import DecisionTreeClassifier
+
+from skfairverify import FairnessVerifier
+from skfairverify.rules import read_model
+from skfairverify.verification._linear_path import LinearPath
+from skfairverify.verification._paths import Path, select_path
+from skfairverify.verification._paths_sampling import SamplingPath
+from skfairverify.verification._settings import Settings, Variables
+from skfairverify.verification._trees_path import TreePath
+
+
+def _data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2, n)
+    X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0, n), "z": rng.normal(0.0, 1.0, n)})
+    y = (X["x"] + X["z"] + rng.normal(0, 0.5, n) > 0.5).astype(int)
+    return X, y
+
+
+MODELS = {
+    "linear": (LogisticRegression(), LinearPath),
+    "tree": (DecisionTreeClassifier(max_depth=3, random_state=0), TreePath),
+    "sampling": (KNeighborsClassifier(5), SamplingPath),
+    "unreadable step": (make_pipeline(PolynomialFeatures(2), LogisticRegression()),
+                        SamplingPath),
+}
+
+
+def _select(model, method="auto"):
+    X, y = _data()
+    fitted = model.fit(X, y)
+    settings = Settings.of(FairnessVerifier(fitted, "a", method=method))
+    return select_path(settings, fitted, X, None, y, feature_names=list(X.columns),
+                       input_labels=list(X.columns))
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_select_path_reads_the_model(name):
+    """Linear and tree models are read exactly, any other model is sampled."""
+    model, kind = MODELS[name]
+    path = _select(model)
+    assert type(path) is kind
+    assert path.name == ("sampling" if kind is SamplingPath else "exact")
+    np.testing.assert_array_equal(path.classes, [0, 1])
+
+
+@pytest.mark.parametrize("name", ["linear", "tree"])
+def test_method_sampling_samples_a_readable_model(name):
+    assert type(_select(MODELS[name][0], method="sampling")) is SamplingPath
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("sampling", "cannot be read as one"),
+    ("unreadable step", "PolynomialFeatures"),
+])
+def test_method_exact_refuses_an_unread_model_with_the_readers_reason(name, reason):
+    with pytest.raises(TypeError, match=f"method='exact'.*{reason}"):
+        _select(MODELS[name][0], method="exact")
+
+
+def test_read_model_keeps_every_refusal_in_order():
+    X, y = _data()
+    tree = DecisionTreeClassifier(max_depth=2).fit(X, y)
+    reading = read_model(tree)
+    assert reading.kind == "tree" and reading.rule is None
+    assert len(reading.reasons) == 1 and "linear" in str(reading.reasons[0])
+    knn = read_model(KNeighborsClassifier(3).fit(X, y))
+    assert knn.kind is None and len(knn.reasons) == 1
+
+
+@pytest.mark.parametrize("kind", [LinearPath, TreePath, SamplingPath])
+def test_every_path_has_the_protocol(kind):
+    methods = [m for m in vars(Path) if not m.startswith("_")]
+    assert {"encode", "evaluate", "agreement", "check_agreement", "remember"} <= set(methods)
+    for m in methods:
+        assert hasattr(kind, m), (kind.__name__, m)
+
+
+def test_the_verifier_has_scikit_learns_bases_only():
+    assert FairnessVerifier.__bases__ == (ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
+    own = [c for c in FairnessVerifier.__mro__ if c.__module__.startswith("skfairverify")]
+    assert own == [FairnessVerifier]
+
+
+def test_settings_are_the_parameters_frozen():
+    ver = FairnessVerifier(LogisticRegression(), "a", n_bins=7, random_state=3)
+    settings = Settings.of(ver)
+    params = ver.get_params(deep=False)
+    assert {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)} == params
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.n_bins = 8
+
+
+@pytest.mark.parametrize("name", ["linear", "tree", "sampling"])
+def test_the_path_alone_gives_the_verifiers_groups(name):
+    """encode -> evaluate on the path object gives what FairnessVerifier.fit stores."""
+    model, _ = MODELS[name]
+    X, y = _data(seed=1)
+    fitted = model.fit(X, y)
+    ver = FairnessVerifier(FrozenEstimator(fitted), "a", n_draws=0, n_bootstrap=0,
+                           random_state=0, tolerance=0.05).fit(X, y)
+    settings = Settings.of(ver)
+    path = select_path(settings, ver.estimator_, X, None, y, feature_names=list(X.columns),
+                       input_labels=list(X.columns))
+    quantized = path.encode(X, ["a"], None)
+    variables = Variables.of(quantized.encoding, ["a"], None)
+    y_pos = y.to_numpy() == 1
+    ev = path.evaluate(variables, X, y_pos, quantized.encoding, quantized.multipliers, None)
+    pd.testing.assert_frame_equal(ev.groups, ver.groups_)
+    assert ev.metrics == ver.metrics_
+    assert path.agreement(quantized.encoding, X, ev.multiplier, None) == ver.agreement_
