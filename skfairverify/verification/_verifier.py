@@ -354,6 +354,9 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         encoding = variables.encoding
         self._path, self._variables = path, variables
         self.method_ = path.name
+        self.classes_ = path.classes
+        self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
+                                  if path.settings.learned else None)
         self.rule_, self.decision_scale_ = path.rule, path.decision_scale
         self.n_bins_, fewer = bins_formed(encoding, quantized.n_bins)  # the bins formed
         self.n_bins_reason_ = quantized.reason + fewer
@@ -507,10 +510,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         path = select_path(settings, self.estimator_, frame, weight, y,
                            feature_names=self.feature_names_in_,
                            input_labels=self._input_labels)
-        self.classes_ = path.classes
-        self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
-                                  if settings.learned else None)
-        y_pos = None if y is None else positive_labels(y, len(frame), self.classes_)
+        y_pos = None if y is None else positive_labels(y, len(frame), path.classes)
         self._fit_path(path, settings, X, frame, sensitive, y_pos, weight)
         return self
 
@@ -529,19 +529,16 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self._refuse_regressor()
         self.estimator_ = fitted_estimator(self.estimator)
         path = source.select_path(self.estimator_, X)
-        self.classes_ = path.classes
         stats, summary, n_sample = source.statistics(
             source.columns(path), path.rule, self.sample_rows, fitting=True,
-            classes=self.classes_)
+            classes=path.classes)
         frame, positional = self._read_frame(summary, fitting=True)
         self._input_labels = list(source.rows.columns)
         self._sensitive_columns = SensitiveColumns(self.sensitive_features)
         frame, sensitive = self._sensitive_columns.resolve(frame, None, fitting=True,
                                                            positional_labels=positional)
-        self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
-                                  if settings.learned else None)
         quantized = source.encode(path, stats, frame, n_sample, sensitive)
-        gathered, encoding = source.gather(path, stats, quantized.encoding, self.classes_[1],
+        gathered, encoding = source.gather(path, stats, quantized.encoding, path.classes[1],
                                            exact_means=True)
         variables = Variables.of(encoding, sensitive, self.mediators)
         ev, agreement = source.evaluate(path, variables, gathered, quantized.multipliers)
