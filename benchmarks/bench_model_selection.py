@@ -7,7 +7,9 @@ and each fairness scorer (``make_esl_scorer``, ``make_verifier_scorer``,
 ``make_cflips_scorer(k=5)``), then with all four fairness scorers together (the three
 and ``make_ndccf_scorer(k=5)``). The counterfactual scorers run with their cache of the
 cross-fitted sensitive classifier (``cache=True``, the default) and without it
-(``cache=False``), and the scores of the two are compared (they must be equal).
+(``cache=False``), and the scores of the two are compared (they must be equal). With
+the cache, the CFlips and nDCCF scorers of one candidate on one fold also share one
+audit (``AUDIT_CACHE``).
 
 After a warm-up search on 1,000 rows (imports), every search runs ``--repeat`` times,
 starting with an empty cache, the configurations interleaved (A B C ... A B C)
@@ -214,8 +216,10 @@ def search_part(args) -> None:
         a, b = score_columns(results[off], names), score_columns(results[on], names)
         print(f"scores with the cache vs without ({on!r}, {a.size} fold scores): "
               f"max |difference| = {np.max(np.abs(a - b)):.3g}")
-    print("(the cache's entries now:", len(SENSITIVE_CLASSIFIER_CACHE), "hits:",
-          SENSITIVE_CLASSIFIER_CACHE.hits, "fits:", SENSITIVE_CLASSIFIER_CACHE.misses, ")")
+    print("(the last search's caches: sensitive classifiers", len(SENSITIVE_CLASSIFIER_CACHE),
+          "entries,", SENSITIVE_CLASSIFIER_CACHE.hits, "hits,",
+          SENSITIVE_CLASSIFIER_CACHE.misses, "fits; audits", len(AUDIT_CACHE), "entries,",
+          AUDIT_CACHE.hits, "hits (the nDCCF scorer reading the CFlips scorer's audit) )")
 
 
 if __name__ == "__main__":
