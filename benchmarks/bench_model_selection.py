@@ -7,13 +7,17 @@ and each fairness scorer (``make_esl_scorer``, ``make_verifier_scorer``,
 ``make_cflips_scorer(k=5)``), then with all four fairness scorers together (the three
 and ``make_ndccf_scorer(k=5)``). The counterfactual scorers run with their cache of the
 cross-fitted sensitive classifier (``cache=True``, the default) and without it
-(``cache=False``), and the scores of the two are compared (they must be equal).
+(``cache=False``), and the scores of the two are compared (they must be equal). With
+the cache, the CFlips and nDCCF scorers of one candidate on one fold also share one
+audit (``AUDIT_CACHE``).
 
 After a warm-up search on 1,000 rows (imports), every search runs ``--repeat`` times,
 starting with an empty cache, the configurations interleaved (A B C ... A B C)
 so that a drift of the machine's speed affects them alike; the table gives the median
-wall seconds, the ratio to the accuracy-only search of the same run, and the seconds
-per fairness-scorer call ((search - accuracy only) / calls). All the models run with one
+wall seconds, the ratio to the accuracy-only search of the same run, the seconds
+per fairness-scorer call ((search - accuracy only) / calls), and the median CPU seconds
+of the process during the search with their ratio (steadier than wall seconds when
+other processes share the cores). All the models run with one
 thread (threadpoolctl), as the audit fits its sensitive classifiers.
 
 The audit (``--part audit``): ``python -m skfairverify audit --dataset <name> --quiet
@@ -22,11 +26,18 @@ process (imports included), with every step and with the counterfactual step lef
 (``--steps verify esl``), interleaved; the table gives the median wall and CPU seconds
 (``resource.getrusage`` of the child) of each and the audit's own step timings.
 
+The single calls (``--part calls``): the CPU seconds of one CFlips scorer call on a
+validation fold of the workload with the fold's sensitive classifier cached (a later
+candidate) and with nothing cached (the first), and of the CFlips then the nDCCF call
+(median of at least 9). The script runs against an older package too (``PYTHONPATH``),
+for a side-by-side comparison.
+
 Usage::
 
     python benchmarks/bench_model_selection.py             # 3 repeats, both parts
     python benchmarks/bench_model_selection.py --repeat 1  # one pass
     python benchmarks/bench_model_selection.py --part audit --datasets german
+    python benchmarks/bench_model_selection.py --part calls
 """
 
 from __future__ import annotations
@@ -45,7 +56,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
@@ -57,6 +68,11 @@ from skfairverify.metrics import (
     make_ndccf_scorer,
     make_verifier_scorer,
 )
+
+try:  # a package older than the shared audits (to run this script against it)
+    from skfairverify.metrics._counterfactual_scorer import AUDIT_CACHE
+except ImportError:  # pragma: no cover
+    AUDIT_CACHE = None
 
 GRID = {"logisticregression__C": [0.01, 1.0]}
 AUDIT_DATASETS = ("german", "compas", "adult")
@@ -100,18 +116,59 @@ def configurations() -> dict:
     }
 
 
+def clear_caches(audits_only: bool) -> None:
+    """Empty the shared audits (and, unless ``audits_only``, the sensitive classifiers)."""
+    if AUDIT_CACHE is not None:
+        AUDIT_CACHE.clear()
+    if not audits_only:
+        SENSITIVE_CLASSIFIER_CACHE.clear()
+
+
+def calls_part(repeat: int) -> None:
+    """CPU seconds of single scorer calls on one validation fold of the workload."""
+    X, y = make_data()
+    train, test = next(iter(KFold(CV).split(X)))
+    model = make_pipeline(StandardScaler(), LogisticRegression()).fit(X.iloc[train],
+                                                                      y[train])
+    chosen, Xv, yv = scorers(True), X.iloc[test], y[test]
+
+    def call(names, audits_only):
+        clear_caches(audits_only)
+        for name in names:
+            chosen[name](model, Xv, yv)
+
+    cases = {"CFlips, sensitive classifier cached (a later candidate)": (("cflips",), True),
+             "CFlips, nothing cached (the first candidate of a fold)": (("cflips",), False),
+             "CFlips then nDCCF, sensitive classifier cached": (("cflips", "ndccf"), True)}
+    with warnings.catch_warnings(), threadpool_limits(limits=1):
+        warnings.simplefilter("ignore")
+        call(("cflips",), False)  # warm-up; fills the classifier cache
+        print(f"one scorer call on a validation fold ({len(test)} rows), CPU seconds, "
+              f"median of {repeat}; load average: {os.getloadavg()[0]:.2f} (2 cores)")
+        print()
+        print("| call | CPU seconds |")
+        print("|---|---|")
+        for label, (names, audits_only) in cases.items():
+            seconds = []
+            for _ in range(repeat):
+                start = time.process_time()
+                call(names, audits_only)
+                seconds.append(time.process_time() - start)
+            print(f"| {label} | {statistics.median(seconds):.3f} |")
+
+
 def run_search(X, y, names, cache: bool):
-    """One search: (wall seconds, cv_results_)."""
-    SENSITIVE_CLASSIFIER_CACHE.clear()  # every search starts cold
+    """One search: (wall seconds, CPU seconds of this process, cv_results_)."""
+    clear_caches(audits_only=False)  # every search starts cold
     chosen = scorers(cache)
     scoring = {"accuracy": "accuracy", **{n: chosen[n] for n in names}}
     search = GridSearchCV(make_pipeline(StandardScaler(), LogisticRegression()), GRID,
                           cv=CV, scoring=scoring, refit="accuracy")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings(), threadpool_limits(limits=1):
         warnings.simplefilter("ignore")
         search.fit(X, y)
-    return time.perf_counter() - start, search.cv_results_
+    return time.perf_counter() - start, time.process_time() - cpu, search.cv_results_
 
 
 def score_columns(results, names) -> np.ndarray:
@@ -167,10 +224,13 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=4000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--part", choices=["search", "audit", "both"], default="both")
+    parser.add_argument("--part", choices=["search", "audit", "calls", "both"],
+                        default="both")
     parser.add_argument("--datasets", nargs="*", default=list(AUDIT_DATASETS),
                         choices=AUDIT_DATASETS)
     args = parser.parse_args(argv)
+    if args.part == "calls":
+        calls_part(max(args.repeat, 9))
     if args.part in ("search", "both"):
         search_part(args)
     if args.part in ("audit", "both"):
@@ -185,11 +245,13 @@ def search_part(args) -> None:
     configs = configurations()
     run_search(*make_data(1000), configs["all four"][0], True)  # warm-up: imports, caches
     times = {name: [] for name in configs}
+    cpu = {name: [] for name in configs}
     results = {}
     for _ in range(args.repeat):
         for name, (names, cache) in configs.items():
-            seconds, results[name] = run_search(X, y, names, cache)
+            seconds, cpu_seconds, results[name] = run_search(X, y, names, cache)
             times[name].append(seconds)
+            cpu[name].append(cpu_seconds)
 
     n_calls = len(GRID["logisticregression__C"]) * CV
     base = statistics.median(times["accuracy only"])
@@ -197,13 +259,17 @@ def search_part(args) -> None:
           f"interleaved, median wall seconds; load average before: "
           f"{os.getloadavg()[0]:.2f} (2 cores)")
     print()
-    print("| scoring | search time (s) | x accuracy only | per scorer call (s) |")
-    print("|---|---|---|---|")
+    base_cpu = statistics.median(cpu["accuracy only"])
+    print("| scoring | search time (s) | x accuracy only | per scorer call (s) "
+          "| CPU (s) | CPU x accuracy only |")
+    print("|---|---|---|---|---|---|")
     for name, (names, _) in configs.items():
         median = statistics.median(times[name])
         per_call = ("-" if not names else
                     f"{(median - base) / (n_calls * len(names)):.3f}")
-        print(f"| {name} | {median:.2f} | {median / base:.1f}x | {per_call} |")
+        used = statistics.median(cpu[name])
+        print(f"| {name} | {median:.2f} | {median / base:.1f}x | {per_call} | {used:.2f} "
+              f"| {used / base_cpu:.1f}x |")
     print()
     for off, on, names in (("+ make_cflips_scorer(k=5), cache=False",
                             "+ make_cflips_scorer(k=5)", ("cflips",)),
@@ -212,8 +278,12 @@ def search_part(args) -> None:
         a, b = score_columns(results[off], names), score_columns(results[on], names)
         print(f"scores with the cache vs without ({on!r}, {a.size} fold scores): "
               f"max |difference| = {np.max(np.abs(a - b)):.3g}")
-    print("(the cache's entries now:", len(SENSITIVE_CLASSIFIER_CACHE), "hits:",
-          SENSITIVE_CLASSIFIER_CACHE.hits, "fits:", SENSITIVE_CLASSIFIER_CACHE.misses, ")")
+    audits = ("-" if AUDIT_CACHE is None else
+              f"{len(AUDIT_CACHE)} entries, {AUDIT_CACHE.hits} hits (the nDCCF scorer "
+              "reading the CFlips scorer's audit)")
+    print("(the last search's caches: sensitive classifiers", len(SENSITIVE_CLASSIFIER_CACHE),
+          "entries,", SENSITIVE_CLASSIFIER_CACHE.hits, "hits,",
+          SENSITIVE_CLASSIFIER_CACHE.misses, f"fits; audits {audits})")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,8 @@ from sklearn.base import clone
 from ..utils._fitting import fit_with_weights
 
 __all__ = ["SENSITIVE_CLASSIFIER_CACHE", "CrossFitCache", "CrossFittedSensitiveClassifier",
-           "crossfit_cache", "fit_cross_fitted", "group_report", "row_keys"]
+           "KeyedCache", "crossfit_cache", "fit_cross_fitted", "group_report", "hash_key",
+           "row_keys"]
 
 
 def row_keys(X: pd.DataFrame) -> np.ndarray:
@@ -188,7 +189,126 @@ def _is_deterministic(estimator, random_state) -> bool:
                if name == "random_state" or name.endswith("__random_state"))
 
 
-class CrossFitCache:
+class KeyedCache:
+    """A bounded in-memory LRU store of values under string keys, per process.
+
+    The store of :class:`CrossFitCache` and of the scorers' shared audits
+    (:data:`skfairverify.metrics._counterfactual_scorer.AUDIT_CACHE`): thread-safe
+    (one lock), it pickles empty (a joblib worker starts with its own), and keeps at
+    most ``max_entries`` values of at most ``max_bytes`` together (sizes as given to
+    :meth:`put`), the least recently used going first.
+
+    Parameters
+    ----------
+    max_entries : int, default=8
+        Entries kept; the least recently used goes first.
+    max_bytes : int, default=256 MiB
+        Bound on the sizes of all entries together; a value larger than that alone is
+        not kept.
+
+    Attributes
+    ----------
+    hits : int
+        Look-ups answered from the store.
+    misses : int
+        Values stored after a look-up missed (or was not cacheable).
+
+    Examples
+    --------
+    >>> from skfairverify.counterfactual._crossfit import KeyedCache
+    >>> cache = KeyedCache(max_entries=1)
+    >>> cache.put("a", 1, size=8); cache.put("b", 2, size=8)
+    >>> cache.get("a") is None, cache.get("b"), len(cache), cache.hits
+    (True, 2, 1, 1)
+    """
+
+    def __init__(self, max_entries: int = 8, max_bytes: int = 256 * 2**20):
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._reset()
+
+    def _reset(self) -> None:
+        self._entries: OrderedDict[str, tuple[object, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getstate__(self) -> dict:
+        return {"max_entries": self.max_entries, "max_bytes": self.max_bytes}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._reset()
+
+    def clear(self) -> None:
+        """Drop every entry and reset the counters."""
+        with self._lock:
+            self._entries.clear()
+            self.hits = self.misses = 0
+
+    @property
+    def nbytes(self) -> int:
+        """Sizes of the entries kept, in bytes."""
+        return sum(size for _, size in self._entries.values())
+
+    def get(self, key):
+        """The value kept under ``key`` (now the most recent), or ``None``.
+
+        Parameters
+        ----------
+        key : str or None
+            ``None`` (a value not to be cached) always misses.
+
+        Returns
+        -------
+        object or None
+        """
+        if key is None:
+            return None
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry[0]
+
+    def put(self, key, value, size) -> None:
+        """Keep ``value`` under ``key`` (counted as a miss), evicting beyond the bounds.
+
+        Parameters
+        ----------
+        key : str or None
+            ``None``: nothing is kept.
+        value : object
+            Shared, read-only, with every later :meth:`get` of ``key``.
+        size : int or None
+            Its size in bytes; ``None`` (unknown): counted, not kept.
+        """
+        if key is None:
+            return
+        with self._lock:
+            self.misses += 1
+            if size is None or size > self.max_bytes:
+                return
+            self._entries[key] = (value, size)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries or self.nbytes > self.max_bytes:
+                self._entries.popitem(last=False)
+
+
+def hash_key(*parts) -> str | None:
+    """:func:`joblib.hash` of ``parts``, or ``None`` when one cannot be pickled."""
+    try:
+        return joblib.hash(parts)
+    except (pickle.PicklingError, TypeError, AttributeError):  # an unpicklable input
+        return None
+
+
+class CrossFitCache(KeyedCache):
     """Fitted :class:`CrossFittedSensitiveClassifier` objects, kept in memory (LRU).
 
     An entry is keyed by :func:`joblib.hash` of everything the fit reads: the unfitted
@@ -198,7 +318,7 @@ class CrossFitCache:
     ``random_state`` of the classifier at ``None``), or whose inputs cannot be hashed,
     is not cached. The fitted classifier is read-only once fitted, so every audit that
     hits an entry shares it. The cache is per process (joblib workers each hold their
-    own) and pickles empty.
+    own) and pickles empty (see :class:`KeyedCache`).
 
     Parameters
     ----------
@@ -230,39 +350,6 @@ class CrossFitCache:
     (1, 1, 1)
     """
 
-    def __init__(self, max_entries: int = 8, max_bytes: int = 256 * 2**20):
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        self._reset()
-
-    def _reset(self) -> None:
-        self._entries: OrderedDict[str, tuple[CrossFittedSensitiveClassifier, int]] = (
-            OrderedDict())
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __getstate__(self) -> dict:
-        return {"max_entries": self.max_entries, "max_bytes": self.max_bytes}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._reset()
-
-    def clear(self) -> None:
-        """Drop every entry and reset the counters."""
-        with self._lock:
-            self._entries.clear()
-            self.hits = self.misses = 0
-
-    @property
-    def nbytes(self) -> int:
-        """Pickled size of the entries kept, in bytes."""
-        return sum(size for _, size in self._entries.values())
-
     def key(self, estimator, n_splits, random_state, X, y, sample_weight=None):
         """The entry's key of a fit, or ``None`` when that fit is not to be cached.
 
@@ -283,11 +370,10 @@ class CrossFitCache:
             return None
         y = np.asarray(y, dtype=int)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        try:
-            return joblib.hash((joblib.hash(estimator), int(n_splits), int(random_state),
-                                X, y, w))
-        except (pickle.PicklingError, TypeError, AttributeError):  # an unpicklable input
+        classifier = hash_key(estimator)
+        if classifier is None:
             return None
+        return hash_key(classifier, int(n_splits), int(random_state), X, y, w)
 
     def fit(self, estimator, n_splits, random_state, X, y, sample_weight=None):
         """The fitted classifier of these inputs: the kept one, or a new fit (kept).
@@ -300,32 +386,18 @@ class CrossFitCache:
             Fitted (shared with the other users of the entry: do not refit it).
         """
         key = self.key(estimator, n_splits, random_state, X, y, sample_weight)
-        if key is not None:
-            with self._lock:
-                entry = self._entries.get(key)
-                if entry is not None:
-                    self._entries.move_to_end(key)
-                    self.hits += 1
-                    return entry[0]
+        fitted = self.get(key)
+        if fitted is not None:
+            return fitted
         fitted = CrossFittedSensitiveClassifier(estimator, n_splits, random_state).fit(
             X, y, sample_weight=sample_weight)
         if key is not None:
-            self._store(key, fitted)
+            try:  # the memory it holds, as the pickled size
+                size = len(pickle.dumps(fitted, protocol=pickle.HIGHEST_PROTOCOL))
+            except (pickle.PicklingError, TypeError, AttributeError):
+                size = None
+            self.put(key, fitted, size)
         return fitted
-
-    def _store(self, key: str, fitted: CrossFittedSensitiveClassifier) -> None:
-        try:  # the memory it holds, as the pickled size
-            size = len(pickle.dumps(fitted, protocol=pickle.HIGHEST_PROTOCOL))
-        except (pickle.PicklingError, TypeError, AttributeError):
-            size = None
-        with self._lock:
-            self.misses += 1
-            if size is None or size > self.max_bytes:
-                return
-            self._entries[key] = (fitted, size)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries or self.nbytes > self.max_bytes:
-                self._entries.popitem(last=False)
 
 
 #: The process's cache of the scorers (``make_cflips_scorer(cache=True)``).

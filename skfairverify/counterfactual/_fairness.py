@@ -562,13 +562,13 @@ class CounterfactualFairness(BaseEstimator):
         # the batch (e.g. a ColumnTransformer switches between sparse and dense output
         # with the batch's density) and a seeded generator draws per call.
         self._check_output_size(Xq)
-        size = int(getattr(self.generator_, "query_chunk_size", 512))
-        starts = list(range(0, n, size))
+        starts = chunk_starts(n, int(getattr(self.generator_, "query_chunk_size", 512)))
         budget = Budget(self.max_time, n, self.verbose, type(self.generator_).__name__)
         bounded = isinstance(self.generator_, BaseGenerator)  # takes generate(max_time=)
-        jobs = (delayed(_timed_generate)(self.generator_, Xq.iloc[i:i + size], self.k,
+        jobs = (delayed(_timed_generate)(self.generator_, Xq.iloc[i:j], self.k,
                                          budget.remaining() if bounded else None)
-                for i in starts)  # lazy: each chunk gets the budget left at its dispatch
+                for i, j in zip(starts, [*starts[1:], n]))  # lazy: the budget left
+
         parts = []
         try:
             with single_threaded():
@@ -785,6 +785,26 @@ class CounterfactualFairness(BaseEstimator):
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         return tags
+
+
+def chunk_starts(n: int, size: int) -> list[int]:
+    """First positions of the chunks of ``n`` query rows: ``size`` rows each.
+
+    A last chunk shorter than half of ``size`` joins the one before it (555 rows in
+    chunks of 512: one chunk, not 512 and 43; a generator's fixed cost per call, e.g.
+    the rounds of the kd-tree search, would be paid again for the 43). The chunks
+    depend on ``n`` and ``size`` only, never on ``n_jobs``.
+
+    Examples
+    --------
+    >>> from skfairverify.counterfactual._fairness import chunk_starts
+    >>> chunk_starts(555, 512), chunk_starts(800, 512), chunk_starts(9, 4)
+    ([0], [0, 512], [0, 4])
+    """
+    starts = list(range(0, n, size))
+    if len(starts) > 1 and n - starts[-1] < size / 2:
+        starts.pop()
+    return starts
 
 
 def _timed_generate(generator, X: pd.DataFrame, k: int, max_time):

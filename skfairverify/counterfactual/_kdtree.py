@@ -122,11 +122,17 @@ class KDTreeCounterfactuals(BaseGenerator):
         return min(int(k), len(self.candidates_))
 
     def _compose(self, Xq: pd.DataFrame, qpos: np.ndarray, cidx: np.ndarray) -> pd.DataFrame:
-        mut = self.candidates_[self.features_].iloc[cidx].reset_index(drop=True)
-        if self.immutable_features_:
-            imm = Xq[self.immutable_features_].iloc[qpos].reset_index(drop=True)
-            mut = pd.concat([mut, imm], axis=1)
-        return mut[list(Xq.columns)]
+        """Candidates ``cidx`` with the immutable values of query rows ``qpos``.
+
+        Built column by column (``take`` on each column's array keeps its dtype): a
+        frame-wide selection, ``iloc`` and ``concat`` cost a third of a search call.
+        """
+        immutable = set(self.immutable_features_)
+        return pd.DataFrame({
+            c: (Xq[c].array.take(qpos) if c in immutable
+                else self.candidates_[c].array.take(cidx))
+            for c in Xq.columns
+        })
 
     def _generate(self, Xq: pd.DataFrame, k: int) -> CounterfactualSet:
         """The ``k`` nearest accepted rows of every query row (see :meth:`generate`)."""

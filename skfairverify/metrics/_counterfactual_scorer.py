@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import warnings
 from numbers import Integral
 
@@ -10,7 +11,13 @@ import pandas as pd
 from sklearn.frozen import FrozenEstimator
 
 from ..counterfactual import ColumnSubsetClassifier, CounterfactualFairness
-from ..counterfactual._crossfit import SENSITIVE_CLASSIFIER_CACHE, crossfit_cache
+from ..counterfactual._crossfit import (
+    SENSITIVE_CLASSIFIER_CACHE,
+    KeyedCache,
+    _is_deterministic,
+    crossfit_cache,
+    hash_key,
+)
 from ..counterfactual._groups import MIN_GROUP_SIZE
 from ..utils._compat import validate_params
 from ._base import _FairnessScorer
@@ -24,6 +31,12 @@ def _frame_view(estimator, X):
         return FrozenEstimator(estimator), X.reset_index(drop=True)
     frame = pd.DataFrame(np.asarray(X), columns=[f"x{i}" for i in range(X.shape[1])])
     return FrozenEstimator(ColumnSubsetClassifier(estimator, frame.columns, as_array=True)), frame
+
+#: The last audits of the scorers (``cache=True``), by model, rows and parameters: the
+#: CFlips and the nDCCF scorer of one candidate on one fold run one audit. Each entry
+#: holds the gaps only (a few numbers).
+AUDIT_CACHE = KeyedCache(max_entries=16)
+
 
 # the scorer's parameters are those of the audit: one set of constraints
 _AUDIT = CounterfactualFairness._parameter_constraints
@@ -93,7 +106,8 @@ class _CounterfactualScorer(_FairnessScorer):
     max_time : float, default=600.0
         CPU seconds of the counterfactual generation per fold.
     cache : bool, default=True
-        Reuse the cross-fitted sensitive classifier of the same rows.
+        Reuse the cross-fitted sensitive classifier of the same rows, and share the
+        audit of one model on the same rows with the scorer of the other metric.
     """
 
     def __init__(self, sensitive_features=None, *, metric="cflips", k=10, generator="kdtree",
@@ -115,6 +129,42 @@ class _CounterfactualScorer(_FairnessScorer):
         self.cache = cache
 
     def _score(self, estimator, X, y, sensitive: pd.DataFrame, sample_weight=None) -> float:
+        key = self._audit_key(estimator, X, y, sensitive, sample_weight)
+        gaps = AUDIT_CACHE.get(key)
+        if gaps is None:
+            gaps = self._audit(estimator, X, y, sensitive, sample_weight)
+            AUDIT_CACHE.put(key, gaps, size=len(pickle.dumps(gaps)))
+        delta = gaps[self.metric]
+        if not np.isfinite(delta):
+            raise ValueError(
+                f"{self.metric} gap undefined on this fold: no refused row with a "
+                f"counterfactual in the {' and '.join(gaps['empty_groups'])} group(s) "
+                f"(n_refused={gaps['n_refused']})."
+            )
+        return -abs(delta)
+
+    def _audit_key(self, estimator, X, y, sensitive, sample_weight) -> str | None:
+        """The key of this audit in :data:`AUDIT_CACHE`, or ``None`` (not to be shared).
+
+        The audit is a function of the fitted model, the rows (with their labels,
+        sensitive values and weights) and every parameter of the scorer but ``metric``
+        (the CFlips and nDCCF scorers of one model and fold share it), when its draws
+        are fixed: an integer ``random_state`` and integer seeds in the sensitive
+        classifier and a generator object (see :func:`make_cflips_scorer`'s ``cache``).
+        """
+        generator = self.generator
+        fixed = _is_deterministic(self.sensitive_classifier, self.random_state) and (
+            isinstance(generator, str) or _is_deterministic(generator, self.random_state))
+        if not (self.cache and fixed):
+            return None
+        model = hash_key(estimator)
+        params = {k: v for k, v in vars(self).items()
+                  if not k.startswith("_") and k not in ("metric", "cache")}
+        return None if model is None else hash_key(
+            "counterfactual audit", model, params, X, y, sensitive, sample_weight)
+
+    def _audit(self, estimator, X, y, sensitive: pd.DataFrame, sample_weight) -> dict:
+        """The audit of the fold: both gaps and what the message of an empty group says."""
         names = self._sensitive_names
         if names is not None:  # columns of X (a DataFrame): the audit reads them
             model, route = FrozenEstimator(estimator), {}
@@ -135,14 +185,8 @@ class _CounterfactualScorer(_FairnessScorer):
             warnings.filterwarnings("ignore", message="No refused row with a counterfactual",
                                     category=UserWarning)
             result = audit.evaluate(X, sample_weight=sample_weight, **route)
-        delta = getattr(result, self.metric)["delta"]
-        if not np.isfinite(delta):
-            raise ValueError(
-                f"{self.metric} gap undefined on this fold: no refused row with a "
-                f"counterfactual in the {' and '.join(result.empty_groups)} group(s) "
-                f"(n_refused={result.n_refused})."
-            )
-        return -abs(delta)
+        return {"cflips": float(result.cflips["delta"]), "ndccf": float(result.ndccf["delta"]),
+                "empty_groups": list(result.empty_groups), "n_refused": result.n_refused}
 
 
 @validate_params(_CONSTRAINTS, prefer_skip_nested_validation=True)
@@ -202,7 +246,13 @@ def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtre
         ``random_state`` must be an integer (and any ``random_state`` of the
         ``sensitive_classifier`` too); with ``None`` or a ``RandomState`` every call
         fits anew. Kept in memory per process (the 8 most recent fits, at most 256 MiB;
-        each joblib worker holds its own); a pickled scorer carries none of it.
+        each joblib worker holds its own); a pickled scorer carries none of it. The
+        audit itself (a function of the fitted model, the rows, their labels,
+        sensitive values and weights, and the scorer's parameters) is shared in the
+        same way by the CFlips and the nDCCF scorers of equal parameters: scoring one
+        candidate on one fold with both runs one audit (the 16 most recent audits'
+        gaps are kept, keyed by a hash of the fitted model; a model that cannot be
+        pickled is audited anew).
 
     Returns
     -------
@@ -268,7 +318,8 @@ def make_ndccf_scorer(*, sensitive_features=None, k: int = 10, generator="kdtree
     max_time : float, default=600.0
         See :func:`make_cflips_scorer`.
     cache : bool, default=True
-        Reuse the cross-fitted sensitive classifier of the same rows (see
+        Reuse the cross-fitted sensitive classifier of the same rows, and the audit of
+        the CFlips scorer of the same model, rows and parameters (see
         :func:`make_cflips_scorer`).
 
     Returns

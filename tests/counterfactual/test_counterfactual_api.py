@@ -34,6 +34,7 @@ from skfairverify.counterfactual import (
     KDTreeCounterfactuals,
     make_generator,
 )
+from skfairverify.counterfactual._fairness import chunk_starts
 from skfairverify.metrics import make_cflips_scorer, make_ndccf_scorer
 
 
@@ -303,9 +304,27 @@ def test_generator_chooses_its_chunk_size(fitted):
                                    generator=Chunked(calls=calls), random_state=0).fit(X, y)
     audit.generator_.calls = calls  # clone() copied the list: share it again
     res = audit.evaluate(Xt)
-    assert max(calls) == 3 and sum(calls) == sum(res.n_refused.values())
+    n = sum(res.n_refused.values())
+    # chunks of 3 rows; a last chunk of 1 (less than half of 3) joins the one before it
+    expected = [3] * (n // 3) + [n % 3] if n % 3 > 1 else [3] * (n // 3 - 1) + [3 + n % 3]
+    assert n > 3 and calls == expected
     assert KDTreeCounterfactuals.query_chunk_size == 512
     assert cf_box.DiceCounterfactuals.query_chunk_size == 4
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 512])
+def test_chunks_cover_the_rows_and_a_short_tail_joins_the_last_chunk(size):
+    for n in range(1, 3 * size + 3):
+        starts = chunk_starts(n, size)
+        sizes = np.diff([*starts, n])
+        assert starts[0] == 0 and sizes.sum() == n
+        assert (sizes[:-1] == size).all()  # every chunk but the last has `size` rows
+        if n >= size:  # the last: a whole one, or a tail of at least half, or joined
+            tail = n % size
+            assert sizes[-1] == (size if tail == 0 else tail if 2 * tail >= size
+                                 else size + tail)
+        else:
+            assert list(sizes) == [n]
 
 
 def test_column_subset_classifier_seen_by_linear_generator():

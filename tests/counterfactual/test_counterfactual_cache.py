@@ -6,7 +6,9 @@ in a per-process LRU cache. Checked here: a second model scored on the same rows
 the fitted classifier (fits counted with a wrapped estimator), other rows, groups,
 weights or parameters miss, non-reproducible fits are never cached, the scores are those
 of ``cache=False`` (to 1e-12, default classifier), the cache is bounded and pickles
-empty, and ``GridSearchCV(n_jobs=2)`` gives the scores of ``n_jobs=1``.
+empty, and ``GridSearchCV(n_jobs=2)`` gives the scores of ``n_jobs=1``. The CFlips and
+nDCCF scorers of one model on one fold share one audit (the model is not called again,
+the score is that of ``cache=False``), and a model refitted in place is audited anew.
 """
 
 from __future__ import annotations
@@ -31,17 +33,20 @@ from skfairverify.counterfactual._crossfit import (
     CrossFittedSensitiveClassifier,
 )
 from skfairverify.metrics import make_cflips_scorer, make_ndccf_scorer
+from skfairverify.metrics._counterfactual_scorer import AUDIT_CACHE
 
 FOLDS = 5  # the scorers' default cv: fold models per cross-fitting
 
 
 @pytest.fixture(autouse=True)
 def _cold_cache():
-    """Every test starts with an empty process cache (and one thread per model)."""
+    """Every test starts with empty process caches (and one thread per model)."""
     SENSITIVE_CLASSIFIER_CACHE.clear()
+    AUDIT_CACHE.clear()
     with threadpool_limits(1):
         yield
     SENSITIVE_CLASSIFIER_CACHE.clear()
+    AUDIT_CACHE.clear()
 
 
 class CountingClassifier(LogisticRegression):
@@ -169,7 +174,8 @@ def test_scores_with_the_cache_are_those_without(make, route):
     on = make(**kwargs)
     first = [on(m, X, y, **call) for m in models]
     again = [on(m, X, y, **call) for m in models]
-    assert SENSITIVE_CLASSIFIER_CACHE.hits >= 2 * len(models) - 1
+    assert SENSITIVE_CLASSIFIER_CACHE.hits == len(models) - 1  # one fit for the rows
+    assert AUDIT_CACHE.hits == len(models)  # the second round: the audits themselves
     np.testing.assert_allclose(first, off, rtol=0, atol=1e-12)
     np.testing.assert_allclose(again, off, rtol=0, atol=1e-12)
 
@@ -187,7 +193,9 @@ def test_pickled_scorer_and_cache_carry_no_fitted_classifier():
     copy = pickle.loads(pickle.dumps(SENSITIVE_CLASSIFIER_CACHE))
     assert len(copy) == 0 and copy.hits == 0
     assert copy.max_entries == SENSITIVE_CLASSIFIER_CACHE.max_entries
+    assert len(pickle.loads(pickle.dumps(AUDIT_CACHE))) == 0
     SENSITIVE_CLASSIFIER_CACHE.clear()
+    AUDIT_CACHE.clear()
     assert pickle.loads(after)(model, X, y) == score  # refits, same score
 
 
@@ -234,7 +242,8 @@ def test_grid_search_n_jobs_2_gives_the_scores_of_n_jobs_1():
             warnings.simplefilter("ignore", UserWarning)
             search.fit(X, y)
         results.append(search.cv_results_)
-    assert SENSITIVE_CLASSIFIER_CACHE.hits == 3 * 2 * 2 - 3  # n_jobs=1: one fit a fold
+    assert SENSITIVE_CLASSIFIER_CACHE.hits == 3 * 2 - 3  # n_jobs=1: one fit a fold
+    assert AUDIT_CACHE.hits == 3 * 2  # the nDCCF scorer reads the CFlips scorer's audit
     for name in ("cflips", "ndccf"):
         for i in range(3):
             key = f"split{i}_test_{name}"
@@ -246,3 +255,53 @@ def test_grid_search_n_jobs_2_gives_the_scores_of_n_jobs_1():
 def test_cache_parameter_is_validated(make):
     with pytest.raises(InvalidParameterError, match="cache"):
         make(sensitive_features="s", cache="yes")
+
+
+class CountingModel(LogisticRegression):
+    """A logistic regression on ``proxy`` and ``other`` that counts its predictions."""
+
+    n_predicts = 0
+
+    def fit(self, X, y):
+        return super().fit(X[["proxy", "other"]], y)
+
+    def predict(self, X):
+        type(self).n_predicts += 1
+        return super().predict(X[["proxy", "other"]])
+
+
+def test_cflips_and_ndccf_of_one_model_on_one_fold_share_one_audit():
+    X, y = _data()
+    model = CountingModel().fit(X, y)
+    kwargs = {"sensitive_features": "s", "k": 5, "random_state": 0}
+    expected = make_ndccf_scorer(**kwargs, cache=False)(model, X, y)
+    make_cflips_scorer(**kwargs)(model, X, y)
+    CountingModel.n_predicts = 0
+    shared = make_ndccf_scorer(**kwargs)(model, X, y)
+    assert CountingModel.n_predicts == 0  # no audit ran: the model was never called
+    assert AUDIT_CACHE.hits == 1
+    np.testing.assert_allclose(shared, expected, rtol=0, atol=1e-12)
+    make_ndccf_scorer(**{**kwargs, "k": 4})(model, X, y)  # another parameter: audited
+    assert CountingModel.n_predicts > 0 and AUDIT_CACHE.hits == 1
+
+
+def test_a_model_refitted_in_place_is_audited_anew():
+    X, y = _data()
+    kwargs = {"sensitive_features": "s", "k": 5, "random_state": 0}
+    model = CountingModel(C=0.01).fit(X, y)
+    make_cflips_scorer(**kwargs)(model, X, y)
+    model.set_params(C=100.0).fit(X.iloc[:300], y[:300])  # the same object, other weights
+    expected = make_ndccf_scorer(**kwargs, cache=False)(model, X, y)
+    np.testing.assert_allclose(make_ndccf_scorer(**kwargs)(model, X, y), expected,
+                               rtol=0, atol=1e-12)
+    assert AUDIT_CACHE.hits == 0
+
+
+@pytest.mark.parametrize("random_state", [None, np.random.RandomState(0)])
+def test_an_audit_that_is_a_new_draw_is_never_shared(random_state):
+    X, y = _data(n=300)
+    model = _model().fit(X, y)
+    kwargs = {"sensitive_features": "s", "k": 5, "random_state": random_state}
+    make_cflips_scorer(**kwargs)(model, X, y)
+    make_ndccf_scorer(**kwargs)(model, X, y)
+    assert len(AUDIT_CACHE) == 0 and AUDIT_CACHE.hits == 0
