@@ -15,7 +15,7 @@ import numpy as np
 
 from ..s3p import TableTooLargeError
 
-__all__ = ["LeafMasks", "high_bit", "low_bit"]
+__all__ = ["LeafMasks", "high_bit", "low_bit", "n_blocks_of", "n_levels"]
 
 _ONE = np.uint64(1)
 
@@ -60,6 +60,32 @@ def high_bit(words: np.ndarray) -> np.ndarray:
         return index[..., 0]
     index += 64 * np.arange(words.shape[-1])
     return np.where(words != 0, index, -1).max(axis=-1)
+
+
+def n_levels(n_states: int) -> int:
+    """Levels of the dyadic blocks of ``n_states`` states: the least ``L``, ``2**L >= n``."""
+    return int(max(int(n_states) - 1, 0)).bit_length()
+
+
+def n_blocks_of(n_states: int) -> int:
+    """Number of dyadic blocks of ``n_states`` states over every level (at most 2n)."""
+    return sum(-(-int(n_states) // 2 ** level) for level in range(n_levels(n_states) + 1))
+
+
+def _block_table(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per tree, the leaves of every dyadic block of states: the OR of its states' sets.
+
+    Returns the blocks of every level side by side (level 0 the states themselves) and
+    each level's offset into them.
+    """
+    levels = [table]
+    while levels[-1].shape[1] > 1:
+        last = levels[-1]
+        pairs = last[:, 0::2].copy()
+        pairs[:, : last.shape[1] // 2] |= last[:, 1::2]
+        levels.append(pairs)
+    offset = np.cumsum([0] + [lv.shape[1] for lv in levels[:-1]]).astype(np.int64)
+    return np.ascontiguousarray(np.concatenate(levels, axis=1)), offset
 
 
 def _flatten(ensemble):
@@ -124,6 +150,10 @@ class LeafMasks:
         self.importance = self._importance(states, feature, depth)
         self.masks = {v: self._table(v, states[v], smin, smax, nan_ok, leaf, tree_of, rank)
                       for v in self.read}
+        self.blocks, self.block_offset = {}, {}
+        for v in self.read:
+            self.blocks[v], self.block_offset[v] = _block_table(self.masks[v])
+            self.masks[v] = self.blocks[v][:, : states[v].n_states]  # a view: level 0
 
     # ------------------------------------------------------------------ building
     @staticmethod
@@ -143,15 +173,16 @@ class LeafMasks:
         return variable_of
 
     def _check_size(self, states, leaf, max_table_size) -> None:
-        n_states = sum(states[v].n_states for v in self.read)
+        n_blocks = sum(n_blocks_of(states[v].n_states) for v in self.read)
         largest = max((states[v].n_states for v in self.read), default=0)
-        size = n_states * self.n_trees * self.n_words + int(leaf.sum()) * largest
+        size = n_blocks * self.n_trees * self.n_words + int(leaf.sum()) * largest
         if size > max_table_size:
             raise TableTooLargeError(
                 f"The leaf tables of the ensemble would hold {size:,} entries "
                 f"({self.n_trees} trees of up to {64 * self.n_words} leaves, "
-                f"{self.n_words} 64-bit words each, over {n_states} states of "
-                f"{len(self.read)} variables), above max_table_size={max_table_size:,}; "
+                f"{self.n_words} 64-bit words each, over {n_blocks} dyadic blocks of the "
+                f"states of {len(self.read)} variables), above "
+                f"max_table_size={max_table_size:,}; "
                 "raise max_table_size, or use fewer trees, fewer leaves or fewer states."
             )
 
@@ -219,25 +250,30 @@ class LeafMasks:
         return table
 
     # ------------------------------------------------------------------ reading
-    def refine(self, mask: np.ndarray, variable: int, states: np.ndarray) -> np.ndarray:
-        """``mask`` (per row) further restricted by one variable's state (per row).
+    def refine(self, mask: np.ndarray, variable: int, level: int, blocks: np.ndarray
+               ) -> np.ndarray:
+        """``mask`` (per row) further restricted to one dyadic block of a variable's states.
 
         Parameters
         ----------
         mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
             Consistent leaves so far.
         variable : int
-            The newly assigned variable.
-        states : ndarray of int of shape (n_rows,)
-            Its state in each row.
+            The variable restricted.
+        level : int
+            The blocks' level: block ``j`` holds the states ``j * 2**level`` to
+            ``(j + 1) * 2**level - 1`` (level 0: one state).
+        blocks : ndarray of int of shape (n_rows,)
+            Each row's block.
 
         Returns
         -------
         mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
         """
-        if variable not in self.masks:
+        if variable not in self.blocks:
             return mask
-        return mask & self.masks[variable][:, states]
+        index = self.block_offset[variable][level] + blocks
+        return mask & self.blocks[variable][:, index]
 
     def mask(self, states: np.ndarray, assigned) -> np.ndarray:
         """The consistent leaves of each row's assignment of the ``assigned`` variables.
