@@ -22,13 +22,13 @@ import numpy as np
 
 from ..s3p import BayesNet, TableTooLargeError
 from ..s3p._errors import DEFAULT_MAX_TABLE_SIZE
-from ._masks import LeafMasks, n_levels
+from ._masks import LeafMasks
 from ._structure import TreeEnsemble
 
 __all__ = ["EnsembleBounds", "ensemble_bounds"]
 
-#: Words of leaf masks computed at once (bounds the working memory to ~32 MB).
-_CHUNK_WORDS = 4_000_000
+#: Words of leaf masks computed at once (512 KB a mask array: in cache, fastest).
+_CHUNK_WORDS = 65_536
 #: Fewest frontier nodes expanded in one batch.
 _MIN_BATCH = 512
 #: Levels of dyadic blocks a split descends (2: each block into four).
@@ -189,21 +189,25 @@ class _Search:
 
     A node's variable is split into ``2**step`` dyadic sub-blocks of its block (all its
     states at once for a variable the model does not read), so that a range of states
-    that settles the decision is settled as one node.
+    that settles the decision is settled as one node. Nodes of every depth and level
+    are split in one pass: each node's consistent leaves are the AND of one block's
+    leaf set per variable (its state, its current block, or every state).
     """
 
     def __init__(self, ensemble, network, masks, order, sensitive, step):
         self.ensemble, self.network, self.masks = ensemble, network, masks
         self.order, self.sensitive = order, list(sensitive)
+        self.order_array = np.asarray(order, dtype=np.int64)
         self.n_groups = int(np.prod([network.cardinalities[v] for v in sensitive]))
         self.positive = np.zeros(self.n_groups)
         self.negative = np.zeros(self.n_groups)
         self.expanded = np.zeros(self.n_groups, dtype=np.int64)
-        levels = [n_levels(c) for c in network.cardinalities]
-        self.first_level = np.array([levels[v] for v in order] + [0], dtype=np.int64)
-        self.step = [_split_step(levels[v], step) if v in masks.blocks else max(levels[v], 1)
-                     for v in range(network.n_variables)]
-        self.widest_split = max(min(1 << self.step[v], c)
+        levels = masks.n_level
+        self.first_level = np.append(levels[self.order_array], 0)
+        self.step = np.array([_split_step(int(levels[v]), step) if masks.is_read[v]
+                              else max(int(levels[v]), 1)
+                              for v in range(network.n_variables)], dtype=np.int64)
+        self.widest_split = max(min(1 << int(self.step[v]), c)
                                 for v, c in enumerate(network.cardinalities))
         # CPTs with a zero column appended, and their cumulative sums from 0
         self.padded = [np.concatenate([c, np.zeros(c.shape[:-1] + (1,))], axis=-1)
@@ -227,44 +231,65 @@ class _Search:
         return _Frontier(states, np.full(size, k + 1), np.full(size, self.first_level[k + 1]),
                          zeros, prob[keep], prob[keep], nodes.group[parent])
 
-    def block_mass(self, nodes: _Frontier, v: int, level: int, blocks: np.ndarray):
-        """Conditional mass of each node's blocks (n_nodes, n_blocks) of ``v`` at ``level``."""
+    def block_mass(self, states, v: int, level: np.ndarray, blocks: np.ndarray):
+        """Conditional mass (n_rows, n_blocks) of blocks of ``v`` at each row's level."""
         card = self.network.cardinalities[v]
-        rows = tuple(nodes.states[:, p] for p in self.network.parents[v])
-        shape = (len(nodes), card + 1)
-        first = np.minimum(blocks << level, card)
-        if level == 0:  # one state: the CPT entry itself
-            return np.take_along_axis(np.broadcast_to(self.padded[v][rows], shape), first,
-                                      axis=1)
+        rows = tuple(states[:, p] for p in self.network.parents[v])
+        shape = (states.shape[0], card + 1)
+        shift = level[:, None]
+        first = np.minimum(blocks << shift, card)
+        last = np.minimum((blocks + 1) << shift, card)
         cumulative = np.broadcast_to(self.cumulative[v][rows], shape)
-        last = np.minimum((blocks + 1) << level, card)
-        return (np.take_along_axis(cumulative, last, axis=1)
+        mass = (np.take_along_axis(cumulative, last, axis=1)
                 - np.take_along_axis(cumulative, first, axis=1))
+        single = level == 0  # one state: the CPT entry itself
+        if single.any():
+            padded = np.broadcast_to(self.padded[v][rows], shape)
+            mass[single] = np.take_along_axis(padded[single], first[single], axis=1)
+        return mass
 
-    def split(self, nodes: _Frontier, k: int, level: int):
-        """The sub-blocks with mass > 0 of nodes at depth ``k`` and ``level``; their parents."""
-        v = self.order[k]
-        below = max(level - self.step[v], 0)
-        fan = 1 << (level - below)
-        blocks = nodes.block[:, None] * fan + np.arange(fan)
-        prob = (nodes.base[:, None] * self.block_mass(nodes, v, below, blocks)).ravel()
+    def node_index(self, nodes: _Frontier) -> np.ndarray:
+        """Per node and variable, the table column of the node's block of its states."""
+        n_vars = self.network.n_variables
+        states = nodes.states
+        index = np.where(states >= 0,
+                         self.masks.block_index(np.arange(n_vars), 0, np.maximum(states, 0)),
+                         self.masks.top)
+        open_ = nodes.depth < n_vars
+        rows = np.flatnonzero(open_)
+        current = self.order_array[nodes.depth[rows]]
+        index[rows, current] = self.masks.block_index(current, nodes.level[rows],
+                                                      nodes.block[rows])
+        return index
+
+    def split(self, nodes: _Frontier):
+        """The sub-blocks with mass > 0 of every node; their parents and table columns."""
+        current = self.order_array[nodes.depth]
+        below = np.maximum(nodes.level - self.step[current], 0)
+        fan = 1 << (nodes.level - below)
+        j = np.arange(int(fan.max()))
+        blocks = nodes.block[:, None] * fan[:, None] + j
+        mass = np.zeros(blocks.shape)
+        for v in np.unique(current):
+            rows = np.flatnonzero(current == v)
+            mass[rows] = self.block_mass(nodes.states[rows], int(v), below[rows], blocks[rows])
+        mass[j >= fan[:, None]] = 0.0  # beyond the node's own block
+        prob = (nodes.base[:, None] * mass).ravel()
         keep = np.flatnonzero(prob > 0)
-        parent = keep // fan
-        size = keep.size
-        kids = _Frontier(nodes.states[parent], np.full(size, k), np.full(size, below),
+        parent = keep // j.size
+        kids = _Frontier(nodes.states[parent], nodes.depth[parent], below[parent],
                          blocks.ravel()[keep], nodes.base[parent], prob[keep],
                          nodes.group[parent])
-        return kids, parent, below
+        return kids, parent, self.masks.block_index(current[parent], kids.level, kids.block)
 
     def advance(self, nodes: _Frontier) -> None:
         """Assign each node's variable whose block is one state; open the next variable."""
         n = len(self.order)
-        order = np.asarray(self.order, dtype=np.int64)
         while True:
             at = np.flatnonzero((nodes.level == 0) & (nodes.depth < n))
             if not at.size:
                 return
-            nodes.states[at, order[nodes.depth[at]]] = nodes.block[at]
+            nodes.states[at, self.order_array[nodes.depth[at]]] = nodes.block[at]
             nodes.depth[at] += 1
             nodes.base[at] = nodes.prob[at]
             nodes.level[at] = self.first_level[nodes.depth[at]]
@@ -283,35 +308,26 @@ class _Search:
         return max(1, _CHUNK_WORDS // (self.masks.n_trees * self.masks.n_words))
 
     def settle_fresh(self, nodes: _Frontier) -> _Frontier:
-        """Settle nodes (each at the first block of its variable), masks from their states."""
+        """Settle nodes, their masks computed from their blocks."""
         masks, step, out = self.masks, self._step(), []
-        for k in np.unique(nodes.depth):
-            same = nodes.take(nodes.depth == k)
-            for i in range(0, len(same), step):
-                part = same.take(slice(i, i + step))
-                bounds = masks.score_bounds(masks.mask(part.states, self.order[:k]))
-                out.append(self.settle(part, *bounds))
-        return _concat(out, nodes)
-
-    def expand_group(self, nodes: _Frontier, k: int, level: int) -> _Frontier:
-        """Split nodes at depth ``k`` and ``level``; each parent's mask computed once."""
-        masks, v = self.masks, self.order[k]
-        step, out = max(1, self._step() >> min(self.step[v], level)), []
         for i in range(0, len(nodes), step):
             part = nodes.take(slice(i, i + step))
-            base = masks.mask(part.states, self.order[:k])
-            kids, parent, below = self.split(part, k, level)
-            mask = masks.refine(base[:, parent], v, below, kids.block)
-            self.advance(kids)
-            out.append(self.settle(kids, *masks.score_bounds(mask)))
+            out.append(self.settle(part, *masks.score_bounds(
+                masks.block_mask(self.node_index(part)))))
         return _concat(out, nodes)
 
     def expand(self, nodes: _Frontier) -> _Frontier:
         """Split every node once; return the unsettled children."""
         np.add.at(self.expanded, nodes.group, 1)
-        key = nodes.depth * 64 + nodes.level
-        out = [self.expand_group(nodes.take(key == c), int(c) // 64, int(c) % 64)
-               for c in np.unique(key)]
+        masks, out = self.masks, []
+        step = max(1, self._step() // self.widest_split)
+        for i in range(0, len(nodes), step):
+            part = nodes.take(slice(i, i + step))
+            base = masks.block_mask(self.node_index(part))
+            kids, parent, index = self.split(part)
+            mask = masks.refine(base[:, parent], index)
+            self.advance(kids)
+            out.append(self.settle(kids, *masks.score_bounds(mask)))
         return _concat(out, nodes)
 
 

@@ -141,19 +141,43 @@ class LeafMasks:
         self.variable_of = self._variable_of_feature(states, feature)
         leaf = left < 0
         counts = np.bincount(tree_of[leaf], minlength=self.n_trees)
-        self.n_words = int(max(1, -(-counts.max() // 64)))
+        self.max_leaves = int(counts.max())
+        self.n_words = int(max(1, -(-self.max_leaves // 64)))
         self.read = [v for v, st in enumerate(states) if st.feature is not None
                      and np.any(feature == st.feature)]
         self._check_size(states, leaf, max_table_size)
         rank = self._leaf_ranks(value, tree_of, leaf)
         smin, smax, nan_ok, depth = self._constraints(states, nodes)
         self.importance = self._importance(states, feature, depth)
-        self.masks = {v: self._table(v, states[v], smin, smax, nan_ok, leaf, tree_of, rank)
-                      for v in self.read}
-        self.blocks, self.block_offset = {}, {}
+        self._global_table(states, {
+            v: self._table(v, states[v], smin, smax, nan_ok, leaf, tree_of, rank)
+            for v in self.read})
+
+    def _global_table(self, states, tables) -> None:
+        """Every variable's dyadic blocks in one table, after one row of every leaf.
+
+        ``table[:, block_index(v, level, j)]`` is, per tree, the leaves consistent with
+        block ``j`` of level ``level`` of variable ``v``'s states (the every-leaf row for
+        a variable the model does not read); ``masks[v]`` views its single states.
+        """
+        n_vars = len(states)
+        self.is_read = np.zeros(n_vars, dtype=bool)
+        self.is_read[self.read] = True
+        self.n_level = np.array([n_levels(st.n_states) for st in states], dtype=np.int64)
+        self.block_base = np.zeros(n_vars, dtype=np.int64)
+        self.level_offset = np.zeros((n_vars, int(self.n_level.max(initial=0)) + 1),
+                                     dtype=np.int64)
+        parts, position = [self.every_leaf[:, None]], 1
         for v in self.read:
-            self.blocks[v], self.block_offset[v] = _block_table(self.masks[v])
-            self.masks[v] = self.blocks[v][:, : states[v].n_states]  # a view: level 0
+            blocks, offset = _block_table(tables[v])
+            self.block_base[v] = position
+            self.level_offset[v, : offset.size] = offset
+            parts.append(blocks)
+            position += blocks.shape[1]
+        self.table = np.ascontiguousarray(np.concatenate(parts, axis=1))
+        self.masks = {v: self.table[:, self.block_base[v]: self.block_base[v]
+                                    + states[v].n_states] for v in self.read}
+        self.top = self.block_index(np.arange(n_vars), self.n_level, 0)
 
     # ------------------------------------------------------------------ building
     @staticmethod
@@ -175,7 +199,8 @@ class LeafMasks:
     def _check_size(self, states, leaf, max_table_size) -> None:
         n_blocks = sum(n_blocks_of(states[v].n_states) for v in self.read)
         largest = max((states[v].n_states for v in self.read), default=0)
-        size = n_blocks * self.n_trees * self.n_words + int(leaf.sum()) * largest
+        # the blocks of each variable, then all of them in one table: twice at the peak
+        size = 2 * n_blocks * self.n_trees * self.n_words + int(leaf.sum()) * largest
         if size > max_table_size:
             raise TableTooLargeError(
                 f"The leaf tables of the ensemble would hold {size:,} entries "
@@ -250,30 +275,50 @@ class LeafMasks:
         return table
 
     # ------------------------------------------------------------------ reading
-    def refine(self, mask: np.ndarray, variable: int, level: int, blocks: np.ndarray
-               ) -> np.ndarray:
-        """``mask`` (per row) further restricted to one dyadic block of a variable's states.
+    def block_index(self, variables, levels, blocks) -> np.ndarray:
+        """Column of :attr:`table` of each (variable, level, block); 0 if not read.
+
+        Block ``j`` of level ``l`` holds the states ``j * 2**l`` to
+        ``(j + 1) * 2**l - 1`` (level 0: one state).
+        """
+        variables = np.asarray(variables)
+        index = self.block_base[variables] + self.level_offset[variables, levels] + blocks
+        return np.where(self.is_read[variables], index, 0)
+
+    def refine(self, mask: np.ndarray, index: np.ndarray) -> np.ndarray:
+        """``mask`` (per row) further restricted to one block per row.
 
         Parameters
         ----------
         mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
             Consistent leaves so far.
-        variable : int
-            The variable restricted.
-        level : int
-            The blocks' level: block ``j`` holds the states ``j * 2**level`` to
-            ``(j + 1) * 2**level - 1`` (level 0: one state).
-        blocks : ndarray of int of shape (n_rows,)
-            Each row's block.
+        index : ndarray of int of shape (n_rows,)
+            Each row's block, a column of :attr:`table` (:meth:`block_index`).
 
         Returns
         -------
         mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
         """
-        if variable not in self.blocks:
-            return mask
-        index = self.block_offset[variable][level] + blocks
-        return mask & self.blocks[variable][:, index]
+        return mask & self.table[:, index]
+
+    def block_mask(self, index: np.ndarray) -> np.ndarray:
+        """The leaves consistent with one block of every read variable, per row.
+
+        Parameters
+        ----------
+        index : ndarray of int of shape (n_rows, n_variables)
+            Per row and variable, a column of :attr:`table` (:meth:`block_index`).
+
+        Returns
+        -------
+        mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
+        """
+        columns = [v for v in self.read]
+        out = self.table[:, index[:, columns[0]]] if columns else np.repeat(
+            self.every_leaf[:, None], index.shape[0], axis=1)
+        for v in columns[1:]:
+            out &= self.table[:, index[:, v]]
+        return out
 
     def mask(self, states: np.ndarray, assigned) -> np.ndarray:
         """The consistent leaves of each row's assignment of the ``assigned`` variables.
@@ -310,7 +355,17 @@ class LeafMasks:
         """
         flat = self.sorted_values.ravel()
         offset = np.arange(self.n_trees)[:, None] * self.sorted_values.shape[1]
-        lo = flat[low_bit(mask) + offset]
-        hi = flat[high_bit(mask) + offset]
+        if self.n_words == 1 and self.max_leaves <= 53:
+            # one word of at most 53 bits: exact in float64, read as int64; the binary
+            # exponent of the lowest bit and of the whole word are the two ranks
+            words = mask[..., 0].view(np.int64)
+            shift = offset - 1023
+            lowest = (words & -words).astype(np.float64).view(np.int64) >> 52
+            highest = words.astype(np.float64).view(np.int64) >> 52
+            lo = np.take(flat, lowest + shift)
+            hi = np.take(flat, highest + shift)
+        else:
+            lo = flat[low_bit(mask) + offset]
+            hi = flat[high_bit(mask) + offset]
         return self.ensemble.sum_scores(lo, trees_first=True), \
             self.ensemble.sum_scores(hi, trees_first=True)

@@ -27,7 +27,7 @@ from skfairverify.ensembles._booster_readers import (
     _xgboost_positive,
     least_positive,
 )
-from skfairverify.ensembles._masks import high_bit, low_bit
+from skfairverify.ensembles._masks import LeafMasks, high_bit, low_bit, n_blocks_of, n_levels
 from skfairverify.s3p import BayesNet, TableTooLargeError
 
 
@@ -166,6 +166,46 @@ def test_bit_scans_agree_with_python_ints():
         assert hi == value.bit_length() - 1
 
 
+def test_block_tables_are_the_or_of_their_states():
+    """Every dyadic block's leaf set is the OR of its states' sets, at every level."""
+    ensemble, network, states = _bigger_problem()
+    masks = LeafMasks(ensemble, states, 10**8)
+    for v in masks.read:
+        n = states[v].n_states
+        assert n_levels(n) == (n - 1).bit_length() and 2 ** n_levels(n) >= n
+        count = 0
+        for level in range(n_levels(n) + 1):
+            for j in range(-(-n // 2**level)):
+                expected = np.bitwise_or.reduce(
+                    masks.masks[v][:, j * 2**level: (j + 1) * 2**level], axis=1)
+                column = masks.block_index(v, level, j)
+                np.testing.assert_array_equal(masks.table[:, column], expected)
+                count += 1
+        assert count == n_blocks_of(n)
+    assert masks.block_index(0, 0, 0) > 0 and masks.top.shape == (4,)
+
+
+def test_one_word_score_bounds_equal_the_bit_scans():
+    """The float64 fast path (one word, <= 53 leaves) reads the same ranks as low/high_bit."""
+    ensemble, network, states = _bigger_problem()
+    masks = LeafMasks(ensemble, states, 10**8)
+    assert masks.n_words == 1 and masks.max_leaves <= 53
+    rng = np.random.RandomState(1)
+    codes = np.column_stack([rng.randint(0, s.n_states, 400) for s in states])
+    for assigned in ([], [0], [0, 2], [0, 1, 2, 3]):
+        mask = masks.mask(codes, assigned)
+        fast = masks.score_bounds(mask)
+        offset = np.arange(masks.n_trees)[:, None] * masks.sorted_values.shape[1]
+        flat = masks.sorted_values.ravel()
+        slow = [ensemble.sum_scores(flat[scan(mask) + offset], trees_first=True)
+                for scan in (low_bit, high_bit)]
+        np.testing.assert_array_equal(fast[0], slow[0])
+        np.testing.assert_array_equal(fast[1], slow[1])
+        assert np.all(fast[0] <= fast[1])
+    full = masks.score_bounds(masks.mask(codes, range(4)))
+    np.testing.assert_array_equal(full[0], full[1])
+
+
 # ------------------------------------------------------------------------ bounds
 def _representatives(states):
     """A value inside each state of each variable (NaN for the missing state)."""
@@ -240,6 +280,24 @@ def test_bounds_hold_and_are_exact_when_finished(kind, seed):
         assert _inside(result, truth), kwargs
         if result.stopped == "tolerance":
             assert np.all(result.width <= 0.05)
+
+
+def test_bounds_of_trees_wider_than_one_word():
+    """Fully grown trees (hundreds of leaves, several 64-bit words): exact by enumeration."""
+    rng = np.random.RandomState(3)
+    X = np.round(rng.rand(600, 2) * 40) / 4
+    y = (X.sum(axis=1) + rng.randn(600) * 2 > 10).astype(int)
+    ensemble = read_ensemble(RandomForestClassifier(3, random_state=0).fit(X, y))
+    states = [FeatureStates(None, [], n_states=2)] + [refine_states(ensemble, f)
+                                                      for f in range(2)]
+    network = _random_network(rng, [s.n_states for s in states])
+    assert LeafMasks(ensemble, states, 10**8).n_words >= 2
+    truth = _brute_force(ensemble, network, states, [0])
+    exact = ensemble_bounds(ensemble, network, states, sensitive_features=0)
+    np.testing.assert_allclose(exact.lower, truth, rtol=0, atol=1e-12)
+    assert exact.exact
+    partial = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_nodes=5)
+    assert _inside(partial, truth) and not partial.exact
 
 
 @pytest.mark.parametrize("seed", range(4))
