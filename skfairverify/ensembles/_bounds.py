@@ -61,6 +61,14 @@ class EnsembleBounds:
         CPU seconds spent (``time.process_time``).
     order : list of int
         The variables' branching order.
+    positive_mass : ndarray of shape (n_groups,)
+        Probability settled positive per group (``Pr[positive, settled, A = a]``).
+    unsettled : dict of ndarray
+        The unsettled nodes, for :func:`sample_unsettled`: ``states`` (n_nodes,
+        n_variables; -1 where unassigned), ``depth`` (variables of ``order`` assigned),
+        ``level`` and ``block`` (the dyadic block of the states of ``order[depth]`` the
+        node is restricted to: ``block * 2**level`` to ``(block + 1) * 2**level - 1``),
+        ``prob`` (the node's probability) and ``group``.
 
     Examples
     --------
@@ -88,6 +96,8 @@ class EnsembleBounds:
     stopped: str
     cpu_time: float
     order: list = field(default_factory=list)
+    positive_mass: np.ndarray = field(default=None, repr=False)
+    unsettled: dict = field(default=None, repr=False)
 
     @property
     def width(self) -> np.ndarray:
@@ -478,7 +488,9 @@ def _result(search, frontier, group_probability, stopped, start, order) -> Ensem
     return EnsembleBounds(groups=groups, lower=lower, upper=upper, settled=settled,
                           nodes_expanded=search.expanded.copy(),
                           group_probability=group_probability, stopped=stopped,
-                          cpu_time=time.process_time() - start, order=list(order))
+                          cpu_time=time.process_time() - start, order=list(order),
+                          positive_mass=search.positive.copy(),
+                          unsettled={f: getattr(frontier, f) for f in _FIELDS if f != "base"})
 
 
 def ensemble_bounds(ensemble, network, states, sensitive_features=None, *, tolerance=0.0,
