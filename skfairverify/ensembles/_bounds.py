@@ -116,14 +116,17 @@ class EnsembleBounds:
         -------
         frame : pandas.DataFrame
         """
-        import pandas as pd
+        return group_frame(self.groups, lower=self.lower, upper=self.upper,
+                           width=self.width, settled=self.settled,
+                           nodes_expanded=self.nodes_expanded,
+                           group_probability=self.group_probability)
 
-        return pd.DataFrame({
-            "group": [tuple(g) for g in self.groups], "lower": self.lower,
-            "upper": self.upper, "width": self.width, "settled": self.settled,
-            "nodes_expanded": self.nodes_expanded,
-            "group_probability": self.group_probability,
-        })
+
+def group_frame(groups, **columns):
+    """A pandas DataFrame of one row per group: its states, then ``columns``."""
+    import pandas as pd
+
+    return pd.DataFrame({"group": [tuple(g) for g in groups], **columns})
 
 
 # ------------------------------------------------------------------------ order
@@ -371,12 +374,17 @@ def _initial(search: _Search, n_prefix: int) -> tuple[_Frontier, np.ndarray]:
 
 
 # ------------------------------------------------------------------- checking
-def _check_inputs(ensemble, network, states, sensitive) -> list:
+def check_model(ensemble, network) -> None:
+    """A TypeError unless ``ensemble`` is a TreeEnsemble and ``network`` a BayesNet."""
     if not isinstance(ensemble, TreeEnsemble):
         raise TypeError(f"ensemble must be a TreeEnsemble (read_ensemble(model)), got "
                         f"{type(ensemble).__name__}.")
     if not isinstance(network, BayesNet):
         raise TypeError(f"network must be a BayesNet, got {type(network).__name__}.")
+
+
+def _check_inputs(ensemble, network, states, sensitive) -> list:
+    check_model(ensemble, network)
     if len(states) != network.n_variables:
         raise ValueError(f"states has {len(states)} entries but the network has "
                          f"{network.n_variables} variables; give one FeatureStates each.")

@@ -25,9 +25,8 @@ from sklearn.utils import check_random_state
 
 from ..s3p import BayesNet, TableTooLargeError
 from ..s3p._errors import DEFAULT_MAX_TABLE_SIZE
-from ._bounds import _CHUNK_WORDS, EnsembleBounds
+from ._bounds import _CHUNK_WORDS, EnsembleBounds, check_model, group_frame
 from ._masks import LeafMasks
-from ._structure import TreeEnsemble
 
 __all__ = ["UnsettledSample", "sample_unsettled"]
 
@@ -102,14 +101,10 @@ class UnsettledSample:
         -------
         frame : pandas.DataFrame
         """
-        import pandas as pd
-
-        return pd.DataFrame({
-            "group": [tuple(g) for g in self.groups], "lower": self.lower,
-            "upper": self.upper, "estimate": self.estimate,
-            "interval_lower": self.interval_lower, "interval_upper": self.interval_upper,
-            "unsettled": self.unsettled, "n_samples": self.n_samples,
-        })
+        return group_frame(self.groups, lower=self.lower, upper=self.upper,
+                           estimate=self.estimate, interval_lower=self.interval_lower,
+                           interval_upper=self.interval_upper, unsettled=self.unsettled,
+                           n_samples=self.n_samples)
 
 
 def clopper_pearson(k, n, confidence):
@@ -254,11 +249,7 @@ def _decisions(ensemble, masks, states) -> np.ndarray:
 
 # ------------------------------------------------------------------ checking
 def _check(ensemble, network, states, bounds, n_samples, confidence) -> np.ndarray:
-    if not isinstance(ensemble, TreeEnsemble):
-        raise TypeError(f"ensemble must be a TreeEnsemble (read_ensemble(model)), got "
-                        f"{type(ensemble).__name__}.")
-    if not isinstance(network, BayesNet):
-        raise TypeError(f"network must be a BayesNet, got {type(network).__name__}.")
+    check_model(ensemble, network)
     if not isinstance(bounds, EnsembleBounds) or bounds.unsettled is None:
         raise TypeError("bounds must be the EnsembleBounds that ensemble_bounds returned "
                         f"for this ensemble and network, got {type(bounds).__name__}.")
