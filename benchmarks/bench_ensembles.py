@@ -60,9 +60,9 @@ from skfairverify.ensembles import (
     ensemble_bounds,
     read_ensemble,
     refine_states,
-    sample_unsettled,
 )
 from skfairverify.ensembles._masks import LeafMasks
+from skfairverify.ensembles._unsettled import sample_unsettled
 from skfairverify.s3p import BayesNet
 
 COLUMNS = ["sex", "age", "education-num", "hours-per-week", "marital-status", "relationship"]

@@ -10,7 +10,8 @@
   states are intervals of the model's inputs (:class:`FeatureStates`), by branching
   over the variables in a topological order: sound at every step, exact when the
   branching finishes.
-* :func:`sample_unsettled` samples only the mass the bounds left unsettled, stratified
+* ``skfairverify.ensembles._unsettled.sample_unsettled`` (not public yet: its API pages
+  come with the verifier's wiring) samples only the mass the bounds left unsettled, stratified
   by the unsettled nodes (draws in proportion to each node's mass, from the network
   conditioned on it), and returns the sound part plus a Clopper-Pearson interval of
   the unsettled share.
@@ -23,17 +24,14 @@ from ._bounds import EnsembleBounds, ensemble_bounds
 from ._read import read_ensemble
 from ._states import FeatureStates, encode_states, refine_states
 from ._structure import Tree, TreeEnsemble
-from ._unsettled import UnsettledSample, sample_unsettled
 
 __all__ = [
     "EnsembleBounds",
     "FeatureStates",
     "Tree",
     "TreeEnsemble",
-    "UnsettledSample",
     "encode_states",
     "ensemble_bounds",
     "read_ensemble",
     "refine_states",
-    "sample_unsettled",
 ]

@@ -61,8 +61,8 @@ class UnsettledSample:
     --------
     >>> import numpy as np
     >>> from sklearn.ensemble import GradientBoostingClassifier
-    >>> from skfairverify.ensembles import (
-    ...     ensemble_bounds, read_ensemble, refine_states, sample_unsettled)
+    >>> from skfairverify.ensembles import ensemble_bounds, read_ensemble, refine_states
+    >>> from skfairverify.ensembles._unsettled import sample_unsettled
     >>> from skfairverify.s3p import BayesNet
     >>> rng = np.random.RandomState(0)
     >>> X = rng.rand(400, 2)
@@ -310,7 +310,8 @@ def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence
     >>> import numpy as np
     >>> from sklearn.ensemble import RandomForestClassifier
     >>> from skfairverify.ensembles import (
-    ...     FeatureStates, ensemble_bounds, read_ensemble, refine_states, sample_unsettled)
+    ...     FeatureStates, ensemble_bounds, read_ensemble, refine_states)
+    >>> from skfairverify.ensembles._unsettled import sample_unsettled
     >>> from skfairverify.s3p import BayesNet
     >>> rng = np.random.RandomState(0)
     >>> X = rng.rand(500, 2)

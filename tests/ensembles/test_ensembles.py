@@ -21,7 +21,6 @@ from skfairverify.ensembles import (
     ensemble_bounds,
     read_ensemble,
     refine_states,
-    sample_unsettled,
 )
 from skfairverify.ensembles._booster_readers import (
     _lightgbm_positive,
@@ -29,7 +28,7 @@ from skfairverify.ensembles._booster_readers import (
     least_positive,
 )
 from skfairverify.ensembles._masks import LeafMasks, high_bit, low_bit, n_blocks_of, n_levels
-from skfairverify.ensembles._unsettled import _Sampler, allocate
+from skfairverify.ensembles._unsettled import _Sampler, allocate, sample_unsettled
 from skfairverify.s3p import BayesNet, TableTooLargeError
 
 
