@@ -218,7 +218,7 @@ def _monte_carlo(model, network, states, rates, rng):
     n = int(np.max(needed / sex))
     reps = _representatives(states)
     start = time.process_time()
-    draws = network.sample(n, random_state=rng)
+    draws = network.sample(n, random_state=rng, max_table_size=500_000_000)
     X = np.column_stack([reps[v][draws[:, v]] for v in range(len(states))])
     positive = model.predict(X) == model.classes_[1]
     seconds = time.process_time() - start
