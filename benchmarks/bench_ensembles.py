@@ -37,6 +37,7 @@ Usage::
     OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py           # every model
     OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --quick   # three models
     OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --datasets German --max-time 10
+    OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --datasets German --models "RF 500"
 """
 
 from __future__ import annotations
@@ -218,7 +219,11 @@ def _monte_carlo(model, network, states, rates, rng):
     n = int(np.max(needed / sex))
     reps = _representatives(states)
     start = time.process_time()
-    draws = network.sample(n, random_state=rng, max_table_size=500_000_000)
+    # in batches: the sampler allocates rows x the largest variable's states
+    batch = max(1, 200_000_000 // max(network.cardinalities))
+    draws = np.concatenate([
+        network.sample(min(batch, n - i), random_state=rng.randint(2**31),
+                       max_table_size=500_000_000) for i in range(0, n, batch)])
     X = np.column_stack([reps[v][draws[:, v]] for v in range(len(states))])
     positive = model.predict(X) == model.classes_[1]
     seconds = time.process_time() - start
@@ -331,6 +336,8 @@ def main(argv=None):
                         choices=list(DATASETS))
     parser.add_argument("--max-time", type=float, default=MAX_TIME,
                         help="CPU seconds per bounds run")
+    parser.add_argument("--models", nargs="+", default=None,
+                        help="only the models whose name contains one of these")
     args = parser.parse_args(argv)
     MAX_TIME = args.max_time
     print(HEADER, flush=True)
@@ -340,9 +347,11 @@ def main(argv=None):
         models = _subset(_models(), args.quick)
         if dataset != "Adult":
             models = [m for m in models if m[0] in OTHER_MODELS or args.quick]
+        if args.models:
+            models = [m for m in models if any(w in m[0] for w in args.models)]
         for name, model in models:
             print(_format(run(f"{dataset}: {name}", model, M, y, n_categories)), flush=True)
-        if dataset == "Adult":
+        if dataset == "Adult" and not args.models:
             M, y, n_categories = _data(CATEGORICAL)
             model = HistGradientBoostingClassifier(random_state=0)
             print(_format(run("Adult: HGB default, 4 categorical inputs", model, M, y,
