@@ -37,8 +37,26 @@ _STEP = 3
 _BATCH_SHARE = 16
 
 
+class GroupTable:
+    """A result with one entry per group in ``groups`` and each of ``_columns``."""
+
+    _columns: tuple = ()
+
+    def to_frame(self):
+        """One row per group: its states, then each of the result's per-group arrays.
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame({"group": [tuple(g) for g in self.groups],
+                             **{c: getattr(self, c) for c in self._columns}})
+
+
 @dataclass(frozen=True)
-class EnsembleBounds:
+class EnsembleBounds(GroupTable):
     """Sound bounds of ``Pr[positive | A = a]`` per group, from :func:`ensemble_bounds`.
 
     Attributes
@@ -109,24 +127,7 @@ class EnsembleBounds:
         """Whether every group's rate is exact (lower == upper)."""
         return bool(np.all(self.lower == self.upper))
 
-    def to_frame(self):
-        """One row per group: its bounds, settled share and nodes expanded.
-
-        Returns
-        -------
-        frame : pandas.DataFrame
-        """
-        return group_frame(self.groups, lower=self.lower, upper=self.upper,
-                           width=self.width, settled=self.settled,
-                           nodes_expanded=self.nodes_expanded,
-                           group_probability=self.group_probability)
-
-
-def group_frame(groups, **columns):
-    """A pandas DataFrame of one row per group: its states, then ``columns``."""
-    import pandas as pd
-
-    return pd.DataFrame({"group": [tuple(g) for g in groups], **columns})
+    _columns = ("lower", "upper", "width", "settled", "nodes_expanded", "group_probability")
 
 
 # ------------------------------------------------------------------------ order

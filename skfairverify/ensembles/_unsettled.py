@@ -25,14 +25,14 @@ from sklearn.utils import check_random_state
 
 from ..s3p import BayesNet, TableTooLargeError
 from ..s3p._errors import DEFAULT_MAX_TABLE_SIZE
-from ._bounds import _CHUNK_WORDS, EnsembleBounds, check_model, group_frame
+from ._bounds import _CHUNK_WORDS, EnsembleBounds, GroupTable, check_model
 from ._masks import LeafMasks
 
 __all__ = ["UnsettledSample", "sample_unsettled"]
 
 
 @dataclass(frozen=True)
-class UnsettledSample:
+class UnsettledSample(GroupTable):
     """Sound bounds plus a Monte Carlo interval of the unsettled share, per group.
 
     Attributes
@@ -94,17 +94,8 @@ class UnsettledSample:
         """``interval_upper - interval_lower`` per group."""
         return self.interval_upper - self.interval_lower
 
-    def to_frame(self):
-        """One row per group: the sound bounds, the estimate and its interval.
-
-        Returns
-        -------
-        frame : pandas.DataFrame
-        """
-        return group_frame(self.groups, lower=self.lower, upper=self.upper,
-                           estimate=self.estimate, interval_lower=self.interval_lower,
-                           interval_upper=self.interval_upper, unsettled=self.unsettled,
-                           n_samples=self.n_samples)
+    _columns = ("lower", "upper", "estimate", "interval_lower", "interval_upper",
+                "unsettled", "n_samples")
 
 
 def clopper_pearson(k, n, confidence):
