@@ -341,6 +341,22 @@ class LeafMasks:
                 out &= self.masks[v][:, states[:, v]]
         return out
 
+    def score(self, mask: np.ndarray) -> np.ndarray:
+        """The raw score of rows whose masks hold one leaf per tree (full assignments).
+
+        Parameters
+        ----------
+        mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
+            One consistent leaf per tree and row (:meth:`mask` of every variable).
+
+        Returns
+        -------
+        score : ndarray of shape (n_rows,)
+        """
+        offset = np.arange(self.n_trees)[:, None] * self.sorted_values.shape[1]
+        values = self.sorted_values.ravel()[low_bit(mask) + offset]
+        return self.ensemble.sum_scores(values, trees_first=True)
+
     def score_bounds(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The least and greatest raw score of the ensemble over consistent leaves.
 

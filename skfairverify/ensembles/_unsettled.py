@@ -229,12 +229,12 @@ class _Sampler:
 
 def _decisions(ensemble, masks, states) -> np.ndarray:
     """The ensemble's decision on fully assigned states, in chunks of the working memory."""
-    step = max(1, _CHUNK_WORDS // (masks.n_trees * masks.n_words))
+    step = max(256, _CHUNK_WORDS // (masks.n_trees * masks.n_words))
     out = np.empty(states.shape[0], dtype=bool)
     every = range(states.shape[1])
     for i in range(0, states.shape[0], step):
-        lower, _ = masks.score_bounds(masks.mask(states[i: i + step], every))
-        out[i: i + step] = ensemble.positive(lower)
+        out[i: i + step] = ensemble.positive(masks.score(masks.mask(states[i: i + step],
+                                                                    every)))
     return out
 
 

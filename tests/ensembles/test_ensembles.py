@@ -205,6 +205,7 @@ def test_one_word_score_bounds_equal_the_bit_scans():
         assert np.all(fast[0] <= fast[1])
     full = masks.score_bounds(masks.mask(codes, range(4)))
     np.testing.assert_array_equal(full[0], full[1])
+    np.testing.assert_array_equal(masks.score(masks.mask(codes, range(4))), full[0])
 
 
 # ------------------------------------------------------------------------ bounds
@@ -292,7 +293,13 @@ def test_bounds_of_trees_wider_than_one_word():
     states = [FeatureStates(None, [], n_states=2)] + [refine_states(ensemble, f)
                                                       for f in range(2)]
     network = _random_network(rng, [s.n_states for s in states])
-    assert LeafMasks(ensemble, states, 10**8).n_words >= 2
+    masks = LeafMasks(ensemble, states, 10**8)
+    assert masks.n_words >= 2
+    codes = np.column_stack([rng.randint(0, s.n_states, 300) for s in states])
+    reps = _representatives(states)
+    X = np.column_stack([reps[v][codes[:, v]] for v in (1, 2)])
+    np.testing.assert_array_equal(masks.score(masks.mask(codes, range(3))),
+                                  ensemble.raw_score(X))
     truth = _brute_force(ensemble, network, states, [0])
     exact = ensemble_bounds(ensemble, network, states, sensitive_features=0)
     np.testing.assert_allclose(exact.lower, truth, rtol=0, atol=1e-12)
