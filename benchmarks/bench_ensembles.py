@@ -1,9 +1,14 @@
-"""Benchmark of the sound bounds of tree ensembles (issue 25, first step) on Adult.
+"""Benchmark of the sound bounds of tree ensembles (issue 25) on Adult, COMPAS, German.
 
 The workload of issue 25: Adult, the first 15,000 rows without missing values, inputs
 sex, age, education-num, hours-per-week, marital-status and relationship (categories as
-ordinal codes), sex sensitive. For every model (HistGradientBoosting, GradientBoosting,
-RandomForest, and XGBoost / LightGBM when installed; 10 to 500 trees of depth 3 to 8):
+ordinal codes), sex sensitive. COMPAS (all 7,214 rows): race (African-American / other,
+the ProPublica comparison) sensitive, sex, age, priors_count, juv_fel_count and
+c_charge_degree. German credit (1,000 rows): sex sensitive, age, duration,
+credit_amount, checking_status and credit_history. For every model on Adult
+(HistGradientBoosting, GradientBoosting, RandomForest, and XGBoost / LightGBM when
+installed; 10 to 500 trees of depth 3 to 8), and HGB / GB / RF of 10-500 trees on
+COMPAS and German:
 
 1. read it (:func:`~skfairverify.ensembles.read_ensemble`) and refine each column's
    states at every split threshold (one state per category for the categorical columns:
@@ -31,6 +36,8 @@ Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py           # every model
     OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --quick   # three models
+    OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --datasets German --max-time 10
+    OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --datasets German --models "RF 500"
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ from sklearn.ensemble import (
 )
 from threadpoolctl import threadpool_limits
 
-from skfairverify.datasets import load_adult
+from skfairverify.datasets import load_adult, load_compas, load_german
 from skfairverify.ensembles import (
     FeatureStates,
     encode_states,
@@ -56,6 +63,7 @@ from skfairverify.ensembles import (
     refine_states,
 )
 from skfairverify.ensembles._masks import LeafMasks
+from skfairverify.ensembles._unsettled import sample_unsettled
 from skfairverify.s3p import BayesNet
 
 COLUMNS = ["sex", "age", "education-num", "hours-per-week", "marital-status", "relationship"]
@@ -101,8 +109,35 @@ def _models():
     return models
 
 
-def _data(columns=COLUMNS):
-    X, y = load_adult(return_X_y=True, dropna=True)
+def _adult():
+    return load_adult(return_X_y=True, dropna=True)
+
+
+def _compas():
+    """COMPAS with race as African-American / other (the ProPublica comparison)."""
+    X, y = load_compas(return_X_y=True)
+    X = X.copy()
+    X["race"] = (X["race"] == "African-American").map(
+        {False: "other", True: "African-American"}).astype("category")
+    return X, y
+
+
+def _german():
+    return load_german(return_X_y=True)
+
+
+#: name -> (loader, columns with the sensitive one first); the usual sensitive features
+DATASETS = {
+    "Adult": (_adult, COLUMNS),
+    "COMPAS": (_compas, ["race", "sex", "age", "priors_count", "juv_fel_count",
+                         "c_charge_degree"]),
+    "German": (_german, ["sex", "age", "duration", "credit_amount", "checking_status",
+                         "credit_history"]),
+}
+
+
+def _data(columns=COLUMNS, loader=_adult):
+    X, y = loader()
     X = X[columns].iloc[:N_ROWS]
     categorical = [c for c in columns if hasattr(X[c], "cat")]
     M = np.column_stack([X[c].cat.codes if c in categorical else X[c]
@@ -184,12 +219,39 @@ def _monte_carlo(model, network, states, rates, rng):
     n = int(np.max(needed / sex))
     reps = _representatives(states)
     start = time.process_time()
-    draws = network.sample(n, random_state=rng)
+    # in batches: the sampler allocates rows x the largest variable's states
+    batch = max(1, 200_000_000 // max(network.cardinalities))
+    draws = np.concatenate([
+        network.sample(min(batch, n - i), random_state=rng.randint(2**31),
+                       max_table_size=500_000_000) for i in range(0, n, batch)])
     X = np.column_stack([reps[v][draws[:, v]] for v in range(len(states))])
     positive = model.predict(X) == model.classes_[1]
     seconds = time.process_time() - start
     sampled = np.array([positive[draws[:, 0] == g].mean() for g in range(len(sex))])
     return seconds, n, sampled
+
+
+def _stratified(ensemble, network, states, rates, width=0.01, tolerance=0.05):
+    """Bounds to ``tolerance``, then only the unsettled mass sampled to ``width`` at 99%.
+
+    Draws per group: ``(2 z)**2 / 4 * (unsettled share)**2 / width**2`` (the worst case
+    q = 1/2 of the unsettled share's variance); against the rows plain sampling of the
+    whole network needs for the same width (``_monte_carlo``'s ``n``).
+    """
+    start = time.process_time()
+    bounds = ensemble_bounds(ensemble, network, states, sensitive_features=0,
+                             tolerance=tolerance, max_time=MAX_TIME,
+                             max_table_size=500_000_000)
+    share = bounds.upper - bounds.lower
+    # 1.25: Clopper-Pearson at a few hundred draws is wider than the normal formula
+    n = np.maximum(np.ceil(1.25 * (2 * Z99) ** 2 / 4 * share ** 2 / width ** 2),
+                   1).astype(int)
+    result = sample_unsettled(ensemble, network, states, bounds, n, confidence=0.99,
+                              random_state=0, max_table_size=500_000_000)
+    seconds = time.process_time() - start
+    return {"seconds": seconds, "evaluations": result.n_evaluations,
+            "width": float(result.width.max()), "settled": float(bounds.settled.min()),
+            "low": result.interval_lower, "high": result.interval_upper}
 
 
 # ----------------------------------------------------------------- one model
@@ -214,17 +276,23 @@ def run(name, model, M, y, n_categories):
     mid = (row[0.001].lower + row[0.001].upper) / 2
     with threadpool_limits(1):
         row["mc"] = _monte_carlo(model, network, states, mid, np.random.RandomState(0))
+        row["strat"] = _stratified(ensemble, network, states, mid)
     return row
 
 
 def _format(row) -> str:
     b1, b2, b0 = row[0.01], row[0.001], row[0.0]
     mc_seconds, mc_rows, sampled = row["mc"]
-    inside = np.all((b2.lower - 0.01 <= sampled) & (sampled <= b2.upper + 0.01))
+    st = row["strat"]
+    inside = np.all((b2.lower - 0.01 <= sampled) & (sampled <= b2.upper + 0.01)
+                    & (st["low"] - 0.01 <= sampled) & (sampled <= st["high"] + 0.01))
     def exact(b):
         if b.stopped == "finished":
             return f"{b.cpu_time:.2f} (exact)"
         return f"> {MAX_TIME:.0f}: width {b.width.max():.2g}"
+
+    saved = (f"{mc_rows / st['evaluations']:.0f}x" if st["evaluations"]
+             else "exact (no draws)")
 
     def cell(b):
         done = "" if b.stopped in ("tolerance", "finished") else f" ({b.stopped})"
@@ -232,7 +300,9 @@ def _format(row) -> str:
                 f"{int(b.nodes_expanded.sum()):,}")
     return (f"| {row['model']} | {row['trees']} | {row['leaves']:,} | {row['states']} | "
             f"{cell(b1)} | {cell(b2)} | {exact(b0)} | {mc_seconds:.2f} | {mc_rows:,} | "
-            f"{b1.cpu_time / mc_seconds:.2f} | "
+            f"{b1.cpu_time / mc_seconds:.2f} | {b2.cpu_time / (100 * mc_seconds):.3f} | "
+            f"{st['seconds']:.2f} | {st['evaluations']:,} | {st['width']:.4f} | "
+            f"{saved} | "
             f"{' / '.join(f'{lo:.4f}-{hi:.4f}' for lo, hi in zip(b2.lower, b2.upper))} | "
             f"{'yes' if inside else 'NO'} |")
 
@@ -240,25 +310,52 @@ def _format(row) -> str:
 HEADER = (
     "| model | trees | leaves | states | 0.01: CPU s | width | settled | nodes | "
     "0.001: CPU s | width | settled | nodes | exact: CPU s | MC 0.01 at 99%: CPU s | rows | "
-    "bounds / MC (0.01) | rate bounds (female / male) | MC inside |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    "bounds / MC (0.01) | bounds / MC (0.001, MC x100) | bounds 0.05 + sampling: CPU s | "
+    "evaluations | width | rows saved | rate bounds (per group) | MC inside |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "---|---|")
+
+
+def _subset(models, quick):
+    """Every model on Adult; sizes 10-500 trees, depth 3-8, one of each kind elsewhere."""
+    if quick:
+        return [models[0], models[1], models[5]]
+    return models
+
+
+OTHER_MODELS = ("HGB 10 x depth 3", "HGB 100 x depth 3", "HGB 100 x depth 8",
+                "HGB 500 x depth 3", "GB 100 x depth 3", "RF 10 x depth 3",
+                "RF 100 x depth 5", "RF 500 x depth 8")
 
 
 def main(argv=None):
+    global MAX_TIME
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three models only")
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS),
+                        choices=list(DATASETS))
+    parser.add_argument("--max-time", type=float, default=MAX_TIME,
+                        help="CPU seconds per bounds run")
+    parser.add_argument("--models", nargs="+", default=None,
+                        help="only the models whose name contains one of these")
     args = parser.parse_args(argv)
-    M, y, n_categories = _data()
-    models = _models()
-    if args.quick:
-        models = [models[0], models[1], models[5]]
+    MAX_TIME = args.max_time
     print(HEADER, flush=True)
-    for name, model in models:
-        print(_format(run(name, model, M, y, n_categories)), flush=True)
-    M, y, n_categories = _data(CATEGORICAL)
-    model = HistGradientBoostingClassifier(random_state=0)
-    print(_format(run("HGB default, 4 categorical inputs", model, M, y, n_categories)),
-          flush=True)
+    for dataset in args.datasets:
+        loader, columns = DATASETS[dataset]
+        M, y, n_categories = _data(columns, loader)
+        models = _subset(_models(), args.quick)
+        if dataset != "Adult":
+            models = [m for m in models if m[0] in OTHER_MODELS or args.quick]
+        if args.models:
+            models = [m for m in models if any(w in m[0] for w in args.models)]
+        for name, model in models:
+            print(_format(run(f"{dataset}: {name}", model, M, y, n_categories)), flush=True)
+        if dataset == "Adult" and not args.models:
+            M, y, n_categories = _data(CATEGORICAL)
+            model = HistGradientBoostingClassifier(random_state=0)
+            print(_format(run("Adult: HGB default, 4 categorical inputs", model, M, y,
+                              n_categories)), flush=True)
 
 
 if __name__ == "__main__":

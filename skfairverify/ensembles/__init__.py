@@ -10,6 +10,11 @@
   states are intervals of the model's inputs (:class:`FeatureStates`), by branching
   over the variables in a topological order: sound at every step, exact when the
   branching finishes.
+* ``skfairverify.ensembles._unsettled.sample_unsettled`` (not public yet: its API pages
+  come with the verifier's wiring) samples only the mass the bounds left unsettled, stratified
+  by the unsettled nodes (draws in proportion to each node's mass, from the network
+  conditioned on it), and returns the sound part plus a Clopper-Pearson interval of
+  the unsettled share.
 
 Not yet wired into :class:`~skfairverify.FairnessVerifier` (issue 25, first step).
 This package imports ``s3p``, ``rules`` and ``utils`` of skfairverify only.

@@ -27,14 +27,36 @@ from ._structure import TreeEnsemble
 
 __all__ = ["EnsembleBounds", "ensemble_bounds"]
 
-#: Words of leaf masks computed at once (bounds the working memory to ~32 MB).
-_CHUNK_WORDS = 4_000_000
+#: Words of leaf masks computed at once (512 KB a mask array: in cache, fastest).
+_CHUNK_WORDS = 65_536
 #: Fewest frontier nodes expanded in one batch.
-_MIN_BATCH = 64
+_MIN_BATCH = 512
+#: Levels of dyadic blocks a split descends (2: each block into four).
+_STEP = 3
+#: A batch expands at least 1 / _BATCH_SHARE of the open nodes.
+_BATCH_SHARE = 16
+
+
+class GroupTable:
+    """A result with one entry per group in ``groups`` and each of ``_columns``."""
+
+    _columns: tuple = ()
+
+    def to_frame(self):
+        """One row per group: its states, then each of the result's per-group arrays.
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame({"group": [tuple(g) for g in self.groups],
+                             **{c: getattr(self, c) for c in self._columns}})
 
 
 @dataclass(frozen=True)
-class EnsembleBounds:
+class EnsembleBounds(GroupTable):
     """Sound bounds of ``Pr[positive | A = a]`` per group, from :func:`ensemble_bounds`.
 
     Attributes
@@ -57,6 +79,14 @@ class EnsembleBounds:
         CPU seconds spent (``time.process_time``).
     order : list of int
         The variables' branching order.
+    positive_mass : ndarray of shape (n_groups,)
+        Probability settled positive per group (``Pr[positive, settled, A = a]``).
+    unsettled : dict of ndarray
+        The unsettled nodes, for :func:`sample_unsettled`: ``states`` (n_nodes,
+        n_variables; -1 where unassigned), ``depth`` (variables of ``order`` assigned),
+        ``level`` and ``block`` (the dyadic block of the states of ``order[depth]`` the
+        node is restricted to: ``block * 2**level`` to ``(block + 1) * 2**level - 1``),
+        ``prob`` (the node's probability) and ``group``.
 
     Examples
     --------
@@ -84,6 +114,8 @@ class EnsembleBounds:
     stopped: str
     cpu_time: float
     order: list = field(default_factory=list)
+    positive_mass: np.ndarray = field(default=None, repr=False)
+    unsettled: dict = field(default=None, repr=False)
 
     @property
     def width(self) -> np.ndarray:
@@ -95,21 +127,7 @@ class EnsembleBounds:
         """Whether every group's rate is exact (lower == upper)."""
         return bool(np.all(self.lower == self.upper))
 
-    def to_frame(self):
-        """One row per group: its bounds, settled share and nodes expanded.
-
-        Returns
-        -------
-        frame : pandas.DataFrame
-        """
-        import pandas as pd
-
-        return pd.DataFrame({
-            "group": [tuple(g) for g in self.groups], "lower": self.lower,
-            "upper": self.upper, "width": self.width, "settled": self.settled,
-            "nodes_expanded": self.nodes_expanded,
-            "group_probability": self.group_probability,
-        })
+    _columns = ("lower", "upper", "width", "settled", "nodes_expanded", "group_probability")
 
 
 # ------------------------------------------------------------------------ order
@@ -148,45 +166,148 @@ def branching_order(network: BayesNet, sensitive, importance) -> tuple[list, int
 
 
 # ------------------------------------------------------------------------ search
-class _Frontier:
-    """The unsettled nodes: states (−1 unassigned), depth, probability, group."""
+_FIELDS = ("states", "depth", "level", "block", "base", "prob", "group")
 
-    def __init__(self, states, depth, prob, group):
-        self.states, self.depth, self.prob, self.group = states, depth, prob, group
+
+class _Frontier:
+    """Search nodes (the unsettled ones, between steps).
+
+    A node assigns the first ``depth`` variables of the order one state each
+    (``states``, -1 where unassigned) and restricts the next one, ``order[depth]``, to
+    the dyadic block ``block`` of level ``level`` of its states (the states
+    ``block * 2**level`` to ``(block + 1) * 2**level - 1``); ``base`` is the probability
+    of the assigned states, ``prob`` that of the node (``base`` times the block's
+    conditional mass), ``group`` its group.
+    """
+
+    def __init__(self, *arrays):
+        for name, array in zip(_FIELDS, arrays):
+            setattr(self, name, array)
 
     def __len__(self):
         return self.prob.size
 
     def take(self, index):
-        return _Frontier(self.states[index], self.depth[index], self.prob[index],
-                         self.group[index])
+        return _Frontier(*(getattr(self, f)[index] for f in _FIELDS))
 
+
+def _split_step(n_level: int, step) -> int:
+    """Levels one split of a variable of ``n_level`` levels descends."""
+    if step == "half":
+        return n_level if n_level <= 3 else -(-n_level // 2)
+    return max(int(step), 1)
 
 
 class _Search:
-    """Best-first branching over one network, one ensemble, every group at once."""
+    """Best-first branching over one network, one ensemble, every group at once.
 
-    def __init__(self, ensemble, network, masks, order, sensitive):
+    A node's variable is split into ``2**step`` dyadic sub-blocks of its block (all its
+    states at once for a variable the model does not read), so that a range of states
+    that settles the decision is settled as one node. Nodes of every depth and level
+    are split in one pass: each node's consistent leaves are the AND of one block's
+    leaf set per variable (its state, its current block, or every state).
+    """
+
+    def __init__(self, ensemble, network, masks, order, sensitive, step):
         self.ensemble, self.network, self.masks = ensemble, network, masks
         self.order, self.sensitive = order, list(sensitive)
+        self.order_array = np.asarray(order, dtype=np.int64)
         self.n_groups = int(np.prod([network.cardinalities[v] for v in sensitive]))
         self.positive = np.zeros(self.n_groups)
         self.negative = np.zeros(self.n_groups)
         self.expanded = np.zeros(self.n_groups, dtype=np.int64)
+        levels = masks.n_level
+        self.first_level = np.append(levels[self.order_array], 0)
+        self.step = np.array([_split_step(int(levels[v]), step) if masks.is_read[v]
+                              else max(int(levels[v]), 1)
+                              for v in range(network.n_variables)], dtype=np.int64)
+        self.widest_split = max(min(1 << int(self.step[v]), c)
+                                for v, c in enumerate(network.cardinalities))
+        # CPTs with a zero column appended, and their cumulative sums from 0
+        self.padded = [np.concatenate([c, np.zeros(c.shape[:-1] + (1,))], axis=-1)
+                       for c in network.cpts]
+        self.cumulative = [np.concatenate([np.zeros(c.shape[:-1] + (1,)),
+                                           np.cumsum(c, axis=-1)], axis=-1)
+                           for c in network.cpts]
 
-    def children(self, nodes: _Frontier, k: int):
-        """Every child of nodes at depth ``k`` on ``order[k]`` with mass > 0, and its parent."""
+    def enumerate_prefix(self, nodes: _Frontier, k: int) -> _Frontier:
+        """Every child of nodes at depth ``k`` on each state of ``order[k]`` with mass > 0."""
         v = self.order[k]
-        parents = self.network.parents[v]
-        rows = self.network.cpts[v][tuple(nodes.states[:, p] for p in parents)]
+        rows = self.network.cpts[v][tuple(nodes.states[:, p] for p in self.network.parents[v])]
         card = self.network.cardinalities[v]
         prob = (nodes.prob[:, None] * rows).ravel()
         keep = np.flatnonzero(prob > 0)
         parent = keep // card
         states = nodes.states[parent]
         states[:, v] = keep % card
-        kids = _Frontier(states, np.full(keep.size, k + 1), prob[keep], nodes.group[parent])
-        return kids, parent
+        size = keep.size
+        zeros = np.zeros(size, dtype=np.int64)
+        return _Frontier(states, np.full(size, k + 1), np.full(size, self.first_level[k + 1]),
+                         zeros, prob[keep], prob[keep], nodes.group[parent])
+
+    def block_mass(self, states, v: int, level: np.ndarray, blocks: np.ndarray):
+        """Conditional mass (n_rows, n_blocks) of blocks of ``v`` at each row's level."""
+        card = self.network.cardinalities[v]
+        rows = tuple(states[:, p] for p in self.network.parents[v])
+        shape = (states.shape[0], card + 1)
+        shift = level[:, None]
+        first = np.minimum(blocks << shift, card)
+        last = np.minimum((blocks + 1) << shift, card)
+        cumulative = np.broadcast_to(self.cumulative[v][rows], shape)
+        mass = (np.take_along_axis(cumulative, last, axis=1)
+                - np.take_along_axis(cumulative, first, axis=1))
+        single = level == 0  # one state: the CPT entry itself
+        if single.any():
+            padded = np.broadcast_to(self.padded[v][rows], shape)
+            mass[single] = np.take_along_axis(padded[single], first[single], axis=1)
+        return mass
+
+    def node_index(self, nodes: _Frontier) -> np.ndarray:
+        """Per node and variable, the table column of the node's block of its states."""
+        n_vars = self.network.n_variables
+        states = nodes.states
+        index = np.where(states >= 0,
+                         self.masks.block_index(np.arange(n_vars), 0, np.maximum(states, 0)),
+                         self.masks.top)
+        open_ = nodes.depth < n_vars
+        rows = np.flatnonzero(open_)
+        current = self.order_array[nodes.depth[rows]]
+        index[rows, current] = self.masks.block_index(current, nodes.level[rows],
+                                                      nodes.block[rows])
+        return index
+
+    def split(self, nodes: _Frontier):
+        """The sub-blocks with mass > 0 of every node; their parents and table columns."""
+        current = self.order_array[nodes.depth]
+        below = np.maximum(nodes.level - self.step[current], 0)
+        fan = 1 << (nodes.level - below)
+        j = np.arange(int(fan.max()))
+        blocks = nodes.block[:, None] * fan[:, None] + j
+        mass = np.zeros(blocks.shape)
+        for v in np.unique(current):
+            rows = np.flatnonzero(current == v)
+            mass[rows] = self.block_mass(nodes.states[rows], int(v), below[rows], blocks[rows])
+        mass[j >= fan[:, None]] = 0.0  # beyond the node's own block
+        prob = (nodes.base[:, None] * mass).ravel()
+        keep = np.flatnonzero(prob > 0)
+        parent = keep // j.size
+        kids = _Frontier(nodes.states[parent], nodes.depth[parent], below[parent],
+                         blocks.ravel()[keep], nodes.base[parent], prob[keep],
+                         nodes.group[parent])
+        return kids, parent, self.masks.block_index(current[parent], kids.level, kids.block)
+
+    def advance(self, nodes: _Frontier) -> None:
+        """Assign each node's variable whose block is one state; open the next variable."""
+        n = len(self.order)
+        while True:
+            at = np.flatnonzero((nodes.level == 0) & (nodes.depth < n))
+            if not at.size:
+                return
+            nodes.states[at, self.order_array[nodes.depth[at]]] = nodes.block[at]
+            nodes.depth[at] += 1
+            nodes.base[at] = nodes.prob[at]
+            nodes.level[at] = self.first_level[nodes.depth[at]]
+            nodes.block[at] = 0
 
     def settle(self, nodes: _Frontier, lower, upper) -> _Frontier:
         """Add the settled nodes to the bounds; return the others."""
@@ -200,33 +321,27 @@ class _Search:
         """Rows of masks (trees x words each) that fit in the working memory."""
         return max(1, _CHUNK_WORDS // (self.masks.n_trees * self.masks.n_words))
 
-    def settle_fresh(self, nodes: _Frontier, k: int) -> _Frontier:
-        """Settle nodes at depth ``k``, their masks computed from their states."""
+    def settle_fresh(self, nodes: _Frontier) -> _Frontier:
+        """Settle nodes, their masks computed from their blocks."""
         masks, step, out = self.masks, self._step(), []
         for i in range(0, len(nodes), step):
             part = nodes.take(slice(i, i + step))
-            bounds = masks.score_bounds(masks.mask(part.states, self.order[:k]))
-            out.append(self.settle(part, *bounds))
-        return _concat(out, nodes)
-
-    def expand_depth(self, nodes: _Frontier, k: int) -> _Frontier:
-        """Split nodes at depth ``k`` on ``order[k]``; each parent's mask computed once."""
-        masks, v = self.masks, self.order[k]
-        card = self.network.cardinalities[v]
-        step, out = max(1, self._step() // card), []
-        for i in range(0, len(nodes), step):
-            part = nodes.take(slice(i, i + step))
-            base = masks.mask(part.states, self.order[:k])
-            kids, parent = self.children(part, k)
-            mask = masks.refine(base[:, parent], v, kids.states[:, v])
-            out.append(self.settle(kids, *masks.score_bounds(mask)))
+            out.append(self.settle(part, *masks.score_bounds(
+                masks.block_mask(self.node_index(part)))))
         return _concat(out, nodes)
 
     def expand(self, nodes: _Frontier) -> _Frontier:
         """Split every node once; return the unsettled children."""
         np.add.at(self.expanded, nodes.group, 1)
-        out = [self.expand_depth(nodes.take(nodes.depth == k), int(k))
-               for k in np.unique(nodes.depth)]
+        masks, out = self.masks, []
+        step = max(1, self._step() // self.widest_split)
+        for i in range(0, len(nodes), step):
+            part = nodes.take(slice(i, i + step))
+            base = masks.block_mask(self.node_index(part))
+            kids, parent, index = self.split(part)
+            mask = masks.refine(base[:, parent], index)
+            self.advance(kids)
+            out.append(self.settle(kids, *masks.score_bounds(mask)))
         return _concat(out, nodes)
 
 
@@ -234,8 +349,7 @@ def _concat(parts, like: _Frontier) -> _Frontier:
     """The frontier of all ``parts`` (an empty one shaped like ``like`` if none)."""
     if not parts:
         return like.take(slice(0, 0))
-    fields = ("states", "depth", "prob", "group")
-    return _Frontier(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
+    return _Frontier(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))
 
 
 def _groups_of(network, sensitive, states) -> np.ndarray:
@@ -248,22 +362,30 @@ def _groups_of(network, sensitive, states) -> np.ndarray:
 def _initial(search: _Search, n_prefix: int) -> tuple[_Frontier, np.ndarray]:
     """All assignments of the prefix, settled where they can be; ``Pr[A = a]``."""
     n = search.network.n_variables
-    nodes = _Frontier(np.full((1, n), -1, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                      np.ones(1), np.zeros(1, dtype=np.int64))
+    one = np.ones(1)
+    zero = np.zeros(1, dtype=np.int64)
+    nodes = _Frontier(np.full((1, n), -1, dtype=np.int64), zero, search.first_level[:1],
+                      zero, one, one, zero)
     for k in range(n_prefix):
-        nodes = search.children(nodes, k)[0]
+        nodes = search.enumerate_prefix(nodes, k)
     nodes.group = _groups_of(search.network, search.sensitive, nodes.states)
     group_probability = np.bincount(nodes.group, nodes.prob, search.n_groups)
-    return search.settle_fresh(nodes, n_prefix), group_probability
+    search.advance(nodes)
+    return search.settle_fresh(nodes), group_probability
 
 
 # ------------------------------------------------------------------- checking
-def _check_inputs(ensemble, network, states, sensitive) -> list:
+def check_model(ensemble, network) -> None:
+    """A TypeError unless ``ensemble`` is a TreeEnsemble and ``network`` a BayesNet."""
     if not isinstance(ensemble, TreeEnsemble):
         raise TypeError(f"ensemble must be a TreeEnsemble (read_ensemble(model)), got "
                         f"{type(ensemble).__name__}.")
     if not isinstance(network, BayesNet):
         raise TypeError(f"network must be a BayesNet, got {type(network).__name__}.")
+
+
+def _check_inputs(ensemble, network, states, sensitive) -> list:
+    check_model(ensemble, network)
     if len(states) != network.n_variables:
         raise ValueError(f"states has {len(states)} entries but the network has "
                          f"{network.n_variables} variables; give one FeatureStates each.")
@@ -290,12 +412,11 @@ def _check_sensitive(network, sensitive) -> list:
     return sensitive
 
 
-def _check_budget(network, order, n_prefix, max_nodes, max_table_size) -> int:
+def _check_budget(network, order, n_prefix, max_nodes, max_table_size, widest) -> int:
     """The node budget, refused by name when its worst-case frontier is too large."""
     n = network.n_variables
     prefix_size = int(np.prod([network.cardinalities[v] for v in order[:n_prefix]]))
-    widest = max(network.cardinalities)
-    per_node = n + 3  # int64 states, depth, probability and group of one frontier node
+    per_node = n + 6  # int64 states, depth, level, block, base, probability, group
     if prefix_size * per_node > max_table_size:
         raise TableTooLargeError(
             f"The sensitive variables and their ancestors have {prefix_size:,} joint "
@@ -308,8 +429,8 @@ def _check_budget(network, order, n_prefix, max_nodes, max_table_size) -> int:
     if int(max_nodes) > affordable:
         raise TableTooLargeError(
             f"max_nodes={int(max_nodes):,} expansions could leave up to "
-            f"{int(max_nodes) * (widest - 1) + prefix_size:,} unsettled nodes (a variable "
-            f"has {widest} states), {per_node} entries each: above "
+            f"{int(max_nodes) * (widest - 1) + prefix_size:,} unsettled nodes (a split "
+            f"makes up to {widest} nodes), {per_node} entries each: above "
             f"max_table_size={max_table_size:,}; lower max_nodes (at most {affordable:,}) "
             "or raise max_table_size.")
     return int(max_nodes)
@@ -321,7 +442,7 @@ def _pick(frontier: _Frontier, weight: np.ndarray, open_groups: np.ndarray, budg
     priority = np.where(open_groups[frontier.group], frontier.prob * weight[frontier.group],
                         -1.0)
     n_open = int((priority >= 0).sum())
-    size = min(budget, n_open, max(_MIN_BATCH, n_open // 16))
+    size = min(budget, n_open, max(_MIN_BATCH, n_open // _BATCH_SHARE))
     return np.argsort(-priority, kind="stable")[:size]
 
 
@@ -376,7 +497,9 @@ def _result(search, frontier, group_probability, stopped, start, order) -> Ensem
     return EnsembleBounds(groups=groups, lower=lower, upper=upper, settled=settled,
                           nodes_expanded=search.expanded.copy(),
                           group_probability=group_probability, stopped=stopped,
-                          cpu_time=time.process_time() - start, order=list(order))
+                          cpu_time=time.process_time() - start, order=list(order),
+                          positive_mass=search.positive.copy(),
+                          unsettled={f: getattr(frontier, f) for f in _FIELDS if f != "base"})
 
 
 def ensemble_bounds(ensemble, network, states, sensitive_features=None, *, tolerance=0.0,
@@ -456,8 +579,9 @@ def ensemble_bounds(ensemble, network, states, sensitive_features=None, *, toler
     sensitive = _check_inputs(ensemble, network, states, sensitive_features)
     masks = LeafMasks(ensemble, states, max_table_size)
     order, n_prefix = branching_order(network, sensitive, masks.importance)
-    budget = _check_budget(network, order, n_prefix, max_nodes, max_table_size)
-    search = _Search(ensemble, network, masks, order, sensitive)
+    search = _Search(ensemble, network, masks, order, sensitive, _STEP)
+    budget = _check_budget(network, order, n_prefix, max_nodes, max_table_size,
+                           search.widest_split)
     frontier, group_probability = _initial(search, n_prefix)
     _check_groups(network, sensitive, group_probability)
     deadline = None if max_time is None else start + float(max_time)

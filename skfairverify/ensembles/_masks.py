@@ -15,7 +15,7 @@ import numpy as np
 
 from ..s3p import TableTooLargeError
 
-__all__ = ["LeafMasks", "high_bit", "low_bit"]
+__all__ = ["LeafMasks", "high_bit", "low_bit", "n_blocks_of", "n_levels"]
 
 _ONE = np.uint64(1)
 
@@ -60,6 +60,32 @@ def high_bit(words: np.ndarray) -> np.ndarray:
         return index[..., 0]
     index += 64 * np.arange(words.shape[-1])
     return np.where(words != 0, index, -1).max(axis=-1)
+
+
+def n_levels(n_states: int) -> int:
+    """Levels of the dyadic blocks of ``n_states`` states: the least ``L``, ``2**L >= n``."""
+    return int(max(int(n_states) - 1, 0)).bit_length()
+
+
+def n_blocks_of(n_states: int) -> int:
+    """Number of dyadic blocks of ``n_states`` states over every level (at most 2n)."""
+    return sum(-(-int(n_states) // 2 ** level) for level in range(n_levels(n_states) + 1))
+
+
+def _block_table(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per tree, the leaves of every dyadic block of states: the OR of its states' sets.
+
+    Returns the blocks of every level side by side (level 0 the states themselves) and
+    each level's offset into them.
+    """
+    levels = [table]
+    while levels[-1].shape[1] > 1:
+        last = levels[-1]
+        pairs = last[:, 0::2].copy()
+        pairs[:, : last.shape[1] // 2] |= last[:, 1::2]
+        levels.append(pairs)
+    offset = np.cumsum([0] + [lv.shape[1] for lv in levels[:-1]]).astype(np.int64)
+    return np.ascontiguousarray(np.concatenate(levels, axis=1)), offset
 
 
 def _flatten(ensemble):
@@ -115,15 +141,43 @@ class LeafMasks:
         self.variable_of = self._variable_of_feature(states, feature)
         leaf = left < 0
         counts = np.bincount(tree_of[leaf], minlength=self.n_trees)
-        self.n_words = int(max(1, -(-counts.max() // 64)))
+        self.max_leaves = int(counts.max())
+        self.n_words = int(max(1, -(-self.max_leaves // 64)))
         self.read = [v for v, st in enumerate(states) if st.feature is not None
                      and np.any(feature == st.feature)]
         self._check_size(states, leaf, max_table_size)
         rank = self._leaf_ranks(value, tree_of, leaf)
         smin, smax, nan_ok, depth = self._constraints(states, nodes)
         self.importance = self._importance(states, feature, depth)
-        self.masks = {v: self._table(v, states[v], smin, smax, nan_ok, leaf, tree_of, rank)
-                      for v in self.read}
+        self._global_table(states, {
+            v: self._table(v, states[v], smin, smax, nan_ok, leaf, tree_of, rank)
+            for v in self.read})
+
+    def _global_table(self, states, tables) -> None:
+        """Every variable's dyadic blocks in one table, after one row of every leaf.
+
+        ``table[:, block_index(v, level, j)]`` is, per tree, the leaves consistent with
+        block ``j`` of level ``level`` of variable ``v``'s states (the every-leaf row for
+        a variable the model does not read); ``masks[v]`` views its single states.
+        """
+        n_vars = len(states)
+        self.is_read = np.zeros(n_vars, dtype=bool)
+        self.is_read[self.read] = True
+        self.n_level = np.array([n_levels(st.n_states) for st in states], dtype=np.int64)
+        self.block_base = np.zeros(n_vars, dtype=np.int64)
+        self.level_offset = np.zeros((n_vars, int(self.n_level.max(initial=0)) + 1),
+                                     dtype=np.int64)
+        parts, position = [self.every_leaf[:, None]], 1
+        for v in self.read:
+            blocks, offset = _block_table(tables[v])
+            self.block_base[v] = position
+            self.level_offset[v, : offset.size] = offset
+            parts.append(blocks)
+            position += blocks.shape[1]
+        self.table = np.ascontiguousarray(np.concatenate(parts, axis=1))
+        self.masks = {v: self.table[:, self.block_base[v]: self.block_base[v]
+                                    + states[v].n_states] for v in self.read}
+        self.top = self.block_index(np.arange(n_vars), self.n_level, 0)
 
     # ------------------------------------------------------------------ building
     @staticmethod
@@ -143,15 +197,17 @@ class LeafMasks:
         return variable_of
 
     def _check_size(self, states, leaf, max_table_size) -> None:
-        n_states = sum(states[v].n_states for v in self.read)
+        n_blocks = sum(n_blocks_of(states[v].n_states) for v in self.read)
         largest = max((states[v].n_states for v in self.read), default=0)
-        size = n_states * self.n_trees * self.n_words + int(leaf.sum()) * largest
+        # the blocks of each variable, then all of them in one table: twice at the peak
+        size = 2 * n_blocks * self.n_trees * self.n_words + int(leaf.sum()) * largest
         if size > max_table_size:
             raise TableTooLargeError(
                 f"The leaf tables of the ensemble would hold {size:,} entries "
                 f"({self.n_trees} trees of up to {64 * self.n_words} leaves, "
-                f"{self.n_words} 64-bit words each, over {n_states} states of "
-                f"{len(self.read)} variables), above max_table_size={max_table_size:,}; "
+                f"{self.n_words} 64-bit words each, over {n_blocks} dyadic blocks of the "
+                f"states of {len(self.read)} variables), above "
+                f"max_table_size={max_table_size:,}; "
                 "raise max_table_size, or use fewer trees, fewer leaves or fewer states."
             )
 
@@ -219,25 +275,50 @@ class LeafMasks:
         return table
 
     # ------------------------------------------------------------------ reading
-    def refine(self, mask: np.ndarray, variable: int, states: np.ndarray) -> np.ndarray:
-        """``mask`` (per row) further restricted by one variable's state (per row).
+    def block_index(self, variables, levels, blocks) -> np.ndarray:
+        """Column of :attr:`table` of each (variable, level, block); 0 if not read.
+
+        Block ``j`` of level ``l`` holds the states ``j * 2**l`` to
+        ``(j + 1) * 2**l - 1`` (level 0: one state).
+        """
+        variables = np.asarray(variables)
+        index = self.block_base[variables] + self.level_offset[variables, levels] + blocks
+        return np.where(self.is_read[variables], index, 0)
+
+    def refine(self, mask: np.ndarray, index: np.ndarray) -> np.ndarray:
+        """``mask`` (per row) further restricted to one block per row.
 
         Parameters
         ----------
         mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
             Consistent leaves so far.
-        variable : int
-            The newly assigned variable.
-        states : ndarray of int of shape (n_rows,)
-            Its state in each row.
+        index : ndarray of int of shape (n_rows,)
+            Each row's block, a column of :attr:`table` (:meth:`block_index`).
 
         Returns
         -------
         mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
         """
-        if variable not in self.masks:
-            return mask
-        return mask & self.masks[variable][:, states]
+        return mask & self.table[:, index]
+
+    def block_mask(self, index: np.ndarray) -> np.ndarray:
+        """The leaves consistent with one block of every read variable, per row.
+
+        Parameters
+        ----------
+        index : ndarray of int of shape (n_rows, n_variables)
+            Per row and variable, a column of :attr:`table` (:meth:`block_index`).
+
+        Returns
+        -------
+        mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
+        """
+        columns = [v for v in self.read]
+        out = self.table[:, index[:, columns[0]]] if columns else np.repeat(
+            self.every_leaf[:, None], index.shape[0], axis=1)
+        for v in columns[1:]:
+            out &= self.table[:, index[:, v]]
+        return out
 
     def mask(self, states: np.ndarray, assigned) -> np.ndarray:
         """The consistent leaves of each row's assignment of the ``assigned`` variables.
@@ -260,6 +341,22 @@ class LeafMasks:
                 out &= self.masks[v][:, states[:, v]]
         return out
 
+    def score(self, mask: np.ndarray) -> np.ndarray:
+        """The raw score of rows whose masks hold one leaf per tree (full assignments).
+
+        Parameters
+        ----------
+        mask : ndarray of uint64 of shape (n_trees, n_rows, n_words)
+            One consistent leaf per tree and row (:meth:`mask` of every variable).
+
+        Returns
+        -------
+        score : ndarray of shape (n_rows,)
+        """
+        offset = np.arange(self.n_trees)[:, None] * self.sorted_values.shape[1]
+        values = self.sorted_values.ravel()[low_bit(mask) + offset]
+        return self.ensemble.sum_scores(values, trees_first=True)
+
     def score_bounds(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The least and greatest raw score of the ensemble over consistent leaves.
 
@@ -274,7 +371,17 @@ class LeafMasks:
         """
         flat = self.sorted_values.ravel()
         offset = np.arange(self.n_trees)[:, None] * self.sorted_values.shape[1]
-        lo = flat[low_bit(mask) + offset]
-        hi = flat[high_bit(mask) + offset]
+        if self.n_words == 1 and self.max_leaves <= 53:
+            # one word of at most 53 bits: exact in float64, read as int64; the binary
+            # exponent of the lowest bit and of the whole word are the two ranks
+            words = mask[..., 0].view(np.int64)
+            shift = offset - 1023
+            lowest = (words & -words).astype(np.float64).view(np.int64) >> 52
+            highest = words.astype(np.float64).view(np.int64) >> 52
+            lo = np.take(flat, lowest + shift)
+            hi = np.take(flat, highest + shift)
+        else:
+            lo = flat[low_bit(mask) + offset]
+            hi = flat[high_bit(mask) + offset]
         return self.ensemble.sum_scores(lo, trees_first=True), \
             self.ensemble.sum_scores(hi, trees_first=True)

@@ -27,7 +27,8 @@ from skfairverify.ensembles._booster_readers import (
     _xgboost_positive,
     least_positive,
 )
-from skfairverify.ensembles._masks import high_bit, low_bit
+from skfairverify.ensembles._masks import LeafMasks, high_bit, low_bit, n_blocks_of, n_levels
+from skfairverify.ensembles._unsettled import _Sampler, allocate, sample_unsettled
 from skfairverify.s3p import BayesNet, TableTooLargeError
 
 
@@ -166,6 +167,47 @@ def test_bit_scans_agree_with_python_ints():
         assert hi == value.bit_length() - 1
 
 
+def test_block_tables_are_the_or_of_their_states():
+    """Every dyadic block's leaf set is the OR of its states' sets, at every level."""
+    ensemble, network, states = _bigger_problem()
+    masks = LeafMasks(ensemble, states, 10**8)
+    for v in masks.read:
+        n = states[v].n_states
+        assert n_levels(n) == (n - 1).bit_length() and 2 ** n_levels(n) >= n
+        count = 0
+        for level in range(n_levels(n) + 1):
+            for j in range(-(-n // 2**level)):
+                expected = np.bitwise_or.reduce(
+                    masks.masks[v][:, j * 2**level: (j + 1) * 2**level], axis=1)
+                column = masks.block_index(v, level, j)
+                np.testing.assert_array_equal(masks.table[:, column], expected)
+                count += 1
+        assert count == n_blocks_of(n)
+    assert masks.block_index(0, 0, 0) > 0 and masks.top.shape == (4,)
+
+
+def test_one_word_score_bounds_equal_the_bit_scans():
+    """The float64 fast path (one word, <= 53 leaves) reads the same ranks as low/high_bit."""
+    ensemble, network, states = _bigger_problem()
+    masks = LeafMasks(ensemble, states, 10**8)
+    assert masks.n_words == 1 and masks.max_leaves <= 53
+    rng = np.random.RandomState(1)
+    codes = np.column_stack([rng.randint(0, s.n_states, 400) for s in states])
+    for assigned in ([], [0], [0, 2], [0, 1, 2, 3]):
+        mask = masks.mask(codes, assigned)
+        fast = masks.score_bounds(mask)
+        offset = np.arange(masks.n_trees)[:, None] * masks.sorted_values.shape[1]
+        flat = masks.sorted_values.ravel()
+        slow = [ensemble.sum_scores(flat[scan(mask) + offset], trees_first=True)
+                for scan in (low_bit, high_bit)]
+        np.testing.assert_array_equal(fast[0], slow[0])
+        np.testing.assert_array_equal(fast[1], slow[1])
+        assert np.all(fast[0] <= fast[1])
+    full = masks.score_bounds(masks.mask(codes, range(4)))
+    np.testing.assert_array_equal(full[0], full[1])
+    np.testing.assert_array_equal(masks.score(masks.mask(codes, range(4))), full[0])
+
+
 # ------------------------------------------------------------------------ bounds
 def _representatives(states):
     """A value inside each state of each variable (NaN for the missing state)."""
@@ -240,6 +282,30 @@ def test_bounds_hold_and_are_exact_when_finished(kind, seed):
         assert _inside(result, truth), kwargs
         if result.stopped == "tolerance":
             assert np.all(result.width <= 0.05)
+
+
+def test_bounds_of_trees_wider_than_one_word():
+    """Fully grown trees (hundreds of leaves, several 64-bit words): exact by enumeration."""
+    rng = np.random.RandomState(3)
+    X = np.round(rng.rand(600, 2) * 40) / 4
+    y = (X.sum(axis=1) + rng.randn(600) * 2 > 10).astype(int)
+    ensemble = read_ensemble(RandomForestClassifier(3, random_state=0).fit(X, y))
+    states = [FeatureStates(None, [], n_states=2)] + [refine_states(ensemble, f)
+                                                      for f in range(2)]
+    network = _random_network(rng, [s.n_states for s in states])
+    masks = LeafMasks(ensemble, states, 10**8)
+    assert masks.n_words >= 2
+    codes = np.column_stack([rng.randint(0, s.n_states, 300) for s in states])
+    reps = _representatives(states)
+    X = np.column_stack([reps[v][codes[:, v]] for v in (1, 2)])
+    np.testing.assert_array_equal(masks.score(masks.mask(codes, range(3))),
+                                  ensemble.raw_score(X))
+    truth = _brute_force(ensemble, network, states, [0])
+    exact = ensemble_bounds(ensemble, network, states, sensitive_features=0)
+    np.testing.assert_allclose(exact.lower, truth, rtol=0, atol=1e-12)
+    assert exact.exact
+    partial = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_nodes=5)
+    assert _inside(partial, truth) and not partial.exact
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -371,3 +437,115 @@ def test_sigmoid_decisions_are_thresholds_on_the_raw_score():
         t = least_positive(positive, dtype)
         below = np.nextafter(np.array(t, dtype=dtype), np.array(0, dtype=dtype))
         assert positive(t) and not positive(below) and 0 < t < 1e-6
+
+
+# ------------------------------------------------------------ unsettled sampling
+def _joint(network):
+    """Every joint state and its probability under the network."""
+    joint = np.array(list(itertools.product(*(range(c) for c in network.cardinalities))))
+    prob = np.ones(len(joint))
+    for v in range(network.n_variables):
+        prob *= network.cpts[v][tuple(joint[:, p] for p in network.parents[v]) + (joint[:, v],)]
+    return joint, prob
+
+
+def test_conditional_draws_follow_the_network_given_a_node():
+    """Draws completing a node (a prefix assigned, the next variable in a block) have the
+    enumerated conditional distribution (every cell within 4.5 standard errors)."""
+    rng = np.random.RandomState(5)
+    network = _random_network(rng, [2, 5, 3, 4])
+    order = network.topological_order()
+    assert network.cardinalities[order[1]] >= 4 and network.cardinalities[order[0]] >= 2
+    sampler = _Sampler(network, order)
+    n = 40_000
+    states = np.full((n, 4), -1)
+    states[:, order[0]] = 1
+    depth, level, block = np.ones(n, int), np.ones(n, int), np.ones(n, int)  # states 2, 3
+    draws = sampler.draw(states, depth, level, block, np.random.RandomState(0))
+    joint, prob = _joint(network)
+    inside = (joint[:, order[0]] == 1) & np.isin(joint[:, order[1]], [2, 3])
+    expected = np.where(inside, prob, 0) / prob[inside].sum()
+    cards = network.cardinalities
+    observed = np.bincount(np.ravel_multi_index(draws.T, cards), minlength=len(joint)) / n
+    flat = np.ravel_multi_index(joint.T, cards)
+    se = np.sqrt(expected * (1 - expected) / n) + 1e-12
+    assert np.all(np.abs(observed[flat] - expected) <= 4.5 * se + 1e-9)
+
+
+def test_allocation_is_proportional_and_exact_in_total():
+    rng = np.random.RandomState(0)
+    prob = rng.rand(50)
+    group = rng.randint(0, 3, 50)
+    n = np.array([1000, 7, 333])
+    total = np.zeros(50)
+    for r in range(200):
+        counts = allocate(prob, group, n, np.random.RandomState(r))
+        np.testing.assert_array_equal(np.bincount(group, counts, 3), n)
+        share = n[group] * prob / np.bincount(group, prob, 3)[group]
+        assert np.all((counts >= np.floor(share)) & (counts <= np.floor(share) + 7))
+        total += counts
+    np.testing.assert_allclose(total / 200, share, atol=0.5)  # expected draws: the share
+
+
+@pytest.mark.parametrize("kind,seed", [("gb", 1), ("hgb", 2), ("rf", 3)])
+def test_unsettled_intervals_cover_the_enumerated_truth(kind, seed):
+    """200 repetitions at 90%: coverage near nominal (at least 0.85), estimate unbiased."""
+    ensemble, network, states = _problem(kind, seed)
+    truth = _brute_force(ensemble, network, states, [0])
+    bounds = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_nodes=3)
+    assert np.all(bounds.width > 0.5)
+    covered, estimates = [], []
+    for r in range(200):
+        result = sample_unsettled(ensemble, network, states, bounds, 100, confidence=0.9,
+                                  random_state=r)
+        covered.append((result.interval_lower <= truth + 1e-12)
+                       & (truth <= result.interval_upper + 1e-12))
+        estimates.append(result.estimate)
+        assert _inside(result, truth)  # the sound bounds still hold
+        assert np.all(result.lower <= result.interval_lower)
+        assert np.all(result.interval_upper <= result.upper)
+    coverage = np.mean(covered, axis=0)
+    assert np.all(coverage >= 0.85), coverage
+    estimates = np.array(estimates)
+    error = np.abs(estimates.mean(axis=0) - truth)
+    assert np.all(error <= 4 * estimates.std(axis=0) / np.sqrt(200) + 1e-12)
+
+
+def test_unsettled_sampling_narrows_with_the_settled_share():
+    """Against enumeration: exact bounds need no draws; a partly settled search's interval
+    is the settled part plus the unsettled share's (narrower than sampling everything)."""
+    ensemble, network, states = _bigger_problem()
+    exact = ensemble_bounds(ensemble, network, states, sensitive_features=0)
+    nothing = sample_unsettled(ensemble, network, states, exact, 50, random_state=0)
+    assert nothing.n_evaluations == 0
+    np.testing.assert_array_equal(nothing.interval_lower, exact.lower)
+    np.testing.assert_array_equal(nothing.interval_upper, exact.lower)
+    truth = exact.lower
+    partial = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_nodes=300)
+    result = sample_unsettled(ensemble, network, states, partial, 2000, random_state=1)
+    assert result.n_evaluations == int(result.n_samples.sum())
+    open_ = partial.width > 0
+    assert open_.any()
+    np.testing.assert_allclose(result.unsettled, partial.width, atol=1e-12)
+    # the interval's width is the unsettled share times the Clopper-Pearson width
+    assert np.all(result.width[open_] <= partial.width[open_] * 0.2)
+    assert _inside(result, truth)
+
+
+def test_sample_unsettled_checks_its_inputs():
+    ensemble, network, states = _bigger_problem()
+    bounds = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_nodes=10)
+    with pytest.raises(TypeError, match="EnsembleBounds"):
+        sample_unsettled(ensemble, network, states, "bounds", 10)
+    with pytest.raises(TypeError, match="TreeEnsemble"):
+        sample_unsettled("model", network, states, bounds, 10)
+    with pytest.raises(ValueError, match="n_samples"):
+        sample_unsettled(ensemble, network, states, bounds, 0)
+    with pytest.raises(ValueError, match="n_samples"):
+        sample_unsettled(ensemble, network, states, bounds, 2.5)
+    with pytest.raises(ValueError, match="confidence"):
+        sample_unsettled(ensemble, network, states, bounds, 10, confidence=1.0)
+    with pytest.raises(ValueError, match="same network"):
+        sample_unsettled(ensemble, network, states[:3], bounds, 10)
+    with pytest.raises(TableTooLargeError, match="n_samples"):
+        sample_unsettled(ensemble, network, states, bounds, 10**6, max_table_size=10**5)

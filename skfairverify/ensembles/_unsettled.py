@@ -1,0 +1,352 @@
+"""Sampling only the mass the bounds leave unsettled, stratified by the unsettled nodes.
+
+When :func:`~skfairverify.ensembles.ensemble_bounds` stops short, each group's rate is
+``(positive + M q) / Pr[A = a]``: ``positive`` the mass settled positive, ``M`` the
+unsettled mass and ``q`` the unknown positive share of it. :func:`sample_unsettled`
+estimates ``q`` alone: each unsettled node (an assignment of a prefix of the branching
+order, its next variable restricted to a block of states) receives draws in proportion
+to its mass (the floor of its share, the remainder by one multinomial draw over the
+fractional parts), each draw the node's states completed by the network conditioned on
+them; the decisions are read off the ensemble. Every draw's success probability is
+fixed by the allocation and the draws are independent, so the count of positives is a
+Poisson-binomial of mean ``n q``; Hoeffding (1956) bounds its tails by the binomial
+ones, so the Clopper-Pearson interval of ``k / n`` covers ``q`` at least at the
+confidence (proportional stratification only lowers the variance). The reported
+interval is the sound part plus ``M`` times that interval, inside the sound bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import beta
+from sklearn.utils import check_random_state
+
+from ..s3p import BayesNet, TableTooLargeError
+from ..s3p._errors import DEFAULT_MAX_TABLE_SIZE
+from ._bounds import _CHUNK_WORDS, EnsembleBounds, GroupTable, check_model
+from ._masks import LeafMasks
+
+__all__ = ["UnsettledSample", "sample_unsettled"]
+
+
+@dataclass(frozen=True)
+class UnsettledSample(GroupTable):
+    """Sound bounds plus a Monte Carlo interval of the unsettled share, per group.
+
+    Attributes
+    ----------
+    groups : list of tuple
+        Each group's states of the sensitive variables.
+    lower, upper : ndarray of shape (n_groups,)
+        The sound bounds (from :func:`ensemble_bounds`).
+    estimate : ndarray of shape (n_groups,)
+        The rate with the unsettled share estimated by its draws (unbiased).
+    interval_lower, interval_upper : ndarray of shape (n_groups,)
+        The interval at ``confidence`` (per group): the settled positive mass plus the
+        unsettled mass times the Clopper-Pearson interval of its positive share.
+    unsettled : ndarray of shape (n_groups,)
+        Unsettled share of each group's probability (``upper - lower``).
+    n_samples : ndarray of shape (n_groups,)
+        Draws per group (0 where nothing is unsettled).
+    positives : ndarray of shape (n_groups,)
+        Positive decisions among them.
+    confidence : float
+        Coverage of each group's interval.
+    n_evaluations : int
+        Rows the ensemble decided (the sum of ``n_samples``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from skfairverify.ensembles import ensemble_bounds, read_ensemble, refine_states
+    >>> from skfairverify.ensembles._unsettled import sample_unsettled
+    >>> from skfairverify.s3p import BayesNet
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(400, 2)
+    >>> model = GradientBoostingClassifier(n_estimators=20).fit(X, X.sum(1) > 1)
+    >>> ensemble = read_ensemble(model)
+    >>> states = [refine_states(ensemble, 0), refine_states(ensemble, 1)]
+    >>> net = BayesNet.independent([np.full(s.n_states, 1 / s.n_states) for s in states])
+    >>> bounds = ensemble_bounds(ensemble, net, states, max_nodes=3)
+    >>> result = sample_unsettled(ensemble, net, states, bounds, 2000, random_state=0)
+    >>> bool(bounds.lower[0] <= result.interval_lower[0] <= result.interval_upper[0]
+    ...      <= bounds.upper[0])
+    True
+    """
+
+    groups: list
+    lower: np.ndarray
+    upper: np.ndarray
+    estimate: np.ndarray
+    interval_lower: np.ndarray
+    interval_upper: np.ndarray
+    unsettled: np.ndarray
+    n_samples: np.ndarray
+    positives: np.ndarray
+    confidence: float
+    n_evaluations: int
+
+    @property
+    def width(self) -> np.ndarray:
+        """``interval_upper - interval_lower`` per group."""
+        return self.interval_upper - self.interval_lower
+
+    _columns = ("lower", "upper", "estimate", "interval_lower", "interval_upper",
+                "unsettled", "n_samples")
+
+
+def clopper_pearson(k, n, confidence):
+    """Two-sided Clopper-Pearson interval of a binomial proportion ([0, 1] where n is 0).
+
+    Parameters
+    ----------
+    k, n : array-like of int
+        Successes and trials (``n == 0`` gives ``[0, 1]``).
+    confidence : float
+        Coverage, in (0, 1).
+
+    Returns
+    -------
+    low, high : ndarray
+
+    Examples
+    --------
+    >>> from skfairverify.ensembles._unsettled import clopper_pearson
+    >>> low, high = clopper_pearson(0, 10, 0.95)
+    >>> float(low), round(float(high), 4)
+    (0.0, 0.3085)
+    """
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    alpha = 1.0 - confidence
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low = np.where(k > 0, beta.ppf(alpha / 2, k, n - k + 1), 0.0)
+        high = np.where(k < n, beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+    return np.nan_to_num(low, nan=0.0), np.nan_to_num(high, nan=1.0)
+
+
+# ------------------------------------------------------------------ allocation
+def allocate(prob, group, n_per_group, rng) -> np.ndarray:
+    """Draws per node, proportional to its mass within its group.
+
+    Each node gets the floor of its share ``n_g * prob / M_g``; the remaining draws of
+    the group go to nodes by one multinomial draw over the fractional parts, so the
+    expected draws of each node are exactly its share.
+
+    Parameters
+    ----------
+    prob : ndarray of shape (n_nodes,)
+        The nodes' probabilities.
+    group : ndarray of int of shape (n_nodes,)
+        Each node's group.
+    n_per_group : ndarray of int of shape (n_groups,)
+        Draws of each group.
+    rng : numpy.random.RandomState
+
+    Returns
+    -------
+    counts : ndarray of int64 of shape (n_nodes,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.ensembles._unsettled import allocate
+    >>> allocate(np.array([.5, .25, .25]), np.zeros(3, int), np.array([4]),
+    ...          np.random.RandomState(0)).tolist()
+    [2, 1, 1]
+    """
+    counts = np.zeros(prob.size, dtype=np.int64)
+    for g, n in enumerate(np.asarray(n_per_group, dtype=np.int64)):
+        at = np.flatnonzero(group == g)
+        if not at.size or n <= 0:
+            continue
+        share = n * prob[at] / prob[at].sum()
+        whole = np.floor(share).astype(np.int64)
+        fraction = np.clip(share - whole, 0.0, None)
+        rest = int(n - whole.sum())
+        if rest > 0:
+            whole += rng.multinomial(rest, fraction / fraction.sum())
+        counts[at] = whole
+    return counts
+
+
+# ------------------------------------------------------------------ conditional draws
+class _Sampler:
+    """Draws of a network's variables given an assignment of a prefix of an order."""
+
+    def __init__(self, network: BayesNet, order):
+        self.network, self.order = network, list(order)
+        self.keys, self.cumulative = [], []
+        for v, cpt in enumerate(network.cpts):
+            card = network.cardinalities[v]
+            flat = cpt.reshape(-1, card)
+            cum = np.concatenate([np.zeros((flat.shape[0], 1)), np.cumsum(flat, axis=1)], 1)
+            self.cumulative.append(cum.ravel())
+            # row r's cumulative sums shifted by r: one increasing array for every row
+            self.keys.append((np.arange(flat.shape[0])[:, None] + cum[:, 1:]).ravel())
+
+    def _config(self, states, v) -> np.ndarray:
+        parents = self.network.parents[v]
+        if not parents:
+            return np.zeros(states.shape[0], dtype=np.int64)
+        cards = [self.network.cardinalities[p] for p in parents]
+        return np.ravel_multi_index(tuple(states[:, p] for p in parents), cards)
+
+    def draw(self, states, depth, level, block, rng) -> np.ndarray:
+        """Complete each row: ``order[depth]`` within its block, the later ones freely.
+
+        Parameters
+        ----------
+        states : ndarray of shape (n_rows, n_variables)
+            Assigned states of ``order[:depth]`` (others ignored).
+        depth, level, block : ndarray of int of shape (n_rows,)
+            Each row's node (see :class:`EnsembleBounds`'s ``unsettled``).
+        rng : numpy.random.RandomState
+
+        Returns
+        -------
+        states : ndarray of int64 of shape (n_rows, n_variables)
+        """
+        states = states.copy()
+        for k, v in enumerate(self.order):
+            rows = np.flatnonzero(depth <= k)
+            if not rows.size:
+                continue
+            card = self.network.cardinalities[v]
+            here = depth[rows] == k
+            first = np.where(here, np.minimum(block[rows] << level[rows], card), 0)
+            last = np.where(here, np.minimum((block[rows] + 1) << level[rows], card), card)
+            config = self._config(states[rows], v)
+            start = self.cumulative[v][config * (card + 1) + first]
+            stop = self.cumulative[v][config * (card + 1) + last]
+            target = start + rng.random_sample(rows.size) * (stop - start)
+            found = np.searchsorted(self.keys[v], config + target, side="left") - config * card
+            states[rows, v] = np.clip(found, first, last - 1)
+        return states
+
+
+def _decisions(ensemble, masks, states) -> np.ndarray:
+    """The ensemble's decision on fully assigned states, in chunks of the working memory."""
+    step = max(256, _CHUNK_WORDS // (masks.n_trees * masks.n_words))
+    out = np.empty(states.shape[0], dtype=bool)
+    every = range(states.shape[1])
+    for i in range(0, states.shape[0], step):
+        out[i: i + step] = ensemble.positive(masks.score(masks.mask(states[i: i + step],
+                                                                    every)))
+    return out
+
+
+# ------------------------------------------------------------------ checking
+def _check(ensemble, network, states, bounds, n_samples, confidence) -> np.ndarray:
+    check_model(ensemble, network)
+    if not isinstance(bounds, EnsembleBounds) or bounds.unsettled is None:
+        raise TypeError("bounds must be the EnsembleBounds that ensemble_bounds returned "
+                        f"for this ensemble and network, got {type(bounds).__name__}.")
+    if len(bounds.order) != network.n_variables or len(states) != network.n_variables:
+        raise ValueError(f"bounds were computed over {len(bounds.order)} variables and "
+                         f"states has {len(states)}, but the network has "
+                         f"{network.n_variables}: pass the same network and states.")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
+    n = np.broadcast_to(np.asarray(n_samples), (len(bounds.groups),))
+    if not np.issubdtype(n.dtype, np.integer) or np.any(n < 1):
+        raise ValueError(f"n_samples must be a positive integer (or one per group), got "
+                         f"{n_samples!r}.")
+    return n.astype(np.int64)
+
+
+def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence=0.99,
+                     random_state=None,
+                     max_table_size=DEFAULT_MAX_TABLE_SIZE) -> UnsettledSample:
+    """Monte Carlo of the mass the bounds left unsettled only, stratified by its nodes.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The model (:func:`read_ensemble`).
+    network : BayesNet
+        The network the bounds were computed under.
+    states : list of FeatureStates
+        The variables' states, as given to :func:`ensemble_bounds`.
+    bounds : EnsembleBounds
+        The result of :func:`ensemble_bounds` (stopped by ``tolerance``, ``max_nodes``
+        or ``max_time``).
+    n_samples : int or array-like of int
+        Draws per group with unsettled mass (one number, or one per group).
+    confidence : float, default=0.99
+        Coverage of each group's interval.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the draws.
+    max_table_size : int, default=50_000_000
+        Largest number of entries of the draws' states (draws x variables); refused
+        beyond.
+
+    Returns
+    -------
+    result : UnsettledSample
+        Sound bounds, the estimate and its interval per group.
+
+    Raises
+    ------
+    TableTooLargeError
+        When the draws' states would exceed ``max_table_size``.
+    TypeError, ValueError
+        For bounds that are not this ensemble's and network's, ``n_samples`` below 1 or
+        ``confidence`` outside (0, 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from skfairverify.ensembles import (
+    ...     FeatureStates, ensemble_bounds, read_ensemble, refine_states)
+    >>> from skfairverify.ensembles._unsettled import sample_unsettled
+    >>> from skfairverify.s3p import BayesNet
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(500, 2)
+    >>> model = RandomForestClassifier(20, max_depth=4, random_state=0).fit(X, X.sum(1) > 1)
+    >>> ensemble = read_ensemble(model)
+    >>> states = [FeatureStates(None, [], n_states=2)] + [
+    ...     refine_states(ensemble, f) for f in range(2)]
+    >>> net = BayesNet.independent([np.full(s.n_states, 1 / s.n_states) for s in states])
+    >>> bounds = ensemble_bounds(ensemble, net, states, sensitive_features=0, max_nodes=4)
+    >>> result = sample_unsettled(ensemble, net, states, bounds, 1000, random_state=0)
+    >>> result.n_evaluations
+    2000
+    """
+    n_per_group = _check(ensemble, network, states, bounds, n_samples, confidence)
+    rng = check_random_state(random_state)
+    nodes = bounds.unsettled
+    pending = np.bincount(nodes["group"], nodes["prob"], len(bounds.groups))
+    n_per_group = np.where(pending > 0, n_per_group, 0)
+    total = int(n_per_group.sum())
+    entries = total * (network.n_variables + 4)
+    if entries > max_table_size:
+        raise TableTooLargeError(
+            f"{total:,} draws of {network.n_variables} variables would hold {entries:,} "
+            f"entries, above max_table_size={max_table_size:,}; lower n_samples or raise "
+            "max_table_size.")
+    counts = allocate(nodes["prob"], nodes["group"], n_per_group, rng)
+    node = np.repeat(np.arange(counts.size), counts)
+    draws = _Sampler(network, bounds.order).draw(
+        nodes["states"][node], nodes["depth"][node], nodes["level"][node],
+        nodes["block"][node], rng)
+    positive = _decisions(ensemble, LeafMasks(ensemble, states, max_table_size), draws)
+    k = np.bincount(nodes["group"][node], positive, len(bounds.groups))
+    share_low, share_high = clopper_pearson(k, n_per_group, float(confidence))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(n_per_group > 0, k / np.maximum(n_per_group, 1), 0.0)
+    p = bounds.group_probability
+    settled = bounds.positive_mass
+
+    def rate(q):
+        return np.clip((settled + pending * q) / p, bounds.lower, bounds.upper)
+
+    return UnsettledSample(
+        groups=list(bounds.groups), lower=bounds.lower, upper=bounds.upper,
+        estimate=rate(share), interval_lower=rate(share_low),
+        interval_upper=rate(share_high), unsettled=pending / p,
+        n_samples=n_per_group, positives=k.astype(np.int64),
+        confidence=float(confidence), n_evaluations=total)
