@@ -11,7 +11,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
-from ..preprocessing import decision_scale, integer_threshold, quantize
+from ..preprocessing import decision_scale
+from ..preprocessing._quantize import integer_weights
 from ._parameters import distribution_max_bins, smallest_group_size
 from ._variables import Encoding
 from ._warnings import MIN_AGREEMENT, LowAgreementWarning
@@ -128,12 +129,13 @@ class Quantizer:
     def integer_rule(self, encoding: Encoding, multiplier: int):
         """Integer weights of every state and the threshold of the rule times ``l``."""
         contributions = [v.contribution for v in encoding.variables]
-        flat = quantize(np.concatenate(contributions), multiplier)  # one call, elementwise
+        flat = integer_weights(np.concatenate(contributions), multiplier)  # elementwise
         weights = np.split(flat, np.cumsum([len(c) for c in contributions])[:-1])
         return weights, self.integer_threshold(multiplier)
 
     def integer_threshold(self, multiplier: int) -> int:
-        return integer_threshold(int(quantize(self.unit_rule.intercept, multiplier)))
+        # 1 - b: the threshold of integer_threshold, without its argument checks
+        return 1 - int(integer_weights(self.unit_rule.intercept, multiplier))
 
     def agreements(self, encoding, frame, reference, multipliers, weight) -> np.ndarray:
         """Share of the rows (weighted) where the integer rule decides as ``reference``.
