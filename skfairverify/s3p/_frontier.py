@@ -102,6 +102,28 @@ def _shifted_product(matrix, table, w, span, stays):
     return new
 
 
+def _add_leaf(table, axes, cpt, parents, w, span):
+    """A variable summed out at once (no children, not kept), none of its parents with it.
+
+    ``new[..., x + w_k] += table[..., x] * cpt[parents, k]`` state by state, the CPT's
+    column broadcast over the table: the products and sums of the contraction followed
+    by the shifts, in the same order (the same values to the last digit), without the
+    table over (frontier, states, score) the contraction would write.
+    """
+    length = table.shape[-1]
+    shape = [1] * (len(axes) + 1)
+    for j, p in enumerate(parents):
+        shape[axes.index(p)] = cpt.shape[j]
+    perm = sorted(range(len(parents)), key=lambda j: axes.index(parents[j]))
+    columns = np.transpose(cpt, perm + [len(parents)])
+    new = np.zeros(table.shape[:-1] + (length + span,))
+    product = np.empty(table.shape)
+    for k, off in enumerate(w):
+        np.multiply(table, columns[..., k].reshape(shape), out=product)
+        new[..., off : off + length] += product
+    return new
+
+
 def _add_variable(table, axes, step, problem: Problem, blas=False):
     """Add ``step.var`` to the table (score shifted by its weight) and sum out its parents."""
     cpt = problem.cpts[step.var]
@@ -113,6 +135,8 @@ def _add_variable(table, axes, step, problem: Problem, blas=False):
         matrix = matrix.reshape(-1, len(w)).T
         new = _shifted_product(matrix, table.reshape(-1, length), w, step.span, step.stays)
         return new, [step.var] if step.stays else []
+    if step.parents and not step.stays and not step.dropped:
+        return _add_leaf(table, axes, cpt, step.parents, w, step.span), list(axes)
     if step.parents:
         prod, axes = _contract(table, axes, cpt, step.parents, step.dropped, blas)
         lead = prod.shape[:-2]

@@ -73,9 +73,27 @@ def _contract(table, axes, cpt, parents, dropped):
                          + (n_states, length)), out_axes)
 
 
+def _add_leaf(table, axes, cpt, parents, weights, span):
+    """A variable summed out at once: ``_frontier._add_leaf`` with a draws axis."""
+    length = table.shape[-1]
+    shape = [len(table)] + [1] * (len(axes) + 1)
+    for j, p in enumerate(parents):
+        shape[1 + axes.index(p)] = cpt.shape[1 + j]
+    perm = sorted(range(len(parents)), key=lambda j: axes.index(parents[j]))
+    columns = np.transpose(cpt, [0] + [1 + j for j in perm] + [1 + len(parents)])
+    new = np.zeros(table.shape[:-1] + (length + span,))
+    product = np.empty(table.shape)
+    for k, off in enumerate(weights):
+        np.multiply(table, columns[..., k].reshape(shape), out=product)
+        new[..., off : off + length] += product
+    return new
+
+
 def _add_variable(table, axes, step, cpt, weights):
     """Add ``step.var`` (score shifted by its weights) and sum out its dropped parents."""
     length = table.shape[-1]
+    if step.parents and not step.stays and not step.dropped:
+        return _add_leaf(table, axes, cpt, step.parents, weights, step.span), list(axes)
     if step.parents:
         prod, axes = _contract(table, axes, cpt, list(step.parents), step.dropped)
         lead = prod.shape[:-2]

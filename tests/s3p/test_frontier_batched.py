@@ -158,3 +158,42 @@ def test_draw_by_draw_switch_gives_the_same_rates(monkeypatch):
     alone = run_batched(p, stacked)
     for got, want in zip(batched, alone):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+def test_a_leaf_of_two_parents_in_either_order_matches_enumeration(monkeypatch):
+    """The leaf step (``_add_leaf``: summed out at once) broadcasts its CPT's axes right.
+
+    Variable 2 has no children and its parents stay (variable 3 is their child too).
+    """
+    rng = np.random.default_rng(21)
+    leaves = []
+    for module in (_frontier, _frontier_batched):
+        real = module._add_leaf
+
+        def recording(*args, real=real):
+            leaves.append(1)
+            return real(*args)
+
+        monkeypatch.setattr(module, "_add_leaf", recording)
+    for parents in ((0, 1), (1, 0)):
+        cards = [3, 4, 5, 2]
+        shape = tuple(cards[p] for p in parents)
+        net = BayesNet(cards, [(), (0,), parents, (0, 1)],
+                       [rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(4), size=3),
+                        rng.dirichlet(np.ones(5), size=shape),
+                        rng.dirichlet(np.ones(2), size=(3, 4))])
+        weights = [np.array([0, 2, 5]), np.array([0, 1, 3, 4]), np.array([0, 3, 1, 7, 2]),
+                   np.array([0, 3])]
+        p = plan(weights, 9, net, evidence_vars=[0], method="frontier", order=[0, 1, 2, 3])
+        stacked = _draws(net, 3, rng)
+        pos, total = _frontier_batched.run_frontier_batched(p._problem, p.order, stacked)
+        for d in range(3):
+            drawn = with_tables(net, [c[d] for c in stacked])
+            grids, prob = joint_enumeration(drawn)
+            score = sum(np.asarray(weights[i])[grids[:, i]] for i in range(4))
+            single = _single(p, stacked, d)
+            for a in range(3):
+                want = prob[(grids[:, 0] == a) & (score >= 9)].sum()
+                assert pos[d, a] == pytest.approx(want, abs=1e-15)
+                assert single[0][a] == pytest.approx(want, abs=1e-15)
+    assert len(leaves) == 2 + 2 * 3  # the batched run and every single one took the step
