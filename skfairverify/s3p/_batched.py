@@ -67,10 +67,7 @@ def batch_size(plan, n_draws: int, max_table_size: int) -> int:
     """Draws per batched run of ``plan``, from its peak table (estimated before any run).
 
     ``ARRAYS_PER_PEAK`` peak tables per draw must fit in ``max_table_size``, and a
-    batch holds at most ``BATCH_ENTRIES`` entries of peak tables, or two draws (the
-    batched frontier engine on a plan of 1.9M entries, Adult's false positive rate:
-    0.8x the time per draw of one draw at a time, measured on its bootstrap tables):
-    batching pays for the
+    batch holds at most ``BATCH_ENTRIES`` entries of peak tables: batching pays for the
     engine's per-variable Python work, which matters for small tables; for large
     ones the time is in the arithmetic and larger batches only leave the cache
     (measured on Adult and on 100 features: no gain). At least one draw (the plan
@@ -87,7 +84,7 @@ def batch_size(plan, n_draws: int, max_table_size: int) -> int:
     (50, 1)
     """
     peak = max(int(plan.peak_entries), 1)
-    fits = min(max_table_size // (ARRAYS_PER_PEAK * peak), max(2, BATCH_ENTRIES // peak))
+    fits = min(max_table_size // (ARRAYS_PER_PEAK * peak), BATCH_ENTRIES // peak)
     return int(max(1, min(n_draws, fits)))
 
 
