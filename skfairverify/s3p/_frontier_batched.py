@@ -25,8 +25,9 @@ import math
 import numpy as np
 
 from ._convolve import negligible_columns, tail_tolerance
-from ._frontier import _TRIM_GROWTH, _TRIM_MIN
-from ._steps import prunes_at_start, steps, undecided
+from ._frontier import _TRIM_GROWTH, _TRIM_MIN, add_leaf_batched
+from ._frontier import _Accumulators as _SingleAccumulators
+from ._steps import prunes_at_start, steps
 
 __all__ = ["Unbatched", "run_frontier_batched"]
 
@@ -73,27 +74,11 @@ def _contract(table, axes, cpt, parents, dropped):
                          + (n_states, length)), out_axes)
 
 
-def _add_leaf(table, axes, cpt, parents, weights, span):
-    """A variable summed out at once: ``_frontier._add_leaf`` with a draws axis."""
-    length = table.shape[-1]
-    shape = [len(table)] + [1] * (len(axes) + 1)
-    for j, p in enumerate(parents):
-        shape[1 + axes.index(p)] = cpt.shape[1 + j]
-    perm = sorted(range(len(parents)), key=lambda j: axes.index(parents[j]))
-    columns = np.transpose(cpt, [0] + [1 + j for j in perm] + [1 + len(parents)])
-    new = np.zeros(table.shape[:-1] + (length + span,))
-    product = np.empty(table.shape)
-    for k, off in enumerate(weights):
-        np.multiply(table, columns[..., k].reshape(shape), out=product)
-        new[..., off : off + length] += product
-    return new
-
-
 def _add_variable(table, axes, step, cpt, weights):
     """Add ``step.var`` (score shifted by its weights) and sum out its dropped parents."""
     length = table.shape[-1]
     if step.parents and not step.stays and not step.dropped:
-        return _add_leaf(table, axes, cpt, step.parents, weights, step.span), list(axes)
+        return add_leaf_batched(table, axes, cpt, step.parents, weights, step.span), list(axes)
     if step.parents:
         prod, axes = _contract(table, axes, cpt, list(step.parents), step.dropped)
         lead = prod.shape[:-2]
@@ -116,8 +101,12 @@ def _add_variable(table, axes, step, cpt, weights):
     return new, list(axes)
 
 
-class _Accumulators:
-    """Decided mass of every draw (``_frontier._Accumulators`` with a draws axis)."""
+class _Accumulators(_SingleAccumulators):
+    """Decided mass of every draw (``_frontier._Accumulators`` with a draws axis).
+
+    ``prune``, ``split_last`` and ``finish`` are the single run's, with a leading label
+    (``_lead``) and the batched ``_collapse``: they cut by the scores only.
+    """
 
     def __init__(self, problem, n_draws):
         net = problem.network
@@ -128,26 +117,16 @@ class _Accumulators:
         self.neg = np.zeros(self.shape)
         self.free = [np.zeros(n_draws), np.zeros(n_draws)]
 
+    _lead = [0]
+
+    def _collapse(self, part, axes):
+        return _collapse(part, axes, self.keep)
+
     def _add(self, positive, part, axes, linked):
         if linked:
-            target = self.pos if positive else self.neg
-            target[...] += _collapse(part, axes, self.keep)
+            super()._add(positive, part, axes, linked)
         else:
             self.free[0 if positive else 1] += part.reshape(len(part), -1).sum(axis=1)
-
-    def prune(self, table, axes, lo, rest, linked):
-        length = table.shape[-1]
-        hi = lo + length - 1
-        cut_lo, cut_hi = undecided(lo, hi, self.threshold, rest)
-        if cut_lo > lo:
-            k = min(cut_lo - lo, length)
-            self._add(False, table[..., :k].sum(axis=-1), axes, linked)
-        if cut_hi < hi:
-            k = max(cut_hi - lo + 1, 0)
-            self._add(True, table[..., k:].sum(axis=-1), axes, linked)
-        if cut_hi < cut_lo:
-            return table[..., :0], cut_lo
-        return table[..., cut_lo - lo : cut_hi - lo + 1], cut_lo
 
     def trim(self, table, axes, lo, linked, tol):
         """The single run's trim, done once when it cuts the same columns of every draw."""
@@ -170,31 +149,6 @@ class _Accumulators:
         if n_hi:
             self._add(True, table[..., length - n_hi :].sum(axis=-1), axes, linked)
         return table[..., n_lo : length - n_hi], lo + n_lo
-
-    def split_last(self, table, axes, lo, step, cpt, weights):
-        """Add the last variable and split its mass by the threshold (survival functions)."""
-        length = table.shape[-1]
-        zero = np.zeros(table.shape[:-1] + (1,))
-        below = np.concatenate([zero, np.cumsum(table, axis=-1)], axis=-1)
-        above = np.concatenate([np.cumsum(table[..., ::-1], axis=-1)[..., ::-1], zero],
-                               axis=-1)
-        at = np.clip(self.threshold - lo - np.asarray(weights, dtype=np.int64), 0, length)
-        out_axes = [a for a in axes if a not in step.dropped]
-        label = {a: j + 1 for j, a in enumerate(axes)}
-        v_label = len(axes) + 1
-        target = [0] + [label[a] for a in out_axes] + ([v_label] if step.stays else [])
-        for positive, part in ((True, above[..., at]), (False, below[..., at])):
-            mass = np.einsum(part, [0] + [label[a] for a in axes] + [v_label], cpt,
-                             [0] + [label[p] for p in step.parents] + [v_label], target)
-            self._add(positive, mass, out_axes + [step.var] * step.stays, step.linked)
-        return table[..., :0]
-
-    def finish(self, table, axes, lo):
-        length = table.shape[-1]
-        if length:
-            above = lo + np.arange(length) >= self.threshold
-            self.pos += _collapse(table[..., above].sum(axis=-1), axes, self.keep)
-            self.neg += _collapse(table[..., ~above].sum(axis=-1), axes, self.keep)
 
 
 def _sliced(problem, table, i):

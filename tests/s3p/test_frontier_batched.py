@@ -167,14 +167,14 @@ def test_a_leaf_of_two_parents_in_either_order_matches_enumeration(monkeypatch):
     """
     rng = np.random.default_rng(21)
     leaves = []
-    for module in (_frontier, _frontier_batched):
-        real = module._add_leaf
+    for module, name in ((_frontier, "_add_leaf"), (_frontier_batched, "add_leaf_batched")):
+        real = getattr(module, name)
 
         def recording(*args, real=real):
             leaves.append(1)
             return real(*args)
 
-        monkeypatch.setattr(module, "_add_leaf", recording)
+        monkeypatch.setattr(module, name, recording)
     for parents in ((0, 1), (1, 0)):
         cards = [3, 4, 5, 2]
         shape = tuple(cards[p] for p in parents)
