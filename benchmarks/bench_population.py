@@ -63,7 +63,11 @@ passes, the share of model checks rejected at 5% and of samples with a
 :class:`ModelCheckWarning` (Holm), and the CPU seconds of a fit. ``--cost`` times
 plain fits (``n_draws=0``) and default fits (50 posterior draws) on Adult with the
 population estimate against the same fits with ``n_bootstrap=0`` (the fit of the
-releases before it).
+releases before it). ``--cost-parts`` times the estimate's two parts on Adult's
+replicates against their former implementation, on the same inputs: the replicates'
+tables (one sparse product per chunk of replicates) against one ``np.bincount`` per table
+and replicate, and their engine solves (the batched frontier engine) against one run per
+replicate, with the largest difference of the results.
 ``--sp-methods`` compares the coverage of the package's SP interval with max-T,
 percentile, bias-corrected and basic intervals on the same fits.
 ``--compare-pr`` checks the package's estimate against Prasad and Rao's EBLUP (moment
@@ -79,6 +83,7 @@ import sys
 import time
 import warnings
 from contextlib import contextmanager
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -597,6 +602,148 @@ def cost(args):
     print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:.3f}"))
 
 
+def bincount_replicate_tables(network, codes, decisions, group_of_row, n_groups, *,
+                              n_boot, random_state, equivalent_sample_size, weight=None,
+                              square=None, scale_tables=None, max_table_size=None):
+    """The replicates' tables as before the sparse product: one bincount per table, replicate."""
+    import math
+
+    from skfairverify.verification._population import _family_index
+
+    n_rows = len(codes)
+    total = np.ones(n_rows) if weight is None else np.asarray(weight, float)
+    squares = total * total if square is None else np.asarray(square, float)
+    positive = total > 0
+    gamma_shape = np.where(positive, total ** 2 / np.where(squares > 0, squares, 1.0), 1.0)
+    gamma_scale = np.where(positive, squares / np.where(positive, total, 1.0), 0.0)
+    single = np.isclose(gamma_shape, 1.0)
+    families = [_family_index(codes, network.cardinalities, i, p)
+                for i, p in enumerate(network.parents)]
+    tables = [np.empty((n_boot,) + shape) for _, shape in families]
+    direct = np.empty((n_boot, n_groups))
+    dec = np.asarray(decisions, dtype=float)
+    keep = group_of_row >= 0
+    for b in range(n_boot):
+        w = np.empty(n_rows)
+        w[single] = random_state.standard_exponential(int(single.sum()))
+        w[~single] = random_state.standard_gamma(gamma_shape[~single])
+        w *= gamma_scale
+        for i, (flat, shape) in enumerate(families):
+            size = math.prod(shape)
+            table = np.bincount(flat, weights=w, minlength=size).reshape(shape)
+            table += equivalent_sample_size / size
+            if scale_tables is not None:
+                table *= scale_tables[i]
+            tables[i][b] = table / table.sum(axis=-1, keepdims=True)
+        mass = np.bincount(group_of_row[keep], weights=w[keep], minlength=n_groups)
+        pos = np.bincount(group_of_row[keep], weights=(w * dec)[keep], minlength=n_groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            direct[b] = np.where(mass > 0, pos / np.where(mass > 0, mass, 1.0), np.nan)
+    return tables, direct
+
+
+def _cpu(fn, reps):
+    """``(result, min, median)`` CPU seconds of ``reps`` calls of ``fn``."""
+    times = []
+    for _ in range(reps):
+        t0 = time.process_time()
+        out = fn()
+        times.append(time.process_time() - t0)
+    return out, min(times), float(np.median(times))
+
+
+def _capture_replicates(pop, seeds):
+    """The inputs of the replicates' tables and engine solves of fits with labels."""
+    from skfairverify.verification import _population, _posterior
+
+    tables_in, solves_in = [], []
+    original_tables, original_chunks = _population.replicate_tables, _posterior._chunk_rates
+
+    def record_tables(*a, **kw):
+        tables_in.append((a, dict(kw, random_state=kw["random_state"].bit_generator.state)))
+        return original_tables(*a, **kw)
+
+    def record_chunks(planned, cpts, index, budget):
+        solves_in.append((planned, [c.copy() for c in cpts], index, budget))
+        return original_chunks(planned, cpts, index, budget)
+
+    _population.replicate_tables, _posterior._chunk_rates = record_tables, record_chunks
+    try:
+        for seed in seeds:  # n_draws=0: every engine solve is a replicate's
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ModelCheckWarning)
+                FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive, n_draws=0,
+                                 random_state=seed).fit(pop.X, pop.y)
+    finally:
+        _population.replicate_tables = original_tables
+        _posterior._chunk_rates = original_chunks
+    return tables_in, solves_in
+
+
+def _seeded(fn, a, kw):
+    rng = np.random.default_rng()
+    rng.bit_generator.state = kw["random_state"]
+    return fn(*a, **dict(kw, random_state=rng))
+
+
+def _time_tables(tables_in, reps) -> dict:
+    from skfairverify.verification import _population
+
+    rows = {}
+    for k, (a, kw) in enumerate(tables_in):
+        ours, o_min, o_med = _cpu(partial(_seeded, _population.replicate_tables, a, kw), reps)
+        former, f_min, f_med = _cpu(partial(_seeded, bincount_replicate_tables, a, kw), reps)
+        same = (all(np.array_equal(x, y) for x, y in zip(ours[0], former[0]))
+                and np.array_equal(ours[1], former[1], equal_nan=True))
+        rows[("tables", k, f"{len(a[1]):,} rows")] = {
+            "ours min": o_min, "ours median": o_med, "former min": f_min,
+            "former median": f_med, "ratio (medians)": o_med / f_med,
+            "max difference": 0.0 if same else np.nan}
+    return rows
+
+
+def _time_solves(solves_in, reps) -> dict:
+    from skfairverify.s3p import _batched
+    from skfairverify.verification import _posterior
+
+    rows = {}
+    for k, (planned, cpts, index, budget) in enumerate(solves_in):
+        out = {}
+        for flag in (True, False):
+            _batched._FRONTIER_BATCHED = flag
+            try:
+                out[flag] = _cpu(partial(_posterior._chunk_rates, planned, cpts, index,
+                                         budget), reps)
+            finally:
+                _batched._FRONTIER_BATCHED = True
+        rows[("solves", k, f"{len(cpts[0])} x peak {planned.peak_entries:,}")] = {
+            "ours min": out[True][1], "ours median": out[True][2],
+            "former min": out[False][1], "former median": out[False][2],
+            "ratio (medians)": out[True][2] / out[False][2],
+            "max difference": float(np.nanmax(np.abs(out[True][0] - out[False][0])))}
+    return rows
+
+
+def cost_parts(args):
+    """The estimate's tables and solves on Adult's replicates, ours against the former."""
+    import population_designs as designs
+
+    pop = designs.real("adult", args.datasets)
+    seeds = list(range(1, min(args.reps, 4) + 1))
+    tables_in, solves_in = _capture_replicates(pop, seeds)
+    reps = max(3, args.reps)
+    frame = pd.DataFrame({**_time_tables(tables_in, reps),
+                          **_time_solves(solves_in, reps)}).T
+    print(f"Adult, {len(pop.X):,} rows, sex x race, with labels (seeds {seeds}): CPU "
+          f"seconds of the population estimate's parts, {reps} repetitions; former = one "
+          "np.bincount per table and replicate / one engine run per replicate (the "
+          "plans of one draw per batch are the same runs in both)")
+    print(frame.to_string(float_format=lambda v: f"{v:.4g}"))
+    parts = frame.groupby(level=0)[["ours median", "former median"]].sum()
+    parts["ratio"] = parts["ours median"] / parts["former median"]
+    print(parts.to_string(float_format=lambda v: f"{v:.4g}"))
+
+
 # ------------------------------------------------ intervals of SP: alternatives (issue 23)
 def _pair_differences(draws):
     m = draws.shape[1]
@@ -701,6 +848,8 @@ def main():
                         help="instead: the population estimate on designs and real data")
     parser.add_argument("--cost", action="store_true",
                         help="instead: plain fits on Adult with and without the estimate")
+    parser.add_argument("--cost-parts", action="store_true",
+                        help="instead: the estimate's tables and solves, ours vs former")
     parser.add_argument("--sp-methods", action="store_true",
                         help="instead: coverage of SP intervals, the package's and others")
     parser.add_argument("--compare-pr", action="store_true",
@@ -716,6 +865,8 @@ def main():
     parser.add_argument("--network-draws", type=int, default=0,
                         help="--protocol: n_draws of the fits (the network's intervals)")
     args = parser.parse_args()
+    if args.cost_parts:
+        return cost_parts(args)
     if args.protocol or args.cost or args.compare_pr or args.sp_methods:
         import population_designs as designs
 

@@ -17,8 +17,10 @@ near the root of large trees. Folding keeps every row's mass, so the marginals a
 unchanged; each conditional probability moves by at most the folded mass (see
 :func:`_fold`).
 
-Plans of the frontier engine (and the independent block) run one draw at a time on
-the same plan (no new search of orders).
+Plans of the frontier engine run all draws of a batch in one pass too
+(:mod:`._frontier_batched`), but those with an independent block and the batches whose
+draws trim different tails, which run one draw at a time on the same plan (no new
+search of orders).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 
 from ._convolve import fft_product, negligible_columns, tail_tolerance
 from ._elimination import _apply_weight
+from ._frontier_batched import Unbatched, run_frontier_batched
 from ._plan import _new_plan, single_threaded_blas
 
 # Convolve two score axes directly (shifted products) when the shorter is at most this
@@ -43,6 +46,8 @@ _TRIM_MIN = 256
 # Entries of the engine's arrays alive at once per entry of the plan's peak table
 # (factors, FFT spectra and the output), the unit of the batch's memory estimate.
 ARRAYS_PER_PEAK = 3
+# Private switch: False runs the frontier plans' draws one at a time (tests, benchmarks).
+_FRONTIER_BATCHED = True
 # Largest batch, in entries of the plan's peak table summed over the draws (16 MiB).
 BATCH_ENTRIES = 1 << 21
 
@@ -111,6 +116,12 @@ def run_batched(plan, cpts) -> tuple[np.ndarray, np.ndarray]:
     if plan.engine == "elimination":
         with single_threaded_blas():  # thin products: see _plan.single_threaded_blas
             return run_elimination_batched(plan._problem, plan.order, cpts)
+    if plan.engine == "frontier" and not plan._block and n_draws > 1 and _FRONTIER_BATCHED:
+        try:
+            with single_threaded_blas():  # thin products: see _plan.single_threaded_blas
+                return run_frontier_batched(plan._problem, plan.order, cpts)
+        except Unbatched:  # the draws' tails differ: each draw as its own run trims it
+            pass
     runs = [_one_draw(plan, [c[d] for c in cpts])._execute() for d in range(n_draws)]
     return np.stack([r[0] for r in runs]), np.stack([r[1] for r in runs])
 

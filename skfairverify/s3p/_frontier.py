@@ -102,6 +102,33 @@ def _shifted_product(matrix, table, w, span, stays):
     return new
 
 
+def _add_leaf(table, axes, cpt, parents, w, span):
+    """A variable summed out at once (no children, not kept), none of its parents with it.
+
+    ``new[..., x + w_k] += table[..., x] * cpt[parents, k]`` state by state, the CPT's
+    column broadcast over the table: the products and sums of the contraction followed
+    by the shifts, in the same order (the same values to the last digit), without the
+    table over (frontier, states, score) the contraction would write.
+    """
+    return add_leaf_batched(table[None], axes, cpt[None], parents, w, span)[0]
+
+
+def add_leaf_batched(table, axes, cpt, parents, w, span):
+    """:func:`_add_leaf` with a leading draws axis in ``table`` and ``cpt``."""
+    length = table.shape[-1]
+    shape = [len(table)] + [1] * (len(axes) + 1)
+    for j, p in enumerate(parents):
+        shape[1 + axes.index(p)] = cpt.shape[1 + j]
+    perm = sorted(range(len(parents)), key=lambda j: axes.index(parents[j]))
+    columns = np.transpose(cpt, [0] + [1 + j for j in perm] + [1 + len(parents)])
+    new = np.zeros(table.shape[:-1] + (length + span,))
+    product = np.empty(table.shape)
+    for k, off in enumerate(w):
+        np.multiply(table, columns[..., k].reshape(shape), out=product)
+        new[..., off : off + length] += product
+    return new
+
+
 def _add_variable(table, axes, step, problem: Problem, blas=False):
     """Add ``step.var`` to the table (score shifted by its weight) and sum out its parents."""
     cpt = problem.cpts[step.var]
@@ -113,6 +140,8 @@ def _add_variable(table, axes, step, problem: Problem, blas=False):
         matrix = matrix.reshape(-1, len(w)).T
         new = _shifted_product(matrix, table.reshape(-1, length), w, step.span, step.stays)
         return new, [step.var] if step.stays else []
+    if step.parents and not step.stays and not step.dropped:
+        return _add_leaf(table, axes, cpt, step.parents, w, step.span), list(axes)
     if step.parents:
         prod, axes = _contract(table, axes, cpt, step.parents, step.dropped, blas)
         lead = prod.shape[:-2]
@@ -148,7 +177,7 @@ class _Accumulators:
     def _add(self, positive, part, axes, linked):
         if linked:
             target = self.pos if positive else self.neg
-            target[...] += _collapse(part, axes, self.keep)
+            target[...] += self._collapse(part, axes)
         else:
             self.free[0 if positive else 1] += float(part.sum())
 
@@ -189,7 +218,13 @@ class _Accumulators:
             self._add(True, table[..., length - n_hi :].sum(axis=-1), axes, linked)
         return table[..., n_lo : length - n_hi], lo + n_lo
 
-    def split_last(self, table, axes, lo, step, problem):
+    #: Leading axes of every table before the frontier's (a batch's draws: ``[0]``).
+    _lead: list = []
+
+    def _collapse(self, part, axes):
+        return _collapse(part, axes, self.keep)
+
+    def split_last(self, table, axes, lo, step, cpt, w):
         """Add the last variable and split the mass by the threshold, in one pass.
 
         No table over (states, shifted scores) is made: the mass at or above the
@@ -198,7 +233,6 @@ class _Accumulators:
         states, not their product (a variable of 10,000 states, every bin of a
         continuous feature, is its states times faster). Returns the empty table.
         """
-        w = problem.weights[step.var]
         length = table.shape[-1]
         zero = np.zeros(table.shape[:-1] + (1,))
         below = np.concatenate([zero, np.cumsum(table, axis=-1)], axis=-1)
@@ -206,13 +240,13 @@ class _Accumulators:
                                axis=-1)
         at = np.clip(self.threshold - lo - np.asarray(w, dtype=np.int64), 0, length)
         out_axes = [a for a in axes if a not in step.dropped]
-        label = {a: j for j, a in enumerate(axes)}
-        v_label = len(axes)
-        target = [label[a] for a in out_axes] + ([v_label] if step.stays else [])
-        cpt = problem.cpts[step.var]
+        lead = list(range(len(self._lead)))
+        label = {a: j + len(lead) for j, a in enumerate(axes)}
+        v_label = len(lead) + len(axes)
+        target = lead + [label[a] for a in out_axes] + ([v_label] if step.stays else [])
         for positive, part in ((True, above[..., at]), (False, below[..., at])):
-            mass = np.einsum(part, [label[a] for a in axes] + [v_label], cpt,
-                             [label[p] for p in step.parents] + [v_label], target)
+            mass = np.einsum(part, lead + [label[a] for a in axes] + [v_label], cpt,
+                             lead + [label[p] for p in step.parents] + [v_label], target)
             self._add(positive, mass, out_axes + [step.var] * step.stays, step.linked)
         return table[..., :0]
 
@@ -221,8 +255,8 @@ class _Accumulators:
         length = table.shape[-1]
         if length:
             above = lo + np.arange(length) >= self.threshold
-            self.pos += _collapse(table[..., above].sum(axis=-1), axes, self.keep)
-            self.neg += _collapse(table[..., ~above].sum(axis=-1), axes, self.keep)
+            self.pos += self._collapse(table[..., above].sum(axis=-1), axes)
+            self.neg += self._collapse(table[..., ~above].sum(axis=-1), axes)
 
     def finish_with_block(self, table, axes, lo, distribution):
         """Split the table by the threshold against the independent block's score."""
@@ -266,7 +300,8 @@ def run(
         if table.shape[-1] == 0:
             break
         if k == len(planned) - 1 and distribution is None and not legacy:
-            table = acc.split_last(table, axes, lo, step, problem)
+            table = acc.split_last(table, axes, lo, step, problem.cpts[step.var],
+                                   problem.weights[step.var])
             break
         table, axes = _add_variable(table, axes, step, problem, blas=not legacy)
         if step.prune:

@@ -7,6 +7,7 @@ the error against the rows' own rates; and each building block against a closed 
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -76,6 +77,76 @@ def test_replicate_weights_have_the_rows_mean_and_variance():
     share = w1 / (w1 + w2)
     assert direct[:, 0].mean() == pytest.approx(share.mean(), abs=0.005)
     assert direct[:, 0].std() == pytest.approx(share.std(), abs=0.005)
+
+
+def _bincount_replicates(network, codes, decisions, group_of_row, n_groups, n_boot, rng,
+                         ess, weight, square):
+    """The replicates one at a time, every table by ``np.bincount`` (the reference)."""
+    import math
+
+    total = np.asarray(weight, float)
+    squares = np.asarray(square, float)
+    shape_ = total ** 2 / squares
+    single = np.isclose(shape_, 1.0)
+    tables = [np.empty((n_boot,) + c.shape) for c in network.cpts]
+    direct = np.empty((n_boot, n_groups))
+    keep = group_of_row >= 0
+    for b in range(n_boot):
+        w = np.empty(len(codes))
+        w[single] = rng.standard_exponential(int(single.sum()))
+        w[~single] = rng.standard_gamma(shape_[~single])
+        w *= squares / total
+        for i, parents in enumerate(network.parents):
+            family = list(parents) + [i]
+            shape = tuple(network.cardinalities[v] for v in family)
+            flat = np.ravel_multi_index(tuple(codes[:, v] for v in family), shape)
+            size = math.prod(shape)
+            table = np.bincount(flat, weights=w, minlength=size).reshape(shape) + ess / size
+            tables[i][b] = table / table.sum(axis=-1, keepdims=True)
+        mass = np.bincount(group_of_row[keep], weights=w[keep], minlength=n_groups)
+        pos = np.bincount(group_of_row[keep], weights=(w * decisions)[keep],
+                          minlength=n_groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            direct[b] = np.where(mass > 0, pos / np.where(mass > 0, mass, 1.0), np.nan)
+    return tables, direct
+
+
+@pytest.mark.parametrize("budget", [50_000_000, 6_000])
+def test_replicate_tables_are_bincounts_to_the_last_digit(budget):
+    """One sparse product per chunk of replicates: bincount's counts, bit for bit.
+
+    Rows standing for several (Gamma variates), rows without a group, a group without
+    rows, and (budget 6,000) replicates counted seven at a time.
+    """
+    rng = np.random.default_rng(5)
+    net = BayesNet([2, 3, 4], [(), (0,), (0, 1)],
+                   [np.full(2, .5), np.full((2, 3), 1 / 3), np.full((2, 3, 4), .25)])
+    n = 200
+    codes = np.column_stack([rng.integers(0, k, n) for k in (2, 3, 4)])
+    decisions = rng.random(n) < 0.4
+    group_of_row = np.where(rng.random(n) < 0.1, -1, codes[:, 0])
+    weight = rng.integers(1, 4, n).astype(float) * rng.choice([1.0, 0.5], n)
+    square = np.where(rng.random(n) < 0.5, weight ** 2, weight ** 2 / 2)
+    expected = _bincount_replicates(net, codes, decisions, group_of_row, 3, 37,
+                                    np.random.default_rng(9), 2.0, weight, square)
+    tables, direct = replicate_tables(net, codes, decisions, group_of_row, 3, n_boot=37,
+                                      random_state=np.random.default_rng(9),
+                                      equivalent_sample_size=2.0, weight=weight,
+                                      square=square, max_table_size=budget)
+    for got, want in zip(tables, expected[0]):
+        assert np.array_equal(got, want)
+    assert np.array_equal(direct, expected[1], equal_nan=True)
+    assert np.isnan(direct[:, 2]).all()  # the group without rows
+
+
+def test_replicate_chunks_fit_the_budget():
+    from skfairverify.verification._population import _replicate_chunk
+
+    entries = check_replicate_memory(30, 1000, [10, 40], 20_000)
+    chunk = _replicate_chunk(30, 1000, 56, entries, 20_000)
+    assert entries + (chunk - 1) * (1000 + 56) <= 20_000 < entries + chunk * (1000 + 56)
+    assert _replicate_chunk(30, 1000, 56, entries, 10**6) == 30
+    assert _replicate_chunk(30, 1000, 56, entries, entries) == 1
 
 
 def test_reweighted_rates_equal_the_replicates_exact_rates():
@@ -464,9 +535,11 @@ def test_model_check_warning_names_the_group():
     np.testing.assert_allclose(g["population_rate"], g["direct_rate"], atol=0.01)
 
 
-def test_notebook_display_leads_with_the_population_estimate():
+def test_notebook_display_leads_with_the_population_estimate(monkeypatch):
     X, y = _data()
     ver = FairnessVerifier(_unaware(), "a", n_bins=10, random_state=0).fit(X, y)
+    # tests/audit's parser, also when this module runs without tests/audit collected
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(__file__), "..", "audit"))
     from _report_html_parsing import parse_tables, table_with
 
     page = verifier_html(ver)
