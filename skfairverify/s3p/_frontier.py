@@ -147,19 +147,34 @@ def _add_variable(table, axes, step, problem: Problem, blas=False):
         lead = prod.shape[:-2]
     else:
         lead = table.shape[:-1]
-    if step.stays:
-        new = np.zeros(lead + (len(w), length + step.span))
-        for k, off in enumerate(w):
-            out = new[..., k, off : off + length]
-            if step.parents:
-                out[...] = prod[..., k, :]
-            else:
-                np.multiply(table, cpt[k], out=out)
-        return new, list(axes) + [step.var]
-    new = np.zeros(lead + (length + step.span,))
-    for k, off in enumerate(w):
-        new[..., off : off + length] += prod[..., k, :] if step.parents else cpt[k] * table
-    return new, list(axes)
+    def product_of(k, out=None):  # the table times the probability of state k
+        if step.parents:
+            return prod[..., k, :] if out is None else np.copyto(out, prod[..., k, :])
+        return np.multiply(table, cpt[k], out=out)
+
+    new = shift_states(lead, w, length, step.span, step.stays, product_of)
+    return new, list(axes) + ([step.var] if step.stays else [])
+
+
+def shift_states(lead, weights, length: int, span: int, stays: bool, product_of):
+    """The score table after a variable: each state's product shifted by its weight.
+
+    ``product_of(k, out=None)`` is the table (shape ``lead + (length,)``) times the
+    probability of state ``k`` (written into ``out`` when given: no temporary table);
+    it is shifted by ``weights[k]`` along the score axis. A variable that ``stays``
+    keeps an axis of its states (before the score axis); otherwise the states are
+    summed. Shared by the single run and the batched run (a leading draws
+    axis in ``lead``).
+    """
+    if stays:
+        new = np.zeros(lead + (len(weights), length + span))
+        for k, off in enumerate(weights):
+            product_of(k, out=new[..., k, off : off + length])
+        return new
+    new = np.zeros(lead + (length + span,))
+    for k, off in enumerate(weights):
+        new[..., off : off + length] += product_of(k)
+    return new
 
 
 class _Accumulators:

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ._convolve import negligible_columns, tail_tolerance
-from ._frontier import _TRIM_GROWTH, _TRIM_MIN, add_leaf_batched
+from ._frontier import _TRIM_GROWTH, _TRIM_MIN, add_leaf_batched, shift_states
 from ._frontier import _Accumulators as _SingleAccumulators
 from ._steps import prunes_at_start, steps
 
@@ -85,20 +85,14 @@ def _add_variable(table, axes, step, cpt, weights):
     else:
         lead = table.shape[:-1]
         scale = cpt.reshape((cpt.shape[0],) + (1,) * (table.ndim - 2) + cpt.shape[-1:])
-    if step.stays:
-        new = np.zeros(lead + (len(weights), length + step.span))
-        for k, off in enumerate(weights):
-            out = new[..., k, off : off + length]
-            if step.parents:
-                out[...] = prod[..., k, :]
-            else:
-                np.multiply(table, scale[..., k : k + 1], out=out)
-        return new, list(axes) + [step.var]
-    new = np.zeros(lead + (length + step.span,))
-    for k, off in enumerate(weights):
-        new[..., off : off + length] += (prod[..., k, :] if step.parents
-                                         else scale[..., k : k + 1] * table)
-    return new, list(axes)
+
+    def product_of(k, out=None):  # the tables times the probability of state k
+        if step.parents:
+            return prod[..., k, :] if out is None else np.copyto(out, prod[..., k, :])
+        return np.multiply(table, scale[..., k : k + 1], out=out)
+
+    new = shift_states(lead, weights, length, step.span, step.stays, product_of)
+    return new, list(axes) + ([step.var] if step.stays else [])
 
 
 class _Accumulators(_SingleAccumulators):
