@@ -189,6 +189,23 @@ class _Accumulators:
         self.neg = np.zeros(self.shape)
         self.free = [0.0, 0.0]  # decided mass (pos, neg) before any linked variable
 
+
+    def prune_and_trim(self, table, axes, lo, step, tol, trimmed):
+        """After ``step``: the decided mass pruned, and the score axis trimmed to ``tol``.
+
+        The axis is trimmed once it has grown beyond :data:`_TRIM_GROWTH` times its
+        length after the last trim (``trimmed``). Returns the table, its lowest score
+        and the new ``trimmed``.
+        """
+        if not step.prune:
+            return table, lo, trimmed
+        table, lo = self.prune(table, axes, lo, step.rest, step.linked)
+        length = table.shape[-1]
+        trimmed = min(trimmed, length)
+        if tol and length > max(_TRIM_MIN, _TRIM_GROWTH * trimmed):
+            table, lo = self.trim(table, axes, lo, step.linked, tol)
+            trimmed = table.shape[-1]
+        return table, lo, trimmed
     def _add(self, positive, part, axes, linked):
         if linked:
             target = self.pos if positive else self.neg
@@ -319,13 +336,7 @@ def run(
                                    problem.weights[step.var])
             break
         table, axes = _add_variable(table, axes, step, problem, blas=not legacy)
-        if step.prune:
-            table, lo = acc.prune(table, axes, lo, step.rest, step.linked)
-            length = table.shape[-1]
-            trimmed = min(trimmed, length)
-            if tol and length > max(_TRIM_MIN, _TRIM_GROWTH * trimmed):
-                table, lo = acc.trim(table, axes, lo, step.linked, tol)
-                trimmed = table.shape[-1]
+        table, lo, trimmed = acc.prune_and_trim(table, axes, lo, step, tol, trimmed)
     if distribution is not None:
         acc.finish_with_block(table, axes, lo, distribution)
     else:

@@ -25,8 +25,8 @@ import math
 import numpy as np
 
 from ._convolve import negligible_columns, tail_tolerance
-from ._frontier import _TRIM_GROWTH, _TRIM_MIN, add_leaf_batched, shift_states
 from ._frontier import _Accumulators as _SingleAccumulators
+from ._frontier import add_leaf_batched, shift_states
 from ._steps import prunes_at_start, steps
 
 __all__ = ["Unbatched", "run_frontier_batched"]
@@ -197,13 +197,7 @@ def run_frontier_batched(problem, order, cpts, early_prune: bool = True):
             table = acc.split_last(table, axes, lo, step, tables[step.var], weights)
             break
         table, axes = _add_variable(table, axes, step, tables[step.var], weights)
-        if step.prune:
-            table, lo = acc.prune(table, axes, lo, step.rest, step.linked)
-            length = table.shape[-1]
-            trimmed = min(trimmed, length)
-            if tol and length > max(_TRIM_MIN, _TRIM_GROWTH * trimmed):
-                table, lo = acc.trim(table, axes, lo, step.linked, tol)
-                trimmed = table.shape[-1]
+        table, lo, trimmed = acc.prune_and_trim(table, axes, lo, step, tol, trimmed)
     acc.finish(table, axes, lo)
     pos, neg = acc.pos, acc.neg
     if acc.free[0].any() or acc.free[1].any():
