@@ -189,7 +189,6 @@ class _Accumulators:
         self.neg = np.zeros(self.shape)
         self.free = [0.0, 0.0]  # decided mass (pos, neg) before any linked variable
 
-
     def prune_and_trim(self, table, axes, lo, step, tol, trimmed):
         """After ``step``: the decided mass pruned, and the score axis trimmed to ``tol``.
 
