@@ -308,7 +308,7 @@ class Evaluator:
         """Every rate column of ``groups`` under ``n_draws`` posterior networks.
 
         Returns the draws of every column and what regenerates the draws of the network
-        of all rows (``_draw_networks``): their concentrations, the random state before
+        of all rows (``Evaluation.draw_networks``): their concentrations, the random state before
         them and their number.
 
         The draws of all rows serve the positive and the path-specific rates (the
