@@ -308,8 +308,8 @@ class Evaluator:
         """Every rate column of ``groups`` under ``n_draws`` posterior networks.
 
         Returns the draws of every column and what regenerates the draws of the network
-        of all rows (``Evaluation.draw_networks``): their concentrations, the random state before
-        them and their number.
+        of all rows (``Evaluation.draw_networks``): their concentrations, the random
+        state before them and their number.
 
         The draws of all rows serve the positive and the path-specific rates (the
         mediated network of each draw, the favored group fixed at the point estimate's);
