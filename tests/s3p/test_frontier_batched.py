@@ -119,8 +119,8 @@ def _chain(tails):
 
 def test_trim_is_batched_when_every_draw_cuts_alike_and_run_alone_otherwise(monkeypatch):
     weights = [np.array([0, 4, 9, 16, 25, 40]) for _ in range(8)]
-    monkeypatch.setattr(_frontier, "_TRIM_MIN", 64)  # the single runs trim too
-    monkeypatch.setattr(_frontier_batched, "_TRIM_MIN", 64)
+    # both runs trim in _frontier._Accumulators.prune_and_trim
+    monkeypatch.setattr(_frontier, "_TRIM_MIN", 64)
     cuts = []
     trim = _frontier_batched._Accumulators.trim
 
