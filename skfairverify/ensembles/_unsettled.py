@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta
 from sklearn.utils import check_random_state
 
 from ..s3p import BayesNet, TableTooLargeError
 from ..s3p._errors import DEFAULT_MAX_TABLE_SIZE
+from ..utils._stats import clopper_pearson_limits
 from ._bounds import _CHUNK_WORDS, EnsembleBounds, GroupTable, check_model
 from ._masks import LeafMasks
 
@@ -119,12 +119,7 @@ def clopper_pearson(k, n, confidence):
     >>> float(low), round(float(high), 4)
     (0.0, 0.3085)
     """
-    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
-    alpha = 1.0 - confidence
-    with np.errstate(divide="ignore", invalid="ignore"):
-        low = np.where(k > 0, beta.ppf(alpha / 2, k, n - k + 1), 0.0)
-        high = np.where(k < n, beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
-    return np.nan_to_num(low, nan=0.0), np.nan_to_num(high, nan=1.0)
+    return clopper_pearson_limits(k, n, 1.0 - confidence)
 
 
 # ------------------------------------------------------------------ allocation

@@ -33,8 +33,8 @@ be combined with the Monte Carlo error here.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import beta
 
+from ..utils._stats import clopper_pearson_limits
 from ._posterior import credible_intervals, metric_draws
 
 __all__ = [
@@ -107,10 +107,7 @@ def clopper_pearson(k, n, alpha: float):
     n = np.asarray(n, dtype=float)
     if np.any(n < 1) or np.any((k < 0) | (k > n)):
         raise ValueError("Clopper-Pearson needs 0 <= k <= n and n >= 1.")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        low = np.where(k > 0, beta.ppf(alpha / 2, k, n - k + 1), 0.0)
-        high = np.where(k < n, beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
-    return np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    return clopper_pearson_limits(k, n, alpha)
 
 
 def exact_interval(rates):
