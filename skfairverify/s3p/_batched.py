@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from ._convolve import fft_product, negligible_columns, tail_tolerance
-from ._elimination import _apply_weight
+from ._elimination import _apply_weight, einsum_letters
 from ._frontier_batched import Unbatched, run_frontier_batched
 from ._plan import _new_plan, single_threaded_blas
 
@@ -380,10 +380,7 @@ def _eliminate(factors, v, weights):
     lo = lg.lo + sh.lo
     if set(lg.vars) <= set(sh.vars):  # a tree edge: batched (parents x v) @ (v x score)
         return _contract(sh, lg.vars, shifted, v, lo)
-    variables = list(dict.fromkeys(sh.vars + lg.vars))
-    out_vars = [u for u in variables if u != v]
-    letter = {u: chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26)
-              for k, u in enumerate(variables)}
+    variables, out_vars, letter = einsum_letters(sh.vars, lg.vars, v)
     if len(variables) > 50:  # pragma: no cover - einsum letters; factors this wide never fit
         product = _multiply_all(factors)
         table = _apply_weight(product.table, product.vars.index(v) + 1, weights,

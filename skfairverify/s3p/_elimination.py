@@ -109,10 +109,7 @@ def _eliminate(factors, v, weights):
     sh = _multiply_all(short)
     if set(lg.vars) <= set(sh.vars):  # a tree edge: batched (parents x v) @ (v x score)
         return _contract(sh, lg.vars, shifted, v)
-    variables = list(dict.fromkeys(sh.vars + lg.vars))
-    out_vars = [u for u in variables if u != v]
-    letter = {u: chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26)
-              for k, u in enumerate(variables)}
+    variables, out_vars, letter = einsum_letters(sh.vars, lg.vars, v)
     if len(variables) > 51:  # pragma: no cover - einsum letters; factors this wide never fit
         product = _multiply_all(factors)
         table = _apply_weight(product.table, product.vars.index(v), weights, keep_axis=False)
@@ -121,6 +118,18 @@ def _eliminate(factors, v, weights):
             f"->{''.join(letter[u] for u in out_vars)}z")
     table = np.einsum(spec, sh.table[..., 0], shifted, optimize=True)
     return _Factor(out_vars, table)
+
+
+def einsum_letters(short_vars, long_vars, v):
+    """The variables of a two-factor product, those left without ``v``, and their letters.
+
+    The einsum letters are ``a``-``z``, then ``A``-``Z``.
+    """
+    variables = list(dict.fromkeys(list(short_vars) + list(long_vars)))
+    out_vars = [u for u in variables if u != v]
+    letter = {u: chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26)
+              for k, u in enumerate(variables)}
+    return variables, out_vars, letter
 
 
 def _contract(short, long_vars, shifted, v):

@@ -23,6 +23,7 @@ from ..utils._categories import match_categories
 from ._variables import (
     Encoding,
     Variable,
+    check_network_columns,
     distinct_numbers,
     missing_fields,
     presence_variable,
@@ -359,12 +360,7 @@ def tree_encoding_from_network(network, leaves: TreeLeaves, sensitive) -> Encodi
     >>> [v.kind for v in tree_encoding_from_network(net, leaves, ["a"]).variables]
     ['categories', 'values']
     """
-    missing = [c for c in list(sensitive) + list(leaves.read) if c not in network.names]
-    if missing:
-        raise ValueError(
-            f"The given network has no variable for the column(s) {missing}; its variables "
-            f"are {network.names}. Name the variables after the columns."
-        )
+    check_network_columns(network, list(sensitive) + list(leaves.read))
     variables = []
     for i, name in enumerate(network.names):
         states = list(network.state_names[i])

@@ -35,7 +35,7 @@ from ..s3p import TableTooLargeError
 from ..utils._categories import match_categories
 
 __all__ = ["CHUNK_ROWS", "MAX_CODES_BYTES", "MAX_SENSITIVE_VALUES", "ColumnBins", "Encoding",
-           "bins_formed",
+           "bins_formed", "check_network_columns",
            "Variable", "check_codes_size", "code_dtype", "distinct_numbers", "missing_fields",
            "ordered_states", "presence_variable", "row_chunks", "sorted_values"]
 
@@ -582,6 +582,16 @@ def _new_values(v: Variable, x: np.ndarray) -> Variable:
     return replace(v, states=states, contribution=contrib, values=vals)
 
 
+def check_network_columns(network, columns) -> None:
+    """Refuse a user-given network that has no variable for some of ``columns``."""
+    missing = [c for c in columns if c not in network.names]
+    if missing:
+        raise ValueError(
+            f"The given network has no variable for the column(s) {missing}; its "
+            f"variables are {network.names}. Name the variables after the columns."
+        )
+
+
 class Encoding:
     """Variables built from a rule, the sensitive columns and data; maps rows to codes."""
 
@@ -675,13 +685,8 @@ class Encoding:
                 "network's states cannot be matched to its bins. Use network='learn' or "
                 "'independent'."
             )
-        read = list(rule.numeric_features) + list(rule.categorical_features)
-        missing = [c for c in list(sensitive) + read if c not in network.names]
-        if missing:
-            raise ValueError(
-                f"The given network has no variable for the column(s) {missing}; its "
-                f"variables are {network.names}. Name the variables after the columns."
-            )
+        check_network_columns(network, list(sensitive) + list(rule.numeric_features)
+                              + list(rule.categorical_features))
         variables = []
         for i, name in enumerate(network.names):
             states = list(network.state_names[i])
