@@ -12,16 +12,19 @@ readers of :mod:`skfairverify.rules` make of the fitted model and ``method``.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from ..rules import read_model
+from ._evaluation import Evaluation
 from ._linear_path import LinearPath
 from ._paths_sampling import SamplingPath
+from ._quantization import Quantized
+from ._settings import Variables
 from ._trees_path import TreePath
 
-__all__ = ["Path", "select_path", "sampling_classes"]
+__all__ = ["Path", "PathRun", "run_path", "select_path", "sampling_classes"]
 
 
 class Path(Protocol):
@@ -85,6 +88,35 @@ def select_path(settings, estimator, frame, weight, y, *, feature_names,
             ) from reason
     classes = sampling_classes(estimator, y, settings.estimator_name)
     return SamplingPath(settings, estimator, classes, feature_names, input_labels)
+
+
+class PathRun(NamedTuple):
+    """What :func:`run_path` makes of the rows: the fitted attributes' sources."""
+
+    variables: Variables
+    quantized: Quantized
+    evaluation: Evaluation
+    agreement: float
+
+
+def run_path(path: Path, settings, frame, sensitive, y_pos, weight, observed=None
+             ) -> PathRun:
+    """Encode, evaluate and remember: the sequence of every path on pandas rows.
+
+    ``frame`` holds the model's inputs and the ``sensitive`` columns (rows of positive
+    weight only), ``y_pos`` the positive labels (None without labels), ``observed``
+    the model's decisions on the rows (:class:`~._population.Observed`, None without
+    the population estimate). The path keeps the evaluation for the fitted
+    verifier's later methods (``path.remember``).
+    """
+    quantized = path.encode(frame, sensitive, weight)
+    variables = Variables.of(quantized.encoding, sensitive, settings.mediators)
+    eo_labels = None if settings.user_network else y_pos
+    ev = path.evaluate(variables, frame, eo_labels, quantized.encoding,
+                       quantized.multipliers, weight, observed)
+    agreement = path.agreement(quantized.encoding, frame, ev.multiplier, weight)
+    path.remember(variables, ev, frame, weight)
+    return PathRun(variables, quantized, ev, agreement)
 
 
 def sampling_classes(estimator, y, name: str) -> np.ndarray:

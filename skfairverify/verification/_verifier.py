@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -21,8 +19,6 @@ from sklearn.utils.validation import check_is_fitted
 from ..s3p import BayesNet
 from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._fitting import fit_with_weights
-from ..utils._progress import progress
-from ..utils._threads import cpu_seconds
 from ..utils._validation import check_sample_weight
 from ._checks import (
     check_fit_labels,
@@ -47,16 +43,14 @@ from ._dask import (
     is_dask_collection,
 )
 from ._display import influence_note, interval_note, verifier_html
-from ._influence import check_draws_work, uniform_network
-from ._intervals import HOLD_TOLERANCE, credible_bounds, hold_estimates
+from ._fif import Influence
 from ._network import resolve_structure_search
-from ._paths import select_path
+from ._paths import run_path, select_path
 from ._population import Observed
 from ._results import FairnessInfluenceResult, VerificationResult
 from ._sensitive import SensitiveColumns
 from ._settings import Settings, Variables
 from ._variables import bins_formed
-from ._warnings import EstimateOutsideIntervalWarning
 
 __all__ = ["FairnessVerifier"]
 
@@ -387,15 +381,10 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def _fit_path(self, path, settings, X, frame, sensitive, y_pos, weight) -> None:
         """Encode, evaluate and store: the sequence of every path on pandas rows."""
         observed = self._observed(path, X, frame, sensitive)
-        quantized = path.encode(frame, sensitive, weight)
-        variables = Variables.of(quantized.encoding, sensitive, self.mediators)
-        eo_labels = None if settings.user_network else y_pos
-        ev = path.evaluate(variables, frame, eo_labels, quantized.encoding,
-                           quantized.multipliers, weight, observed)
-        agreement = path.agreement(quantized.encoding, frame, ev.multiplier, weight)
-        path.remember(variables, ev, frame, weight)
-        self._store(path, variables, quantized, ev, agreement)
-        path.check_agreement(quantized.encoding, frame, weight, agreement, ev.multiplier)
+        run = run_path(path, settings, frame, sensitive, y_pos, weight, observed)
+        self._store(path, run.variables, run.quantized, run.evaluation, run.agreement)
+        path.check_agreement(run.quantized.encoding, frame, weight, run.agreement,
+                             run.evaluation.multiplier)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None):
@@ -679,126 +668,6 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             population=ev.population_table,
         )
 
-    def _feature_subsets(self, features) -> list[list[str]]:
-        """Return the feature subsets of :meth:`fairness_influence`, validated."""
-        non_sensitive = [n for n in self.variables_ if n not in self._variables.sensitive]
-        if features is None:
-            return [[n] for n in non_sensitive]
-        if isinstance(features, str):
-            features = [features]
-        subsets = [[f] if isinstance(f, str) else list(f) for f in features]
-        for subset in subsets:
-            if not subset:
-                raise ValueError("An empty feature subset has no influence to measure.")
-            for f in subset:
-                if f in self._variables.sensitive:
-                    raise ValueError(
-                        f"{f!r} is a sensitive feature; FIF is defined for non-sensitive "
-                        "features."
-                    )
-                if f not in self.variables_:
-                    raise ValueError(
-                        f"{f!r} is not a variable of the verifier; variables: "
-                        f"{non_sensitive}."
-                    )
-        return subsets
-
-    def _reference_distributions(self, idx, reference):
-        """The reference distribution of every variable of ``idx`` (None: over its states)."""
-        if reference != "support":
-            return None
-        return [self._variables.encoding.variables[i].support_distribution() for i in idx]
-
-    def _reference_network(self, subset, reference, network=None):
-        """``network`` (the fitted one by default) with ``subset`` replaced by references.
-
-        The references are fixed (from the data's support, or uniform over the states),
-        the same for the fitted network and for every posterior draw.
-        """
-        idx = [self.variables_.index(f) for f in subset]
-        return uniform_network(self.network_ if network is None else network, idx,
-                               self._reference_distributions(idx, reference))
-
-    def _rates_without(self, subset, reference, draws=None):
-        """Exact group rates with the features ``subset`` replaced by references.
-
-        Returns the rates under the fitted network's reference network and, with
-        ``draws`` (posterior draws of the fitted network), the ``(n_draws, n_groups)``
-        rates under every draw's reference network, solved with the draws' rates
-        function built once on the point reference network (the path's
-        ``draw_rates_of``); None without draws. One draw is solved first and its time,
-        times the number of draws, is checked against the work bound of
-        ``max_table_size`` (:func:`check_draws_work`) before the others are solved.
-        """
-        net = self._reference_network(subset, reference)
-        point = self._path.point_rates(net)
-        if draws is None:
-            return point, None
-        rates_of = self._path.draw_rates_of(net, exact=point)
-        start = cpu_seconds()  # CPU time: a busy machine does not multiply it
-        rates_of(net)  # one draw's work: the plan of the draws, on the point network
-        check_draws_work(cpu_seconds() - start, len(draws), " + ".join(subset),
-                         self.max_table_size)
-        values = np.array([rates_of(self._reference_network(subset, reference, d))
-                           for d in draws], dtype=float)
-        return point, values
-
-    def _influence_rates(self, subsets, reference, draws=None) -> list[tuple]:
-        """``(point rates, draws' rates or None)`` under the reference network of every subset."""
-        if self.method_ == "sampling":
-            nets = [self._reference_network(s, reference) for s in subsets]
-            return [(r, None) for r in self._path.influence(nets)]
-        tasks = [delayed(self._rates_without)(s, reference, draws) for s in subsets]
-        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-        return list(progress(parallel(tasks), verbose=self.verbose, total=len(tasks),
-                             desc="FIF"))
-
-    def _influence_draws(self):
-        """The posterior draws of the fitted network and their group rates, or Nones.
-
-        Exact paths with ``n_draws > 0`` and a learned network: the draws that ``fit``
-        made (regenerated) and the rates of every draw under the verified rule: those
-        ``fit`` computed (the path's ``draw_rates_of``, the same function as the
-        references' draws).
-        """
-        if self.method_ == "sampling":
-            return None, None
-        fitted = self._path.fitted
-        draws = fitted.draw_networks(self.max_table_size)
-        if not draws:
-            return None, None
-        return draws, fitted.draws["positive_rate"].copy()
-
-    def _group_name(self, i: int) -> str:
-        return "/".join(str(self.groups_[s].iloc[i]) for s in self._variables.sensitive)
-
-    def _influence_intervals(self, table, fif_draws):
-        """Credible bounds of every entry of ``table`` from its posterior draws, held.
-
-        An :class:`EstimateOutsideIntervalWarning` names the entries whose point value lies
-        outside the equal-tailed interval of their draws (the interval is then widened to
-        hold it), as for the group rates.
-        """
-        n_draws, n_rows, n_groups = fif_draws.shape
-        low, high = credible_bounds(fif_draws.reshape(n_draws, -1), self.credible_level)
-        value = table.to_numpy(dtype=float).ravel()
-        outside = np.flatnonzero((value < low - HOLD_TOLERANCE)
-                                 | (value > high + HOLD_TOLERANCE))
-        if outside.size:
-            named = [f"{table.index[k // n_groups]} / "
-                     f"{self._group_name(k % n_groups)} {value[k]:.4f} "
-                     f"[{low[k]:.4f}, {high[k]:.4f}]" for k in outside[:5]]
-            warnings.warn(
-                f"{outside.size} fairness influence value(s) lie outside the "
-                f"{self.credible_level:.0%} credible interval of their {n_draws} posterior "
-                f"draws: {'; '.join(named)}{' ...' if outside.size > 5 else ''}. These "
-                "influences are poorly determined by the data (small groups); the "
-                "intervals are widened to hold the values.",
-                EstimateOutsideIntervalWarning, stacklevel=3)
-        held = hold_estimates({"fif": (low, high)}, {"fif": value})[0]["fif"]
-        return [pd.DataFrame(b.reshape(n_rows, n_groups), index=table.index,
-                             columns=table.columns) for b in held]
-
     def fairness_influence(self, features=None, *, reference="support", intervals=True
                            ) -> FairnessInfluenceResult:
         """Fairness influence function (FIF) of features, per sensitive group.
@@ -830,12 +699,10 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         finite sample, not that of the structure (an edge between two features may point
         either way, and the reference replaces a feature's table, not its children's) or
         of the bins. The draws cost one engine run per subset and draw (on the draws'
-        coarser rule): on Adult (sex x race, 12 features) 6.3 s against 0.54 s for the
-        point influences (``benchmarks/bench_fif_intervals.py --fif``); ``n_jobs`` runs
-        the subsets in parallel, ``intervals=False`` skips the draws; a progress bar
-        counts the subsets once the call has run 5 s (at once with ``verbose``). The
-        first draw of
-        each subset is timed, and ``n_draws`` times its time must be within the work
+        coarser rule; ``docs/benchmarks.md`` gives their cost); ``n_jobs`` runs the
+        subsets in parallel, ``intervals=False`` skips the draws; a progress bar counts
+        the subsets once the call has run 5 s (at once with ``verbose``). The first draw
+        of each subset is timed, and ``n_draws`` times its time must be within the work
         bound of ``max_table_size`` (a TableTooLargeError names ``n_draws`` otherwise).
         Without
         draws (``n_draws=0``, a user network) and on the sampling path there is no
@@ -903,22 +770,19 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             )
         if not isinstance(intervals, (bool, np.bool_)):
             raise ValueError(f"intervals must be True or False; got {intervals!r}.")
-        subsets = self._feature_subsets(features)
+        influence = Influence(self._path, self._variables, self.network_, self.groups_,
+                              Settings.of(self))
+        subsets = influence.subsets(features)
         base = self.groups_["positive_rate"].to_numpy()
-        draws, base_draws = self._influence_draws() if intervals else (None, None)
-        solved = self._influence_rates(subsets, reference, draws)
+        draws, base_draws = influence.draws() if intervals else (None, None)
+        solved = influence.rates(subsets, reference, draws)
         rows = [base - point for point, _ in solved]
-        if len(self._variables.sensitive) == 1:
-            columns = pd.Index(self.groups_[self._variables.sensitive[0]].tolist(),
-                               name=self._variables.sensitive[0])
-        else:
-            columns = pd.MultiIndex.from_frame(self.groups_[self._variables.sensitive])
         index = pd.Index([" + ".join(s) for s in subsets], name="feature")
-        table = pd.DataFrame(np.vstack(rows), index=index, columns=columns)
+        table = pd.DataFrame(np.vstack(rows), index=index, columns=influence.columns())
         ci_low = ci_high = None
         if draws:
             fif_draws = np.stack([base_draws - values for _, values in solved], axis=1)
-            ci_low, ci_high = self._influence_intervals(table, fif_draws)
+            ci_low, ci_high = influence.intervals(table, fif_draws)
         return FairnessInfluenceResult(table=table, reference=reference, ci_low=ci_low,
                                        ci_high=ci_high,
                                        intervals=influence_note(self, draws, intervals))

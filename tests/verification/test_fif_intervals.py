@@ -19,8 +19,11 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skfairverify import FairnessVerifier
 from skfairverify.s3p import BayesNet, TableTooLargeError
-from skfairverify.verification import _verifier
+from skfairverify.verification import _fif
+from skfairverify.verification._fif import Influence
+from skfairverify.verification._linear_path import LinearPath
 from skfairverify.verification._posterior import credible_intervals
+from skfairverify.verification._settings import Settings
 
 # The known distribution: a -> x (3 values) -> z (binary, given a and x).
 P_A = np.array([0.6, 0.4])
@@ -63,6 +66,12 @@ def model():
                                                          decide(big.x, big.z)))
 
 
+def _influence(rebuilt, ver, X, y=None) -> Influence:
+    """The FIF object of the fitted ``ver``, from its rebuilt path (conftest)."""
+    parts = rebuilt(ver, X, y)
+    return Influence(parts.path, parts.variables, ver.network_, ver.groups_, Settings.of(ver))
+
+
 def joint(net: BayesNet) -> np.ndarray:
     """Brute force: the probability of every joint state, a product of table entries."""
     out = np.zeros(net.cardinalities)
@@ -96,33 +105,34 @@ def state_decisions(ver) -> np.ndarray:
     cards = ver.network_.cardinalities
     out = np.zeros(cards, dtype=int)
     for state in itertools.product(*(range(c) for c in cards)):
-        if ver._path.kind == "tree":
+        if ver.rule_ is None:  # the tree path
             values = {n: ver.network_.state_names[i][s]
                       for i, (n, s) in enumerate(zip(ver.variables_, state))}
             row = pd.DataFrame([values])[list(ver.feature_names_in_)]
             out[state] = int(ver.estimator_.predict(row)[0])
         else:
-            score = sum(ver._path.fitted.weights[i][s] for i, s in enumerate(state))
+            score = sum(ver.weights_[n].iloc[s] for n, s in zip(ver.variables_, state))
             out[state] = int(score >= ver.threshold_)
     return out
 
 
 @pytest.mark.parametrize("kind", ["linear", "tree"])
-def test_draws_equal_enumeration(kind, model):
+def test_draws_equal_enumeration(kind, model, rebuilt):
     """Every draw's FIF equals the enumeration of the drawn network and its reference."""
     data = sample(400, np.random.default_rng(1))
     est = model if kind == "linear" else DecisionTreeClassifier(max_depth=3, random_state=0)
-    ver = FairnessVerifier(est, "a", n_draws=40, random_state=0).fit(
-        data, decide(data.x, data.z))
-    assert ver._path.kind == kind and ver.variables_ == ["a", "x", "z"]
+    y = decide(data.x, data.z)
+    ver = FairnessVerifier(est, "a", n_draws=40, random_state=0).fit(data, y)
+    assert (ver.rule_ is None) == (kind == "tree") and ver.variables_ == ["a", "x", "z"]
     assert ver.network_.cardinalities == [2, 3, 2]
     decision = state_decisions(ver)
-    draws, base = ver._influence_draws()
+    influence = _influence(rebuilt, ver, data, y)
+    draws, base = influence.draws()
     assert len(draws) == 40
     fif = ver.fairness_influence()
     for k, feature in enumerate(["x", "z"]):
         i = ver.variables_.index(feature)
-        point, values = ver._rates_without([feature], "support", draws)
+        point, values = influence.rates_without([feature], "support", draws)
         package = base - values
         brute = np.array([brute_rates(d, decision) - brute_rates(replaced(d, i), decision)
                           for d in draws])
@@ -200,15 +210,15 @@ def test_draws_cost_refused(model, monkeypatch):
     data = sample(400, np.random.default_rng(4))
     ver = FairnessVerifier(model, "a", n_draws=40, random_state=0).fit(data)
     clock = itertools.count(step=10.0)  # every engine run of the draws "takes" 10 s
-    monkeypatch.setattr(_verifier, "cpu_seconds", lambda: next(clock))
+    monkeypatch.setattr(_fif, "cpu_seconds", lambda: next(clock))
     solved = []
-    draw_rates_of = ver._path.draw_rates_of
+    draw_rates_of = LinearPath.draw_rates_of
 
-    def counting(network, exact=None):
-        rates_of = draw_rates_of(network, exact)
+    def counting(path, network, exact=None):
+        rates_of = draw_rates_of(path, network, exact)
         return lambda net: solved.append(net) or rates_of(net)
 
-    monkeypatch.setattr(ver._path, "draw_rates_of", counting)
+    monkeypatch.setattr(LinearPath, "draw_rates_of", counting)
     with pytest.raises(TableTooLargeError,
                        match=r"'x' are estimated at 400.00 s \(40 draws x 10 s per engine run.*"
                              r"bound of 120.00 s that max_table_size=50,000,000.*n_draws"):
@@ -284,7 +294,7 @@ def test_plot_draws_the_intervals(model, n_groups):
     plt.close("all")
 
 
-def test_value_outside_its_draws_widens_the_interval_and_warns(model):
+def test_value_outside_its_draws_widens_the_interval_and_warns(model, rebuilt):
     """An influence outside its draws' interval: the interval holds it, a warning names it."""
     from skfairverify.verification import EstimateOutsideIntervalWarning
 
@@ -295,7 +305,7 @@ def test_value_outside_its_draws_widens_the_interval_and_warns(model):
     draws = np.random.default_rng(0).normal(0.0, 0.01, (40, 1, 2))
     with pytest.warns(EstimateOutsideIntervalWarning,
                       match=r"1 fairness influence .*x / 0 0\.3000"):
-        low, high = ver._influence_intervals(table, draws)
+        low, high = _influence(rebuilt, ver, data).intervals(table, draws)
     expected_low, expected_high = credible_intervals(draws[:, 0], 0.95)
     assert low.iat[0, 0] == expected_low[0] and high.iat[0, 0] == 0.3  # widened to the value
     assert low.iat[0, 1] == expected_low[1] and high.iat[0, 1] == expected_high[1]

@@ -21,15 +21,6 @@ from skfairverify.verification._paths_sampling import SamplingPath
 from skfairverify.verification._settings import Settings, Variables
 from skfairverify.verification._trees_path import TreePath
 
-
-def _data(n=400, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 2, n)
-    X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0, n), "z": rng.normal(0.0, 1.0, n)})
-    y = (X["x"] + X["z"] + rng.normal(0, 0.5, n) > 0.5).astype(int)
-    return X, y
-
-
 MODELS = {
     "linear": (LogisticRegression(), LinearPath),
     "tree": (DecisionTreeClassifier(max_depth=3, random_state=0), TreePath),
@@ -39,8 +30,8 @@ MODELS = {
 }
 
 
-def _select(model, method="auto"):
-    X, y = _data()
+def _select(model, data, method="auto"):
+    X, y = data()
     fitted = model.fit(X, y)
     settings = Settings.of(FairnessVerifier(fitted, "a", method=method))
     return select_path(settings, fitted, X, None, y, feature_names=list(X.columns),
@@ -48,31 +39,32 @@ def _select(model, method="auto"):
 
 
 @pytest.mark.parametrize("name", list(MODELS))
-def test_select_path_reads_the_model(name):
+def test_select_path_reads_the_model(name, two_group_data):
     """Linear and tree models are read exactly, any other model is sampled."""
     model, kind = MODELS[name]
-    path = _select(model)
+    path = _select(model, two_group_data)
     assert type(path) is kind
     assert path.name == ("sampling" if kind is SamplingPath else "exact")
     np.testing.assert_array_equal(path.classes, [0, 1])
 
 
 @pytest.mark.parametrize("name", ["linear", "tree"])
-def test_method_sampling_samples_a_readable_model(name):
-    assert type(_select(MODELS[name][0], method="sampling")) is SamplingPath
+def test_method_sampling_samples_a_readable_model(name, two_group_data):
+    assert type(_select(MODELS[name][0], two_group_data, method="sampling")) is SamplingPath
 
 
 @pytest.mark.parametrize("name, reason", [
     ("sampling", "cannot be read as one"),
     ("unreadable step", "PolynomialFeatures"),
 ])
-def test_method_exact_refuses_an_unread_model_with_the_readers_reason(name, reason):
+def test_method_exact_refuses_an_unread_model_with_the_readers_reason(name, reason,
+                                                                      two_group_data):
     with pytest.raises(TypeError, match=f"method='exact'.*{reason}"):
-        _select(MODELS[name][0], method="exact")
+        _select(MODELS[name][0], two_group_data, method="exact")
 
 
-def test_read_model_keeps_every_refusal_in_order():
-    X, y = _data()
+def test_read_model_keeps_every_refusal_in_order(two_group_data):
+    X, y = two_group_data()
     tree = DecisionTreeClassifier(max_depth=2).fit(X, y)
     reading = read_model(tree)
     assert reading.kind == "tree" and reading.rule is None
@@ -105,10 +97,10 @@ def test_settings_are_the_parameters_frozen():
 
 
 @pytest.mark.parametrize("name", ["linear", "tree", "sampling"])
-def test_the_path_alone_gives_the_verifiers_groups(name):
+def test_the_path_alone_gives_the_verifiers_groups(name, two_group_data):
     """encode -> evaluate on the path object gives what FairnessVerifier.fit stores."""
     model, _ = MODELS[name]
-    X, y = _data(seed=1)
+    X, y = two_group_data(seed=1)
     fitted = model.fit(X, y)
     ver = FairnessVerifier(FrozenEstimator(fitted), "a", n_draws=0, n_bootstrap=0,
                            random_state=0, tolerance=0.05).fit(X, y)

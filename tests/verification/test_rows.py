@@ -71,6 +71,13 @@ def fitted():
     return ver, X, y
 
 
+@pytest.fixture(scope="module")
+def encoding(fitted, rebuilt):
+    """The fitted verifier's encoding of the rows, rebuilt (conftest's ``rebuild``)."""
+    ver, X, y = fitted
+    return rebuilt(ver, X, y).encoding
+
+
 def _reference_codes(encoding, X):
     """The state of every value, row by row, by an independent rule per kind."""
     out = np.empty((len(X), len(encoding.variables)), dtype=np.int64)
@@ -88,30 +95,30 @@ def _reference_codes(encoding, X):
     return out
 
 
-def test_codes_are_compact_and_equal_to_an_independent_mapping(fitted):
+def test_codes_are_compact_and_equal_to_an_independent_mapping(fitted, encoding):
     ver, X, _ = fitted
-    enc = ver._variables.encoding
+    enc = encoding
     codes = enc.codes(X)
     assert codes.dtype == np.uint8
     assert {v.kind for v in enc.variables} >= {"binned", "values", "categories"}
     np.testing.assert_array_equal(codes.astype(np.int64), _reference_codes(enc, X))
 
 
-def test_codes_in_small_chunks_equal_one_chunk(fitted, monkeypatch):
+def test_codes_in_small_chunks_equal_one_chunk(fitted, encoding, monkeypatch):
     ver, X, _ = fitted
-    whole = ver._variables.encoding.codes(X)
+    whole = encoding.codes(X)
     monkeypatch.setattr(_variables, "CHUNK_ROWS", 97)
     assert len(row_chunks(len(X))) == -(-len(X) // 97)
-    chunked = ver._variables.encoding.codes(X)
+    chunked = encoding.codes(X)
     np.testing.assert_array_equal(chunked, whole)
     # a chunk of rows gets the codes of those rows (a pure function of the chunk)
-    np.testing.assert_array_equal(ver._variables.encoding.codes(X.iloc[100:250]), whole[100:250])
-    np.testing.assert_array_equal(ver._variables.encoding.codes(X, only=[2, 0]), whole[:, [2, 0]])
+    np.testing.assert_array_equal(encoding.codes(X.iloc[100:250]), whole[100:250])
+    np.testing.assert_array_equal(encoding.codes(X, only=[2, 0]), whole[:, [2, 0]])
 
 
-def test_scores_equal_the_sums_of_the_contribution_matrix(fitted, monkeypatch):
+def test_scores_equal_the_sums_of_the_contribution_matrix(fitted, encoding, monkeypatch):
     ver, X, _ = fitted
-    enc = ver._variables.encoding
+    enc = encoding
     codes = enc.codes(X)
     matrix = enc.contributions(codes)
     monkeypatch.setattr(_variables, "CHUNK_ROWS", 11)
@@ -124,10 +131,10 @@ def test_scores_equal_the_sums_of_the_contribution_matrix(fitted, monkeypatch):
             got, np.rint(mult * matrix).astype(np.int64).sum(axis=1))
 
 
-def test_scores_refuses_a_wrong_number_of_tables(fitted):
+def test_scores_refuses_a_wrong_number_of_tables(fitted, encoding):
     ver, X, _ = fitted
     with pytest.raises(ValueError, match="one weight table per column"):
-        ver._variables.encoding.scores(ver._variables.encoding.codes(X), [np.zeros(2)])
+        encoding.scores(encoding.codes(X), [np.zeros(2)])
 
 
 def test_code_dtype_follows_the_largest_cardinality():
@@ -141,9 +148,9 @@ def test_code_dtype_follows_the_largest_cardinality():
     assert codes[:, 0].tolist() == [0, 299, 256, 5]
 
 
-def test_codes_size_is_checked_before_allocation(fitted):
+def test_codes_size_is_checked_before_allocation(fitted, encoding):
     ver, X, _ = fitted
-    enc = ver._variables.encoding
+    enc = encoding
     n_vars = len(enc.variables)
     assert check_codes_size(len(X), enc.cardinalities) == len(X) * n_vars
     with pytest.raises(TableTooLargeError, match=rf"{len(X):,} rows x {n_vars} variables"):
@@ -168,14 +175,14 @@ def test_categorical_columns_match_as_their_values():
     assert _variables._match_categorical(col, ["a", "b", 1], "c").tolist() == [0, 1]
 
 
-def test_unseen_category_is_refused_in_any_chunk(fitted, monkeypatch):
+def test_unseen_category_is_refused_in_any_chunk(fitted, encoding, monkeypatch):
     ver, X, _ = fitted
     bad = X.copy()
     bad["race"] = bad["race"].astype(object)
     bad.loc[bad.index[-1], "race"] = "new"
     monkeypatch.setattr(_variables, "CHUNK_ROWS", 100)
     with pytest.raises(ValueError, match=r"'race' has values \['new'\]"):
-        ver._variables.encoding.codes(bad)
+        encoding.codes(bad)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -290,7 +297,7 @@ def test_sensitive_checks_read_the_distinct_values():
     check_sensitive_column(col, "s")  # two groups, unambiguous
 
 
-def test_bins_and_multiplier_search_runs_on_a_sample(monkeypatch):
+def test_bins_and_multiplier_search_runs_on_a_sample(monkeypatch, rebuilt):
     """Above sample_rows rows the candidates are scored on a sample; the bins of the
     chosen number are then fitted on all rows, and the agreement is of all rows."""
     X, y = _data(n=1500, seed=5)
@@ -306,9 +313,11 @@ def test_bins_and_multiplier_search_runs_on_a_sample(monkeypatch):
     ver = FairnessVerifier(model, ["sex", "race"], n_bins="auto", max_bins=20,
                            n_draws=0, sample_rows=400, random_state=0).fit(X, y)
     assert seen[:-1] and set(seen[:-1]) == {400} and seen[-1] == len(X)
-    reference = ver._path.unit_rule.decision_function(X) > 0
+    monkeypatch.undo()
+    parts = rebuilt(ver, X, y, evaluate=False)
+    reference = parts.path.unit_rule.decision_function(X) > 0
+    enc = parts.encoding
     weights = [np.rint(ver.multiplier_ * v.contribution).astype(np.int64)
-               for v in ver._variables.encoding.variables]
-    enc = ver._variables.encoding
+               for v in enc.variables]
     decided = enc.scores(enc.codes(X), weights) >= ver.threshold_
     assert ver.agreement_ == pytest.approx(np.mean(decided == reference), abs=1e-12)

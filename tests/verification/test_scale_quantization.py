@@ -24,28 +24,30 @@ def _fitted(weighted):
     return ver, X, weight
 
 
-def _loop_agreements(ver, encoding, frame, reference, multipliers, weight):
+def _loop_agreements(rule, encoding, frame, reference, multipliers, weight):
     """The former loop: integer weights of every state, summed per row."""
     codes = encoding.codes(frame)
     out = []
     for l in multipliers:
         weights = [quantize(v.contribution, l) for v in encoding.variables]
-        threshold = integer_threshold(int(quantize(ver._path.unit_rule.intercept, l)))
+        threshold = integer_threshold(int(quantize(rule.intercept, l)))
         score = sum(w[codes[:, j]] for j, w in enumerate(weights))
         out.append(np.average((score >= threshold) == reference, weights=weight))
     return np.array(out)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_agreements_equal_the_per_state_loop(weighted):
+def test_agreements_equal_the_per_state_loop(weighted, rebuilt):
     ver, X, weight = _fitted(weighted)
-    encoding = ver._variables.encoding
-    reference = ver._path.unit_rule.decision_function(X) > 0
+    parts = rebuilt(ver, X, sample_weight=weight, evaluate=False)
+    encoding, rule = parts.encoding, parts.path.unit_rule
+    assert encoding.names == ver.variables_
+    reference = rule.decision_function(X) > 0
     multipliers = [1, 2, 5, 10, 20, 50, 100, 1000, 10000]
-    got = ver._path.quantizer.agreements(encoding, X, reference, multipliers, weight)
-    np.testing.assert_array_equal(got, _loop_agreements(ver, encoding, X, reference,
+    got = parts.path.quantizer.agreements(encoding, X, reference, multipliers, weight)
+    np.testing.assert_array_equal(got, _loop_agreements(rule, encoding, X, reference,
                                                         multipliers, weight))
-    weights, threshold = ver._path.quantizer.integer_rule(encoding, 37)
+    weights, threshold = parts.path.quantizer.integer_rule(encoding, 37)
     for w, v in zip(weights, encoding.variables):
         np.testing.assert_array_equal(w, quantize(v.contribution, 37))
-    assert threshold == integer_threshold(int(quantize(ver._path.unit_rule.intercept, 37)))
+    assert threshold == integer_threshold(int(quantize(rule.intercept, 37)))

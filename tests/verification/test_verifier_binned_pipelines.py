@@ -6,7 +6,6 @@ path's certified intervals on the same model.
 """
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.compose import make_column_transformer
 from sklearn.linear_model import LogisticRegression
@@ -17,14 +16,6 @@ from skfairverify import FairnessVerifier
 from skfairverify.preprocessing import BinningDiscretizer
 
 
-def _data(n=3000, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 2, n)
-    X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0, n), "z": rng.normal(0, 1, n)})
-    y = (X.x + 0.5 * X.z + rng.normal(0, 0.5, n) > 0.5).astype(int)
-    return X, y
-
-
 def _kbins(encode):
     return KBinsDiscretizer(n_bins=5, encode=encode, strategy="quantile",
                             quantile_method="averaged_inverted_cdf")
@@ -33,8 +24,9 @@ def _kbins(encode):
 @pytest.mark.parametrize("binner", [
     lambda: _kbins("onehot-dense"), lambda: _kbins("onehot"), lambda: _kbins("ordinal"),
     lambda: BinningDiscretizer(n_bins=5)])
-def test_binned_linear_pipeline_is_exact_and_agrees_with_sampling(binner):
-    X, y = _data()
+def test_binned_linear_pipeline_is_exact_and_agrees_with_sampling(binner, rebuilt,
+                                                                  two_group_data):
+    X, y = two_group_data(n=3000, z_weight=0.5)
     model = make_pipeline(
         make_column_transformer((binner(), ["x"]), ("passthrough", ["z"])),
         LogisticRegression())
@@ -42,7 +34,7 @@ def test_binned_linear_pipeline_is_exact_and_agrees_with_sampling(binner):
                              random_state=0).fit(X, y)
     assert exact.method_ == "exact"
     assert exact.agreement_ >= 0.99
-    kinds = {v.name: v.kind for v in exact._variables.encoding.variables}
+    kinds = {v.name: v.kind for v in rebuilt(exact, X, y, evaluate=False).encoding.variables}
     assert kinds["x"] == "rule_bins"
     sampled = FairnessVerifier(model, "a", network="independent", method="sampling",
                                tolerance=0.02, random_state=0).fit(X, y)
@@ -54,16 +46,16 @@ def test_binned_linear_pipeline_is_exact_and_agrees_with_sampling(binner):
     assert np.all(rates >= low - slack) and np.all(rates <= high + slack)
 
 
-def test_rule_bins_states_are_the_models_bins():
+def test_rule_bins_states_are_the_models_bins(rebuilt, two_group_data):
     """Every row's state is the model's own bin: the contributions reproduce the
     model's decision function up to the quantization of the raw column z."""
-    X, y = _data(n=1500, seed=3)
+    X, y = two_group_data(n=1500, seed=3, z_weight=0.5)
     model = make_pipeline(
         make_column_transformer((_kbins("onehot-dense"), ["x"]), ("passthrough", ["z"])),
         LogisticRegression()).fit(X, y)
     ver = FairnessVerifier(model, "a", network="independent", n_draws=0, n_bins=1000,
                            random_state=0).fit(X, y)
-    enc = ver._variables.encoding
+    enc = rebuilt(ver, X, y).encoding
     bins = model[0].named_transformers_["kbinsdiscretizer"].transform(X[["x"]])
     state = enc.codes(X)[:, enc.index("x")]
     np.testing.assert_array_equal(state, bins.argmax(axis=1))

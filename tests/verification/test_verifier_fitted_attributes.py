@@ -41,7 +41,7 @@ def test_n_bins_reports_the_bins_formed(kind):
 
 
 @pytest.mark.parametrize("kind", list(MODELS))
-def test_state_names_and_group_dtypes(kind):
+def test_state_names_and_group_dtypes(kind, rebuilt):
     X, y = _data()
     ver = FairnessVerifier(MODELS[kind], "a", n_bins=20, n_draws=0, tolerance=0.05,
                            random_state=0).fit(X, y)
@@ -53,7 +53,8 @@ def test_state_names_and_group_dtypes(kind):
     assert bins[0].left == -np.inf and bins[-1].right == np.inf
     # the intervals partition the line, and every value of x lies in its state's interval
     assert all(b.right == c.left for b, c in zip(bins, bins[1:]))
-    codes = ver._variables.encoding.codes(X)[:, ver.variables_.index("x")]
+    encoding = rebuilt(ver, X, y, evaluate=False).encoding
+    codes = encoding.codes(X)[:, ver.variables_.index("x")]
     inside = [x in bins[c] for x, c in zip(X["x"].to_numpy()[:200], codes[:200])]
     assert all(inside)
     assert ver.groups_["a"].dtype == np.int32

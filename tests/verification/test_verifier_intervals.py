@@ -206,7 +206,7 @@ def test_credible_bounds_keep_groups_without_a_rate():
 # ---------------------------------------------------------------------- the prior
 
 
-def test_hierarchical_prior_reestimates_the_learned_structure():
+def test_hierarchical_prior_reestimates_the_learned_structure(rebuilt):
     rng = np.random.default_rng(10)
     n = 600
     a1 = (rng.random(n) < 0.5).astype(int)
@@ -221,8 +221,9 @@ def test_hierarchical_prior_reestimates_the_learned_structure():
                             **params).fit(X)
     net = hier.network_
     assert net.parents == bdeu.network_.parents
-    codes = hier._variables.encoding.codes(X)
-    expected = estimate_cpts(codes, net.cardinalities, net.parents, hier._variables.sens_idx,
+    codes = rebuilt(hier, X, evaluate=False).encoding.codes(X)
+    sens_idx = [hier.variables_.index(s) for s in hier.sensitive_features_]
+    expected = estimate_cpts(codes, net.cardinalities, net.parents, sens_idx,
                              equivalent_sample_size=EQUIVALENT_SAMPLE_SIZE,
                              prior="hierarchical")
     for got, want in zip(net.cpts, expected):

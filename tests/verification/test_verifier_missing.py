@@ -47,25 +47,26 @@ def _joint(net):
     return states, prob
 
 
-def _state_rows(ver, states):
-    """The raw rows of the joint states: every state's value (NaN for a missing one)."""
+def _state_rows(ver, states, fit_rows):
+    """The raw rows of the joint states: every state's value (NaN for a missing one),
+    each column in its dtype in ``fit_rows`` (the rows of ``fit``)."""
     net = ver.network_
     values = {}
     for i, name in enumerate(net.names):
         labels = np.array(net.state_names[i], dtype=object)
         values[name] = labels[states[:, i]]
     frame = pd.DataFrame(values)[list(ver.feature_names_in_)]
-    for v in ver._variables.encoding.variables:  # every column in its dtype of fit
-        if v.name in frame.columns:
-            frame[v.name] = frame[v.name].astype(v.dtype)
+    for name in frame.columns:
+        frame[name] = frame[name].astype(fit_rows[name].dtype)
     return frame
 
 
-def _model_rates(ver, sensitive="a"):
+def _model_rates(ver, fit_rows, sensitive="a"):
     """Pr[model(row) = positive | a] under the fitted network, by enumeration."""
     net = ver.network_
     states, prob = _joint(net)
-    decided = np.asarray(ver.estimator_.predict(_state_rows(ver, states))) == ver.classes_[1]
+    rows = _state_rows(ver, states, fit_rows)
+    decided = np.asarray(ver.estimator_.predict(rows)) == ver.classes_[1]
     i = net.names.index(sensitive)
     out = {}
     for code, group in enumerate(net.state_names[i]):
@@ -159,7 +160,7 @@ def test_linear_path_rates_equal_the_model_on_every_state(indicator):
     i_x, i_z = ver.variables_.index("x"), ver.variables_.index("z")
     assert np.isnan(ver.network_.state_names[i_x][-1])  # the missing state
     assert any(pd.isna(s) for s in ver.network_.state_names[i_z])
-    expected = _model_rates(ver)
+    expected = _model_rates(ver, X)
     got = ver.groups_.set_index("a")["positive_rate"]
     for group, rate in expected.items():
         assert got[group] == pytest.approx(rate, abs=1e-9)
@@ -177,9 +178,9 @@ def test_tree_path_native_nan_and_imputed():
     for model in (native, imputed):
         Xm = X[["x", "z"]].assign(a=(X["a"] == "b").astype(int) + 2 * (X["a"] == "c"))
         ver = FairnessVerifier(model, "a", n_draws=0, random_state=0).fit(Xm, y)
-        assert ver._path.kind == "tree"
+        assert ver.method_ == "exact" and ver.rule_ is None  # the tree path
         assert ver.groups_["a"].dtype == np.int64  # integer groups stay integers
-        expected = _model_rates(ver)
+        expected = _model_rates(ver, Xm)
         got = ver.groups_.set_index("a")["positive_rate"]
         for group, rate in expected.items():
             assert got[group] == pytest.approx(rate, abs=1e-9)
@@ -194,7 +195,7 @@ def test_sampling_path_gives_nan_to_a_model_that_handles_it():
                                          random_state=0)
     ver = FairnessVerifier(hgb, "a", tolerance=0.02, n_draws=0, random_state=0).fit(X, y)
     assert ver.method_ == "sampling"
-    expected = _model_rates(ver)
+    expected = _model_rates(ver, X)
     groups = ver.groups_.set_index("a")
     for group, rate in expected.items():
         assert groups.loc[group, "ci_low"] <= rate <= groups.loc[group, "ci_high"]
@@ -212,20 +213,20 @@ def test_verify_adds_a_missing_state_the_fit_rows_lacked():
     assert result.agreement > 0.99
 
 
-def test_support_reference_keeps_the_missing_share():
+def test_support_reference_keeps_the_missing_share(rebuilt):
     """FIF's support reference spreads the observed share over the values and keeps the
     share of missing rows on the missing state."""
     X, y = _data()
     ver = FairnessVerifier(_linear_pipeline(), "a", n_bins=10, n_draws=0,
                            random_state=0).fit(X, y)
-    var = ver._variables.encoding.variables[ver.variables_.index("x")]
+    var = rebuilt(ver, X, y).encoding.variables[ver.variables_.index("x")]
     dist = var.support_distribution()
     share = float(X["x"].isna().mean())
     assert dist[-1] == pytest.approx(share)
     np.testing.assert_allclose(dist[:-1], (1 - share) / (len(dist) - 1))
 
 
-def test_titanic_with_its_missing_values():
+def test_titanic_with_its_missing_values(rebuilt):
     """The raw Titanic file (Age, Embarked, Cabin missing): an imputer pipeline verified
     exactly on every one of the 891 rows, HistGradientBoosting on the raw NaN sampled."""
     from skfairverify.datasets import load_titanic
@@ -248,7 +249,7 @@ def test_titanic_with_its_missing_values():
     ver = FairnessVerifier(model, ["Sex", "Pclass"], n_draws=0, random_state=0).fit(X, y)
     assert ver.method_ == "exact" and ver.agreement_ > 0.99
     assert ver.groups_["support"].sum() == 891 and len(ver.groups_) == 6
-    cabin = ver._variables.encoding.variables[ver.variables_.index("Cabin")]
+    cabin = rebuilt(ver, X, y).encoding.variables[ver.variables_.index("Cabin")]
     assert cabin.kind == "presence" and cabin.cardinality == 2  # not 148 categories
     hgb = HistGradientBoostingClassifier(max_iter=30, categorical_features="from_dtype",
                                          random_state=0)
@@ -259,7 +260,7 @@ def test_titanic_with_its_missing_values():
     assert sampled.groups_["support"].sum() == 891
 
 
-def test_tree_reads_a_missing_indicator_of_a_text_column():
+def test_tree_reads_a_missing_indicator_of_a_text_column(rebuilt):
     """A tree splitting on whether a text column is missing (MissingIndicator): a 2-state
     variable, and the rates equal the enumeration of the model on every joint state."""
     X, y = _data()
@@ -269,9 +270,9 @@ def test_tree_reads_a_missing_indicator_of_a_text_column():
                                 (MissingIndicator(), ["note"])),
         DecisionTreeClassifier(max_depth=3, random_state=0))
     ver = FairnessVerifier(model, "a", n_draws=0, random_state=0).fit(X, y)
-    note = ver._variables.encoding.variables[ver.variables_.index("note")]
-    assert ver._path.kind == "tree" and note.kind == "presence"
-    expected = _model_rates(ver)
+    note = rebuilt(ver, X, y).encoding.variables[ver.variables_.index("note")]
+    assert ver.method_ == "exact" and ver.rule_ is None and note.kind == "presence"
+    expected = _model_rates(ver, X)
     got = ver.groups_.set_index("a")["positive_rate"]
     for group, rate in expected.items():
         assert got[group] == pytest.approx(rate, abs=1e-9)

@@ -440,7 +440,7 @@ def _tree_verifier_class():
     return FairnessVerifier
 
 
-def test_verifier_tree_path_equals_enumeration():
+def test_verifier_tree_path_equals_enumeration(rebuilt):
     """fit (rates, EO), fairness_influence and verify of the tree path against
     enumeration of the learned networks with the model's predict."""
     X, y = _data(n=600, seed=8)
@@ -449,11 +449,12 @@ def test_verifier_tree_path_equals_enumeration():
         _tree(4))
     ver = _tree_verifier_class()(model, "a", network="learn", n_bins=4, max_indegree=1)
     ver.fit(X, y)
-    enc, net = ver._variables.encoding, ver.network_
+    parts = rebuilt(ver, X, y)
+    enc, net = parts.encoding, ver.network_
     sens_idx = [enc.index("a")]
     cols = ["a", "x", "z", "c"]
     expected, *_ = _enumerated(net, enc, ver.estimator_, cols, sens_idx)
-    codes = ver._path.fitted.group_codes
+    codes = parts.run.evaluation.group_codes
     np.testing.assert_allclose(ver.groups_["positive_rate"],
                                [expected[tuple(g)] for g in codes], atol=1e-9)
     assert ver.agreement_ == 1.0 and ver.multiplier_ is None
@@ -465,13 +466,13 @@ def test_verifier_tree_path_equals_enumeration():
     under, *_ = _enumerated(ref, enc, ver.estimator_, cols, sens_idx)
     np.testing.assert_allclose(
         fif.loc["z"].to_numpy(),
-        [expected[tuple(g)] - under[tuple(g)] for g in ver._path.fitted.group_codes], atol=1e-9)
+        [expected[tuple(g)] - under[tuple(g)] for g in codes], atol=1e-9)
     X_new, y_new = _data(n=600, seed=9)
     result = ver.verify(X_new, y_new)
     assert result.groups["positive_rate"].between(0, 1).all()
 
 
-def test_verifier_tree_path_with_a_given_network():
+def test_verifier_tree_path_with_a_given_network(rebuilt):
     """A user BayesNet (numeric state names = values) on the tree path: enumeration."""
     X, y = _data(n=600, seed=10)
     model = make_pipeline(
@@ -483,10 +484,11 @@ def test_verifier_tree_path_with_a_given_network():
     net = BayesNet([len(s) for s in states], [(), (0,), (0, 1)], cpts,
                    names=["a", "x", "c"], state_names=states)
     ver = _tree_verifier_class()(model, "a", network=net).fit(X[["a", "x", "c"]], y)
-    enc = ver._variables.encoding
+    parts = rebuilt(ver, X[["a", "x", "c"]], y)
+    enc = parts.encoding
     assert [v.kind for v in enc.variables] == ["categories", "values", "categories"]
     expected, *_ = _enumerated(net, enc, ver.estimator_, ["a", "x", "c"], [0])
-    codes = ver._path.fitted.group_codes
+    codes = parts.run.evaluation.group_codes
     np.testing.assert_allclose(ver.groups_["positive_rate"],
                                [expected[tuple(g)] for g in codes], atol=1e-9)
 
