@@ -179,7 +179,7 @@ def test_rule_scaler_and_proximity_never_disagree_about_1_and_str_1(which, query
     ambiguous = ref_ambiguous(list(query) + list(cats))
     users = {
         "rule": lambda: rule.decision_function(Q),
-        "scaler": lambda: scaler._terms(Q),
+        "scaler": lambda: scaler.decision_function(Q),
         "proximity": lambda: prox.encode(Q),
     }
     if ambiguous:  # every user refuses, naming the column
@@ -192,7 +192,9 @@ def test_rule_scaler_and_proximity_never_disagree_about_1_and_str_1(which, query
     np.testing.assert_allclose(rule.decision_function(Q) - rule.intercept,
                                expected @ coef + 0.0 * Q.x.to_numpy(),
                                atol=1e-12)
-    np.testing.assert_array_equal(scaler._terms(Q)[:, 1:], expected)  # term 0 is x
+    # the integer rule's decision at x = 0: the coefficients of the categories matched
+    np.testing.assert_array_equal(scaler.decision_function(Q) - scaler.intercept_[0],
+                                  expected @ scaler.coef_[0, 1:])  # term 0 is x
     pcats = prox.categories["c"]
     pexp = np.array([[ref_equal(v, c) for c in pcats] for v in query], dtype=float) * 0.5
     np.testing.assert_array_equal(prox.encode(Q)[:, 1:], pexp)

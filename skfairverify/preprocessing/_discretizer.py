@@ -91,6 +91,8 @@ def _ignore_kbins_warnings() -> None:
 #: two (exact): k-means squares the values (overflow from about 1e154) and the uniform
 #: strategy subtracts the extremes (overflow near 1e308).
 _LARGE = 2.0**500
+#: Rows binned at a time for the bin means (the per-bin sums add up over the chunks).
+MEAN_CHUNK_ROWS = 2**18
 
 
 def _column_scales(X: np.ndarray, threshold: float) -> np.ndarray:
@@ -296,7 +298,7 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         self.bin_means_ = self._bin_means(X, sample_weight)
         return self
 
-    def _bin_means(self, X, sample_weight, chunk_rows: int = 2**18) -> list:
+    def _bin_means(self, X, sample_weight) -> list:
         """Weighted mean of the values in every bin (the midpoint of an empty bin).
 
         Rows are binned in chunks (the bin indices of all rows at once would take three
@@ -306,6 +308,7 @@ class BinningDiscretizer(TransformerMixin, BaseEstimator):
         overflow and small values keep their precision: values near 1e308 have finite
         means, and a bin of 1e-300 next to them has mean 1e-300.
         """
+        chunk_rows = MEAN_CHUNK_ROWS
         k = [int(n) for n in self.n_bins_]
         scales = self._mean_scales(X, k, chunk_rows)
         mass = [np.zeros(kj) for kj in k]

@@ -18,7 +18,13 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from skfairverify import BinningDiscretizer, IntegerWeightScaler
-from skfairverify.preprocessing import _quantize, integer_threshold, quantize, select_multiplier
+from skfairverify.preprocessing import (
+    _discretizer,
+    _quantize,
+    integer_threshold,
+    quantize,
+    select_multiplier,
+)
 
 # --------------------------------------------------------------------------- data
 
@@ -59,7 +65,7 @@ def test_bin_means_match_groupby(frame, strategy):
         np.testing.assert_array_equal(disc.bin_index(frame)[:, j], bins)
 
 
-def test_bin_means_in_chunks_equal_one_pass(frame):
+def test_bin_means_in_chunks_equal_one_pass(frame, monkeypatch):
     """The bin means summed chunk by chunk (odd chunk sizes, weighted) equal one pass."""
     w = np.random.default_rng(1).uniform(0.2, 3.0, len(frame))
     disc = BinningDiscretizer(n_bins=5, random_state=0).fit(frame, sample_weight=w)
@@ -70,9 +76,12 @@ def test_bin_means_in_chunks_equal_one_pass(frame):
         mass = np.bincount(idx[:, j], weights=w, minlength=k)
         expected = np.bincount(idx[:, j], weights=w * X[:, j], minlength=k) / mass
         np.testing.assert_allclose(disc.bin_means_[j], expected, rtol=1e-13)
-        for chunk in (1, 7, len(X) - 1):
-            got = disc._bin_means(X, w, chunk_rows=chunk)[j]
-            np.testing.assert_allclose(got, expected, rtol=1e-13)
+    for chunk in (1, 7, len(X) - 1):
+        monkeypatch.setattr(_discretizer, "MEAN_CHUNK_ROWS", chunk)
+        chunked = BinningDiscretizer(n_bins=5, random_state=0).fit(frame, sample_weight=w)
+        for j in range(X.shape[1]):
+            np.testing.assert_allclose(chunked.bin_means_[j], disc.bin_means_[j],
+                                       rtol=1e-13)
 
 
 def test_empty_bin_gets_midpoint():
