@@ -87,6 +87,11 @@ class EnsembleBounds(GroupTable):
         ``level`` and ``block`` (the dyadic block of the states of ``order[depth]`` the
         node is restricted to: ``block * 2**level`` to ``(block + 1) * 2**level - 1``),
         ``prob`` (the node's probability) and ``group``.
+    settled_nodes : dict of ndarray or None
+        With ``keep_settled=True``, the settled nodes in the same fields, and
+        ``positive`` (the decision they settle): with ``unsettled`` a partition of the
+        mass, which :func:`reweighted_bounds` reweighs under another network of the
+        same structure. None otherwise, or when they would exceed ``max_table_size``.
 
     Examples
     --------
@@ -116,6 +121,7 @@ class EnsembleBounds(GroupTable):
     order: list = field(default_factory=list)
     positive_mass: np.ndarray = field(default=None, repr=False)
     unsettled: dict = field(default=None, repr=False)
+    settled_nodes: dict = field(default=None, repr=False)
 
     @property
     def width(self) -> np.ndarray:
@@ -131,7 +137,7 @@ class EnsembleBounds(GroupTable):
 
 
 # ------------------------------------------------------------------------ order
-def _ancestors(network: BayesNet, variables) -> set:
+def ancestors(network: BayesNet, variables) -> set:
     """``variables`` and their ancestors (children come before parents in reverse order)."""
     found = set(variables)
     for v in reversed(network.topological_order()):
@@ -153,7 +159,7 @@ def branching_order(network: BayesNet, sensitive, importance) -> tuple[list, int
     n_prefix : int
         Length of the prefix holding the sensitive variables and their ancestors.
     """
-    prefix = _ancestors(network, sensitive)
+    prefix = ancestors(network, sensitive)
     head = [v for v in network.topological_order() if v in prefix]
     placed, order = set(head), list(head)
     while len(order) < network.n_variables:
@@ -208,8 +214,11 @@ class _Search:
     leaf set per variable (its state, its current block, or every state).
     """
 
-    def __init__(self, ensemble, network, masks, order, sensitive, step):
+    def __init__(self, ensemble, network, masks, order, sensitive, step, keep_limit=0):
         self.ensemble, self.network, self.masks = ensemble, network, masks
+        # the settled nodes, kept while their entries stay within keep_limit
+        self.kept = [] if keep_limit > 0 else None
+        self.keep_limit, self.kept_entries = keep_limit, 0
         self.order, self.sensitive = order, list(sensitive)
         self.order_array = np.asarray(order, dtype=np.int64)
         self.n_groups = int(np.prod([network.cardinalities[v] for v in sensitive]))
@@ -315,7 +324,30 @@ class _Search:
         down = ~self.ensemble.positive(upper)
         self.positive += np.bincount(nodes.group[up], nodes.prob[up], self.n_groups)
         self.negative += np.bincount(nodes.group[down], nodes.prob[down], self.n_groups)
+        if self.kept is not None:
+            self.keep(nodes, up, down)
         return nodes.take(~(up | down))
+
+    def keep(self, nodes: _Frontier, up, down) -> None:
+        """Keep the settled nodes, or stop keeping any once beyond ``keep_limit``."""
+        done = up | down
+        self.kept_entries += int(done.sum()) * (self.network.n_variables + 6)
+        if self.kept_entries > self.keep_limit:
+            self.kept = None
+            return
+        self.kept.append((nodes.take(done), up[done]))
+
+    def settled_nodes(self) -> dict | None:
+        """The settled nodes kept, with ``positive`` (None when not kept)."""
+        if self.kept is None:
+            return None
+        whole, real = np.zeros(0, dtype=np.int64), np.zeros(0)
+        empty = _Frontier(np.zeros((0, self.network.n_variables), dtype=np.int64), whole,
+                          whole, whole, real, real, whole)
+        nodes = _concat([k for k, _ in self.kept], empty)
+        out = {f: getattr(nodes, f) for f in _FIELDS if f != "base"}
+        out["positive"] = np.concatenate([p for _, p in self.kept] or [np.zeros(0, bool)])
+        return out
 
     def _step(self) -> int:
         """Rows of masks (trees x words each) that fit in the working memory."""
@@ -499,12 +531,14 @@ def _result(search, frontier, group_probability, stopped, start, order) -> Ensem
                           group_probability=group_probability, stopped=stopped,
                           cpu_time=time.process_time() - start, order=list(order),
                           positive_mass=search.positive.copy(),
-                          unsettled={f: getattr(frontier, f) for f in _FIELDS if f != "base"})
+                          unsettled={f: getattr(frontier, f) for f in _FIELDS if f != "base"},
+                          settled_nodes=search.settled_nodes())
 
 
 def ensemble_bounds(ensemble, network, states, sensitive_features=None, *, tolerance=0.0,
                     max_nodes=None, max_time=None,
-                    max_table_size=DEFAULT_MAX_TABLE_SIZE) -> EnsembleBounds:
+                    max_table_size=DEFAULT_MAX_TABLE_SIZE,
+                    keep_settled=False) -> EnsembleBounds:
     """Sound anytime bounds of a tree ensemble's positive rate per group under a network.
 
     Branches over the network's variables in a topological order (the sensitive
@@ -536,6 +570,10 @@ def ensemble_bounds(ensemble, network, states, sensitive_features=None, *, toler
         CPU seconds after which the search stops (the bounds stay sound).
     max_table_size : int, default=50_000_000
         Largest number of entries of the leaf tables and of the unsettled nodes.
+    keep_settled : bool, default=False
+        Keep the settled nodes too (``settled_nodes``, while their entries stay within
+        ``max_table_size``), so that :func:`reweighted_bounds` bounds the rates under
+        other networks of the same structure without a new search.
 
     Returns
     -------
@@ -579,7 +617,8 @@ def ensemble_bounds(ensemble, network, states, sensitive_features=None, *, toler
     sensitive = _check_inputs(ensemble, network, states, sensitive_features)
     masks = LeafMasks(ensemble, states, max_table_size)
     order, n_prefix = branching_order(network, sensitive, masks.importance)
-    search = _Search(ensemble, network, masks, order, sensitive, _STEP)
+    search = _Search(ensemble, network, masks, order, sensitive, _STEP,
+                     keep_limit=max_table_size if keep_settled else 0)
     budget = _check_budget(network, order, n_prefix, max_nodes, max_table_size,
                            search.widest_split)
     frontier, group_probability = _initial(search, n_prefix)

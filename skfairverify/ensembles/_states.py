@@ -9,13 +9,13 @@ every split one known way: :func:`refine_states` makes such edges from the ensem
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._structure import TreeEnsemble
+from ._structure import Tree, TreeEnsemble, make_tree
 
-__all__ = ["FeatureStates", "encode_states", "refine_states"]
+__all__ = ["FeatureStates", "encode_states", "index_ensemble", "refine_states"]
 
 
 @dataclass(frozen=True)
@@ -164,3 +164,94 @@ def encode_states(states, X, dtype=np.float64) -> np.ndarray:
         if st.feature is not None:
             codes[:, v] = st.encode(X[:, st.feature], dtype)
     return codes
+
+
+def _prefix_length(reps: np.ndarray, threshold: float, dtype) -> int:
+    """States of sorted representatives ``reps`` (cast to ``dtype``) sent left: a prefix."""
+    return int(np.searchsorted(reps.astype(dtype).astype(np.float64), threshold, side="right"))
+
+
+def _check_representatives(feature: int, values) -> tuple[np.ndarray, bool]:
+    """The observed representatives of a column's states (sorted) and whether one is NaN."""
+    values = np.asarray(values, dtype=np.float64).ravel()
+    nan = np.isnan(values)
+    if nan.any() and not (nan.sum() == 1 and nan[-1]):
+        raise ValueError(f"Column {feature}: a missing state must be the last one (one NaN "
+                         "representative, last).")
+    observed = values[~nan]
+    if observed.size == 0 or np.any(np.diff(observed) <= 0):
+        raise ValueError(
+            f"Column {feature}: the states' representative values must be strictly "
+            f"increasing (a split sends a prefix of them left); got {observed[:10].tolist()}.")
+    return observed, bool(nan.any())
+
+
+def _restated_tree(tree, dtype, observed: dict) -> Tree:
+    """``tree`` with every split on a column's state index (see :func:`index_ensemble`)."""
+    left, right = tree.children_left.copy(), tree.children_right.copy()
+    threshold, missing_left = tree.threshold.copy(), tree.missing_left.copy()
+    for node in np.flatnonzero(left >= 0):
+        f = int(tree.feature[node])
+        if f not in observed:
+            raise ValueError(f"The trees split on input column {f} but it has no states; "
+                             "give representatives for every column the trees read.")
+        k = _prefix_length(observed[f], float(threshold[node]), dtype)
+        threshold[node] = np.inf if k in (0, observed[f].size) else k - 0.5
+        if k == 0:  # every observed state goes right: the children swapped, all left
+            left[node], right[node] = right[node], left[node]
+            missing_left[node] = not missing_left[node]
+    return make_tree(left, right, tree.feature, threshold, missing_left, tree.value)
+
+
+def index_ensemble(ensemble: TreeEnsemble, representatives: dict
+                   ) -> tuple[TreeEnsemble, dict]:
+    """The ensemble restated on state indices, and each column's states of them.
+
+    Each input column the trees read is described by states with one representative
+    value each, sorted (a value per distinct value, or a value inside each bin whose
+    edges the split thresholds are), a missing state last (NaN). A split of a tree
+    then sends a prefix of the states left: it is restated as a split of the state
+    index at the prefix's end (an index of ``j`` meaning state ``j``), so that
+    ``FeatureStates(feature, [0.5, 1.5, ...])`` has every threshold as an edge and the
+    restated ensemble's decision on a state is the model's on its representative.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The model (:func:`read_ensemble`).
+    representatives : dict of int to array-like of float
+        Per input column the trees read, one value per state in the state order
+        (strictly increasing, NaN last for a missing state).
+
+    Returns
+    -------
+    indexed : TreeEnsemble
+        Same trees and leaf values, splits on state indices (``input_dtype`` float64).
+    states : dict of int to FeatureStates
+        Per column of ``representatives``, its states as intervals of the index.
+
+    Raises
+    ------
+    ValueError
+        For representatives not increasing, a NaN that is not last, or a column the
+        trees read without representatives.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from skfairverify.ensembles import index_ensemble, read_ensemble
+    >>> X = np.repeat(np.arange(4.0), 5)[:, None]
+    >>> model = GradientBoostingClassifier(n_estimators=3, max_depth=1).fit(X, X[:, 0] > 1)
+    >>> indexed, states = index_ensemble(read_ensemble(model), {0: [0.0, 1.0, 2.0, 3.0]})
+    >>> states[0].edges.tolist(), indexed.predict(np.arange(4.0)[:, None]).tolist()
+    ([0.5, 1.5, 2.5], [False, False, True, True])
+    """
+    observed, states = {}, {}
+    for f, values in representatives.items():
+        obs, missing = _check_representatives(int(f), values)
+        observed[int(f)] = obs
+        states[int(f)] = FeatureStates(int(f), np.arange(obs.size - 1) + 0.5, missing=missing)
+    trees = tuple(_restated_tree(t, ensemble.input_dtype, observed) for t in ensemble.trees)
+    indexed = replace(ensemble, trees=trees, input_dtype=np.dtype(np.float64))
+    return indexed, states

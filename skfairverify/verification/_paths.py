@@ -4,6 +4,8 @@ A path is how the group rates of a model are computed:
 
 * :class:`~._linear_path.LinearPath`: a linear rule, exact (FVGM's S3P engine);
 * :class:`~._trees_path.TreePath`: a decision tree, exact (its positive leaves);
+* :class:`~._ensemble_path.EnsemblePath`: a tree ensemble (boosting, forests), sound
+  bounds (``method="bounds"``);
 * :class:`~._paths_sampling.SamplingPath`: any classifier, certified sampling.
 
 Each has the methods of :class:`Path`; :func:`select_path` chooses one from what the
@@ -17,6 +19,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from ..rules import read_model
+from ._ensemble_path import EnsemblePath, estimator_columns, read_ensemble_or_reason
 from ._evaluation import Evaluation
 from ._linear_path import LinearPath
 from ._paths_sampling import SamplingPath
@@ -30,9 +33,10 @@ __all__ = ["Path", "PathRun", "run_path", "select_path", "sampling_classes"]
 class Path(Protocol):
     """What :class:`FairnessVerifier` asks of a path.
 
-    ``name`` is ``method_`` (``"exact"`` or ``"sampling"``), ``kind`` the exact path's
-    (``"linear"``, ``"tree"``; None when sampling); ``classes``, ``rule`` and
-    ``decision_scale`` are the fitted attributes of the same names.
+    ``name`` is ``method_`` (``"exact"``, ``"bounds"`` or ``"sampling"``), ``kind`` the
+    path's model (``"linear"``, ``"tree"``, ``"ensemble"``; None when sampling);
+    ``classes``, ``rule`` and ``decision_scale`` are the fitted attributes of the same
+    names.
     """
 
     name: str
@@ -59,18 +63,26 @@ class Path(Protocol):
         """Keep fit's evaluation for the fitted verifier's later methods."""
 
 
+#: Whether ``method="auto"`` verifies a tree ensemble by its sound bounds (else it samples).
+AUTO_BOUNDS = False
+
+
 def select_path(settings, estimator, frame, weight, y, *, feature_names,
                 input_labels) -> Path:
-    """The path of the fitted ``estimator``: linear or tree when read, else sampling.
+    """The path of the fitted ``estimator``: linear, tree or ensemble when read, else sampling.
 
     ``method="auto"`` takes the exact path when a reader of :mod:`skfairverify.rules`
     reads the model (a linear rule first, then a decision tree), the sampling path
     otherwise; ``method="exact"`` refuses a model no reader reads, with the reader's
-    reason; ``method="sampling"`` samples every model. ``frame`` and ``weight`` are
-    the rows of ``fit`` (the linear rule's scale), ``y`` its labels (the classes of a
-    model without ``classes_``), ``feature_names`` and ``input_labels`` the columns the
-    sampling path gives the model.
+    reason; ``method="bounds"`` takes the tree-ensemble path
+    (:func:`skfairverify.ensembles.read_ensemble` reads the model) and refuses any
+    other model, with the reader's reason; ``method="sampling"`` samples every model.
+    ``frame`` and ``weight`` are the rows of ``fit`` (the linear rule's scale), ``y``
+    its labels (the classes of a model without ``classes_``), ``feature_names`` and
+    ``input_labels`` the columns the sampling path gives the model.
     """
+    if settings.method == "bounds":
+        return _ensemble_path(settings, estimator, feature_names, required=True)
     if settings.method != "sampling":
         reading = read_model(estimator, settings.estimator_name)
         if reading.kind == "linear":
@@ -84,8 +96,11 @@ def select_path(settings, estimator, frame, weight, y, *, feature_names,
                 "(the exact paths read linear classifiers and decision trees, alone or "
                 f"behind per-column steps: {reason}). Use method='sampling' (or "
                 "'auto'), which verifies any classifier with certified confidence "
-                "intervals."
+                "intervals; method='bounds' bounds a tree ensemble's rates soundly."
             ) from reason
+        path = _ensemble_path(settings, estimator, feature_names, required=False)
+        if path is not None:
+            return path
     classes = sampling_classes(estimator, y, settings.estimator_name)
     return SamplingPath(settings, estimator, classes, feature_names, input_labels)
 
@@ -117,6 +132,26 @@ def run_path(path: Path, settings, frame, sensitive, y_pos, weight, observed=Non
     agreement = path.agreement(quantized.encoding, frame, ev.multiplier, weight)
     path.remember(variables, ev, frame, weight)
     return PathRun(variables, quantized, ev, agreement)
+
+
+def _ensemble_path(settings, estimator, feature_names, *, required: bool):
+    """The tree-ensemble path when the reader reads the model, else None.
+
+    With ``method="auto"`` only when :data:`AUTO_BOUNDS`; ``required``
+    (``method="bounds"``): a model the reader does not read is refused.
+    """
+    if not (required or AUTO_BOUNDS):
+        return None
+    ensemble, reason = read_ensemble_or_reason(estimator)
+    if ensemble is not None:
+        return EnsemblePath(settings, ensemble, estimator_columns(estimator, feature_names))
+    if not required:
+        return None
+    raise TypeError(
+        f"method='bounds': {settings.estimator_name} is not a tree ensemble the "
+        f"tree-ensemble path reads ({reason}). Use method='auto', which verifies any "
+        "classifier (exactly for linear models and decision trees)."
+    ) from reason
 
 
 def sampling_classes(estimator, y, name: str) -> np.ndarray:

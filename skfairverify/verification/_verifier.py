@@ -86,16 +86,23 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     network : {"learn", "independent"} or BayesNet, default="learn"
         ``"learn"``: a K2-scored structure, the sensitive variables parents of every
         other; ``"independent"``: smoothed marginals; a BayesNet: taken as it is.
-    method : {"auto", "exact", "sampling"}, default="auto"
-        ``"auto"``: exact for linear models and decision trees, sampling otherwise.
+    method : {"auto", "exact", "bounds", "sampling"}, default="auto"
+        ``"auto"``: exact for linear models and decision trees, sampling otherwise;
+        ``"bounds"``: a tree ensemble (HistGradientBoosting, GradientBoosting, random
+        forests, extra trees, XGBoost, LightGBM; binary, fitted on the columns of
+        ``X``) by sound bounds of every rate, to within ``tolerance``
+        (``docs/any-classifier.md``).
     tolerance : float in (0, 1), default=0.005
-        Sampling path: largest width of every point estimate's Monte Carlo interval.
+        Sampling path: largest width of every point estimate's Monte Carlo interval;
+        bounds path: of every rate's bounds (the branching stops there).
     confidence : float in (0, 1), default=0.99
         Sampling path: joint confidence of the Monte Carlo intervals.
     max_samples : int, default=2_000_000
         Sampling path: most rows sampled per group and rate (then a warning).
     max_time : float, default=600.0
-        Sampling path: budget in CPU seconds, turned into rows and refused beyond.
+        Sampling path: budget in CPU seconds, turned into rows and refused beyond;
+        bounds path: shared by every bounds run of ``fit`` (the mass a run leaves
+        unsettled is then sampled).
     n_draws : int, default=50
         Posterior draws of the learned network, each solved: the credible intervals of
         ``groups_`` and ``metric_intervals_``; 0: point estimates.
@@ -131,7 +138,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         The fitted estimator (``predict``, ``predict_proba``, ... delegate to it).
     classes_ : ndarray
         Classes of the estimator; a positive decision means ``classes_[1]``.
-    method_ : {"exact", "sampling"}
+    method_ : {"exact", "bounds", "sampling"}
         The path that computed the rates.
     rule_ : LinearRule or None
         The estimator as a rule on raw columns (None off the linear path).
@@ -215,7 +222,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         "multiplier": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
         "max_multiplier": [Interval(Integral, 1, None, closed="left")],
         "network": [StrOptions({"learn", "independent"}), BayesNet],
-        "method": [StrOptions({"auto", "exact", "sampling"})],
+        "method": [StrOptions({"auto", "exact", "bounds", "sampling"})],
         "tolerance": [Interval(Real, 0, 1, closed="neither")],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "max_samples": [Interval(Integral, 1, None, closed="left")],

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
@@ -15,6 +16,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skfairverify import FairnessVerifier
 from skfairverify.rules import read_model
+from skfairverify.verification._ensemble_path import EnsemblePath
 from skfairverify.verification._linear_path import LinearPath
 from skfairverify.verification._paths import Path, select_path
 from skfairverify.verification._paths_sampling import SamplingPath
@@ -73,7 +75,16 @@ def test_read_model_keeps_every_refusal_in_order(two_group_data):
     assert knn.kind is None and len(knn.reasons) == 1
 
 
-@pytest.mark.parametrize("kind", [LinearPath, TreePath, SamplingPath])
+def test_method_bounds_takes_the_ensemble_path_and_auto_samples_ensembles():
+    forest = RandomForestClassifier(5, max_depth=3, random_state=0)
+    path = _select(forest, method="bounds")
+    assert type(path) is EnsemblePath and path.name == "bounds" and path.kind == "ensemble"
+    assert type(_select(forest)) is SamplingPath
+    with pytest.raises(TypeError, match="method='bounds'.*not a tree ensemble"):
+        _select(LogisticRegression(), method="bounds")
+
+
+@pytest.mark.parametrize("kind", [LinearPath, TreePath, EnsemblePath, SamplingPath])
 def test_every_path_has_the_protocol(kind):
     methods = [m for m in vars(Path) if not m.startswith("_")]
     assert {"encode", "evaluate", "agreement", "check_agreement", "remember"} <= set(methods)

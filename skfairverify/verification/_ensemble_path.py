@@ -1,0 +1,378 @@
+"""The tree-ensemble path: sound bounds of the group rates of a boosted or bagged ensemble.
+
+A fitted ``HistGradientBoostingClassifier``, ``GradientBoostingClassifier``,
+``RandomForestClassifier``, ``ExtraTreesClassifier``, XGBoost or LightGBM binary
+classifier is read into one structure (:func:`skfairverify.ensembles.read_ensemble`).
+The variables are the sensitive columns and the columns the trees split on, with
+states refined so that every split threshold is a state boundary, as on the tree path
+(:func:`._trees_states.tree_encoding`): each state then sends every split one way, and
+the ensemble is restated on the state indices
+(:func:`skfairverify.ensembles.index_ensemble`). The network is learned from the states
+as on the other paths, and every group's ``Pr[Yhat = 1 | A = a]`` under it is bounded
+from below and above with certainty (:func:`skfairverify.ensembles.ensemble_bounds`,
+branching over the variables' states) until the bounds are within ``tolerance``; when
+the budget ends first, the mass left unsettled is sampled, stratified by the unsettled
+nodes, and the interval is the sound part plus a Clopper-Pearson interval of the
+unsettled share (``skfairverify.ensembles._unsettled.sample_unsettled``). The rate is
+the midpoint of the bounds (the exact rate when everything is settled) or the sampled
+estimate; ``groups_`` carries ``rate_lower``, ``rate_upper`` and ``settled``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from ..ensembles import FeatureStates, ensemble_bounds, index_ensemble, read_ensemble
+from ..ensembles._reweight import reweighted_bounds, same_structure
+from ..ensembles._unsettled import sample_unsettled
+from ..rules import TreeLeaves
+from ..rules._steps import unwrap_frozen
+from ._evaluation import RATE_COLUMNS, Evaluation, Evaluator
+from ._intervals import hull_bounds
+from ._learning import NetworkLearner
+from ._quantization import Quantized
+from ._trees_states import MAX_STATES, tree_encoding, tree_encoding_from_network
+
+__all__ = ["ENSEMBLE_BINS", "EnsemblePath", "StateModel", "estimator_columns",
+           "read_ensemble_or_reason"]
+
+#: Quantile bins merged with a numeric column's thresholds with ``n_bins="auto"`` (at
+#: most ``max_bins``), as on the tree path.
+ENSEMBLE_BINS = 10
+#: Largest number of states of a binned column: HistGradientBoosting splits a column at
+#: up to 254 bin edges, every one a state boundary.
+MAX_ENSEMBLE_STATES = 1024
+#: Leaf values (rows x trees) computed at once when the ensemble decides rows.
+_CHUNK_ENTRIES = 4_000_000
+
+
+def read_ensemble_or_reason(estimator):
+    """``(ensemble, None)`` when the tree-ensemble reader reads the model, else ``(None, why)``."""
+    try:
+        return read_ensemble(estimator), None
+    except (TypeError, ValueError) as exc:
+        return None, exc
+
+
+def _chunked(n_trees: int, max_table_size: int) -> int:
+    """Rows decided at once: their leaf values within the working memory."""
+    return max(1, min(_CHUNK_ENTRIES, max_table_size) // max(n_trees, 1))
+
+
+class StateModel:
+    """The ensemble restated on the states of one encoding's variables.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The model.
+    encoding : Encoding
+        The variables (the states of every column the trees read refined at their
+        thresholds).
+    columns : list of str
+        The model's input columns, in the order of its features.
+    """
+
+    def __init__(self, ensemble, encoding, columns):
+        self.n_features = ensemble.n_features
+        feature = {c: j for j, c in enumerate(columns)}
+        read = {int(f) for t in ensemble.trees for f in t.feature[t.feature >= 0]}
+        representatives, self.position = {}, {}
+        for v, var in enumerate(encoding.variables):
+            j = feature.get(var.name)
+            if j is None or j not in read:
+                continue
+            if var.values is None or var.kind not in ("values", "binned"):
+                raise ValueError(
+                    f"Column {var.name!r} is read by the ensemble as a number, but its "
+                    f"variable has {var.kind} states without values.")
+            representatives[j], self.position[v] = var.values, j
+        self.indexed, by_feature = index_ensemble(ensemble, representatives)
+        self.states = [by_feature[self.position[v]] if v in self.position
+                       else FeatureStates(None, [], n_states=var.cardinality)
+                       for v, var in enumerate(encoding.variables)]
+
+    def decisions(self, codes, max_table_size) -> np.ndarray:
+        """The ensemble's positive decision on every row of state ``codes``."""
+        codes = np.asarray(codes)
+        out = np.empty(len(codes), dtype=bool)
+        step = _chunked(self.indexed.n_trees, max_table_size)
+        for i in range(0, len(codes), step):
+            X = np.zeros((min(step, len(codes) - i), self.n_features))
+            for v, j in self.position.items():
+                X[:, j] = codes[i: i + step, v]
+            out[i: i + step] = self.indexed.positive(self.indexed.raw_score(X))
+        return out
+
+
+@dataclass
+class BoundedRates:
+    """Every group's rate under one network: the bounds, the interval, the rate."""
+
+    rate: np.ndarray  # midpoint of the bounds, or the estimate with the unsettled sampled
+    lower: np.ndarray  # sound bounds
+    upper: np.ndarray
+    low: np.ndarray  # the interval: the sound bounds, or sound part + Clopper-Pearson
+    high: np.ndarray
+    settled: np.ndarray  # settled share of each group's probability
+    n_evaluations: int = 0  # rows the ensemble decided (the unsettled mass sampled)
+    search: object = None  # the EnsembleBounds, with its settled nodes when kept
+    network: object = None  # the network bounded
+
+
+class EnsemblePath:
+    """The tree-ensemble path (``method_ == "bounds"``) of :func:`._paths.select_path`.
+
+    Parameters
+    ----------
+    settings : Settings
+        The verifier's parameters.
+    ensemble : TreeEnsemble
+        The model read by :func:`skfairverify.ensembles.read_ensemble`.
+    feature_names : list of str
+        The model's input columns (its ``feature_names_in_``, else those of ``X``).
+    """
+
+    name = "bounds"
+    kind = "ensemble"
+    rule = None
+    decision_scale = None
+
+    def __init__(self, settings, ensemble, feature_names):
+        self.settings = settings
+        self.ensemble = ensemble
+        self.columns = [str(c) for c in feature_names]
+        if len(self.columns) != ensemble.n_features:
+            raise ValueError(
+                f"{settings.estimator_name} reads {ensemble.n_features} columns but X has "
+                f"{len(self.columns)}; the tree-ensemble path reads a model fitted on the "
+                "columns of X as they are (no pipeline).")
+        self.classes = np.asarray(ensemble.classes)
+        self.fitted = None  # fit's evaluation (remember)
+        self.variables = None
+        self.model = None
+        self.n_rate_calls = 1
+
+    # ------------------------------------------------------------------ variables
+    @property
+    def read(self) -> list[str]:
+        """The columns the trees split on, in input order."""
+        used = {int(f) for t in self.ensemble.trees for f in t.feature[t.feature >= 0]}
+        return [c for j, c in enumerate(self.columns) if j in used]
+
+    @property
+    def leaves(self):
+        """Refused: the dask reader of the tree path does not read ensembles."""
+        raise TypeError(
+            f"{self.settings.estimator_name} is verified by the tree-ensemble path "
+            "(method_='bounds'), which does not take a dask X; pass pandas data.")
+
+    def _thresholds(self) -> TreeLeaves:
+        """The trees' thresholds per column, as the tree path's encoding reads them."""
+        thresholds = {}
+        for j, c in enumerate(self.columns):
+            t = self.ensemble.thresholds(j)
+            t = t[np.isfinite(t)]
+            if t.size:
+                thresholds[c] = t
+        return TreeLeaves(regions=[], thresholds=thresholds, categories={}, read=self.read,
+                          feature_names_in=list(self.columns), classes=self.classes,
+                          n_leaves=self.ensemble.n_leaves)
+
+    def _bins(self) -> int:
+        s = self.settings
+        return min(ENSEMBLE_BINS, s.max_bins) if s.n_bins == "auto" else int(s.n_bins)
+
+    def encode(self, frame, sensitive, weight) -> Quantized:
+        """The variables: the ensemble's columns, refined at its thresholds."""
+        s = self.settings
+        leaves = self._thresholds()
+        if s.user_network:
+            encoding = tree_encoding_from_network(s.network, leaves, sensitive)
+            return Quantized(encoding, [None], None, "a user network: its own states, no bins")
+        n_bins = self._bins()
+        reason = (f"{n_bins} quantile bins: tree-ensemble path ("
+                  + ("fixed n_bins" if s.n_bins != "auto"
+                     else f"{ENSEMBLE_BINS}, at most max_bins")
+                  + "), merged with the trees' split thresholds")
+        for c in leaves.read:
+            if frame[c].dtype == object or str(frame[c].dtype) in ("category", "string"):
+                raise ValueError(f"Column {c!r} is read by {s.estimator_name} but is not "
+                                 f"numeric (dtype {frame[c].dtype}).")
+        encoding = tree_encoding(frame, leaves, sensitive, n_bins=n_bins,
+                                 max_states=max(MAX_STATES, s.max_bins, MAX_ENSEMBLE_STATES),
+                                 sample_weight=weight)
+        return Quantized(encoding, [None], n_bins, reason)
+
+    def model_of(self, encoding) -> StateModel:
+        """The ensemble restated on ``encoding``'s states."""
+        return StateModel(self.ensemble, encoding, self.columns)
+
+    # ------------------------------------------------------------------ decisions
+    def decisions(self, frame) -> np.ndarray:
+        """The ensemble's positive decision on every row of ``frame`` (its own reading)."""
+        X = frame[self.columns].to_numpy(dtype=np.float64, na_value=np.nan)
+        out = np.empty(len(X), dtype=bool)
+        step = _chunked(self.ensemble.n_trees, self.settings.max_table_size)
+        for i in range(0, len(X), step):
+            out[i: i + step] = self.ensemble.positive(self.ensemble.raw_score(X[i: i + step]))
+        return out
+
+    def agreement(self, encoding, frame, multiplier, weight) -> float:
+        """Share of the rows where the decision on their states is the model's (1 or near)."""
+        codes = encoding.codes(frame)
+        same = (self.model_of(encoding).decisions(codes, self.settings.max_table_size)
+                == self.decisions(frame))
+        return float(np.average(same, weights=weight))
+
+    def check_agreement(self, encoding, frame, weight, agreement, multiplier,
+                        reference=None) -> None:
+        """Nothing to check: the states carry every threshold.
+
+        Values within float round-off of a threshold aside, the decision on a row's
+        states is the model's (``agreement_`` measures it).
+        """
+
+    # ------------------------------------------------------------------ rates
+    def _budget(self, y_pos, variables) -> float:
+        """CPU seconds of one bounds run: ``max_time`` shared by every run of the fit."""
+        s = self.settings
+        networks = 1 + 2 * (y_pos is not None) + bool(variables.mediators)
+        runs = 1 + (s.n_draws if s.draws_wanted else 0) + s.n_bootstrap
+        self.n_rate_calls = networks * runs
+        return s.max_time / self.n_rate_calls
+
+    def _unsettled(self, model, network, bounds, group_index) -> tuple:
+        """The unsettled mass sampled: (estimate, low, high, rows decided)."""
+        s = self.settings
+        n_groups = len(bounds.groups)
+        confidence = 1.0 - (1.0 - s.confidence) / n_groups
+        z = norm.ppf(1.0 - (1.0 - confidence) / 2)
+        share = bounds.upper - bounds.lower
+        n = np.clip(np.ceil((z * share / s.tolerance) ** 2), 1, s.max_samples).astype(np.int64)
+        result = sample_unsettled(model.indexed, network, model.states, bounds, n,
+                                  confidence=confidence, random_state=s.seed(),
+                                  max_table_size=s.max_table_size)
+        return (result.estimate[group_index], result.interval_lower[group_index],
+                result.interval_upper[group_index], int(result.n_evaluations))
+
+    def bounded_rates(self, model, network, sens_idx, group_codes, max_time,
+                      keep=False) -> BoundedRates:
+        """Sound bounds of every group's rate under ``network`` (the unsettled sampled).
+
+        With ``keep``, the search keeps its settled nodes, for :meth:`reweighed`.
+        """
+        s = self.settings
+        bounds = ensemble_bounds(model.indexed, network, model.states,
+                                 sensitive_features=list(sens_idx), tolerance=s.tolerance,
+                                 max_time=max_time, max_table_size=s.max_table_size,
+                                 keep_settled=keep)
+        at = _group_index(network, sens_idx, group_codes)
+        lower, upper = bounds.lower[at], bounds.upper[at]
+        rate, low, high, n = (lower + upper) / 2, lower, upper, 0
+        if bounds.stopped in ("max_time", "max_nodes") and np.any(upper - lower > s.tolerance):
+            rate, low, high, n = self._unsettled(model, network, bounds, at)
+        rate = np.where(lower == upper, lower, rate)
+        return BoundedRates(rate, lower, upper, low, high, bounds.settled[at], n,
+                            search=bounds, network=network)
+
+    def draw_rates(self, point: BoundedRates, model, sens_idx, group_codes, max_time):
+        """Rates function of the networks of ``point``'s structure (draws, replicates).
+
+        The settled nodes of the point network's search, reweighed under each network
+        (:func:`skfairverify.ensembles._reweight.reweighted_bounds`): sound bounds
+        without a new search; the rate is their midpoint. A network of another
+        structure, or a search that kept no nodes, is bounded by a search of its own.
+        """
+        s = self.settings
+
+        def rates_of(net):
+            if point.search.settled_nodes is None or not same_structure(point.network, net):
+                return self.bounded_rates(model, net, sens_idx, group_codes, max_time).rate
+            lower, upper, _ = reweighted_bounds(point.search, net, list(sens_idx),
+                                                s.max_table_size)
+            at = _group_index(net, sens_idx, group_codes)
+            return np.where(lower[at] == upper[at], lower[at], (lower[at] + upper[at]) / 2)
+
+        return rates_of
+
+    def evaluate(self, variables, frame, y_pos, encoding, multipliers, weight,
+                 observed=None) -> Evaluation:
+        """Networks, bounded group rates and metrics of the ensemble on ``frame``."""
+        learner = NetworkLearner(self.settings, variables)
+        data = learner.groups_and_networks(frame, y_pos, encoding, weight)
+        model = self.model_of(encoding)
+        max_time = self._budget(y_pos, variables)
+        found, rows = {}, [0]  # id of a network bounded -> its BoundedRates
+
+        def point(net) -> BoundedRates:
+            if id(net) not in found:
+                found[id(net)] = self.bounded_rates(model, net, variables.sens_idx,
+                                                    data.group_codes, max_time, keep=True)
+                rows[0] += found[id(net)].n_evaluations
+            return found[id(net)]
+
+        def plan_of(net, mask):
+            return self.draw_rates(point(net), model, variables.sens_idx, data.group_codes,
+                                   max_time)
+
+        evaluator = Evaluator(self.settings, variables, learner)
+        ev = evaluator.exact(lambda net: point(net).rate, plan_of, encoding, data, y_pos,
+                             weight, observed)
+        add_bounds(ev, [found.get(id(n)) if n is not None else None
+                        for n in data.networks])
+        ev.n_samples = rows[0]
+        return ev
+
+    def remember(self, variables, ev: Evaluation, frame=None, weight=None) -> None:
+        """Keep fit's evaluation and the ensemble restated on fit's variables."""
+        self.variables, self.fitted = variables, ev
+        self.model = self.model_of(variables.encoding)
+
+    def point_rates(self, network) -> np.ndarray:
+        """The bounded group rates under ``network`` (after ``fit``): their midpoints."""
+        return self.bounded_rates(self.model, network, self.variables.sens_idx,
+                                  self.fitted.group_codes,
+                                  self.settings.max_time / self.n_rate_calls).rate
+
+    def draw_rates_of(self, network, exact=None):
+        """Rates function for posterior draws of ``network``'s structure."""
+        return self.point_rates
+
+
+def add_bounds(ev: Evaluation, results) -> None:
+    """``rate_lower``, ``rate_upper``, ``settled`` in ``ev.groups``; the intervals sound.
+
+    ``results``: the :class:`BoundedRates` of the networks of all rows, ``Y = 1`` and
+    ``Y = 0`` (None where there is none). Without posterior draws a rate's interval is
+    its bounds (or the sound part plus the Clopper-Pearson interval of the unsettled
+    share); with draws, the hull of their credible interval and that.
+    """
+    groups = ev.groups
+    for column, result in zip(RATE_COLUMNS, results):
+        if result is None or column not in groups:
+            continue
+        absent = np.isnan(groups[column].to_numpy(dtype=float))
+        sound = (np.where(absent, np.nan, result.low), np.where(absent, np.nan, result.high))
+        ev.bounds[column] = hull_bounds(ev.bounds[column], sound) if ev.draws else sound
+        if column == "positive_rate":
+            at = groups.columns.get_loc("positive_rate") + 1
+            groups.insert(at, "rate_lower", result.lower)
+            groups.insert(at + 1, "rate_upper", result.upper)
+            groups.insert(at + 2, "settled", result.settled)
+    groups["ci_low"], groups["ci_high"] = ev.bounds["positive_rate"]
+
+
+def _group_index(network, sens_idx, group_codes) -> np.ndarray:
+    """Index of every group of ``group_codes`` among the joint states of ``sens_idx``."""
+    cards = [network.cardinalities[v] for v in sens_idx]
+    return np.ravel_multi_index(tuple(np.asarray(group_codes, dtype=np.int64).T), cards)
+
+
+def estimator_columns(estimator, feature_names) -> list[str]:
+    """The model's input columns: its ``feature_names_in_``, else those of ``X``."""
+    names = getattr(unwrap_frozen(estimator), "feature_names_in_", None)
+    return [str(c) for c in (feature_names if names is None else names)]

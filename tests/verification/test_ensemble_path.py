@@ -1,0 +1,273 @@
+"""The tree-ensemble path (method="bounds"): sound bounds of the group rates under network_."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    GradientBoostingClassifier,
+    HistGradientBoostingClassifier,
+    RandomForestClassifier,
+)
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skfairverify import FairnessVerifier
+from skfairverify.ensembles import index_ensemble, read_ensemble
+from skfairverify.s3p import TableTooLargeError
+
+MODELS = {
+    "HGB": lambda seed: HistGradientBoostingClassifier(max_iter=15, max_depth=3,
+                                                       random_state=seed),
+    "RF": lambda seed: RandomForestClassifier(15, max_depth=4, random_state=seed),
+    "GB": lambda seed: GradientBoostingClassifier(n_estimators=15, max_depth=3,
+                                                  random_state=seed),
+    "ET": lambda seed: ExtraTreesClassifier(10, max_depth=4, random_state=seed),
+}
+
+
+def _categorical(n=1500, seed=0, n_features=3):
+    """All-categorical inputs (integer codes of 2-4 values), ``a`` sensitive and read."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2, n)
+    columns = {"a": a}
+    for k in range(n_features):
+        card = 2 + (k + seed) % 3
+        columns[f"c{k}"] = np.clip(rng.integers(0, card, n) + (rng.random(n) < 0.3) * a,
+                                   0, card - 1)
+    X = pd.DataFrame(columns)
+    score = X.drop(columns="a").sum(axis=1) + 0.7 * a + rng.normal(0, 0.7, n)
+    return X, (score > score.median()).astype(int)
+
+
+def _continuous(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2, n)
+    X = pd.DataFrame({"a": a, "x": rng.normal(a, 1.0, n), "z": rng.normal(0, 1, n),
+                      "w": rng.uniform(0, 5, n)})
+    y = (X["x"] + X["z"] + 0.3 * X["w"] + rng.normal(0, 0.5, n) > 1.2).astype(int)
+    return X, y
+
+
+def _fit_bounds(model, X, y, **params):
+    """The verifier on the bounds path, exact by default (no draws, no population)."""
+    params = {"n_draws": 0, "n_bootstrap": 0, "tolerance": 1e-12, "random_state": 0,
+              **params}
+    return FairnessVerifier(model, "a", method="bounds", **params).fit(X, y)
+
+
+def _enumerated_rates(ver):
+    """``Pr[Yhat = 1 | A = a]`` of every group by enumerating the joint of ``network_``."""
+    net = ver.network_
+    cards = net.cardinalities
+    states = np.array(list(itertools.product(*(range(c) for c in cards))))
+    prob = np.ones(len(states))
+    for v in range(net.n_variables):
+        index = tuple(states[:, p] for p in net.parents[v]) + (states[:, v],)
+        prob *= net.cpts[v][index]
+    names = list(net.names)
+    rows = pd.DataFrame({name: [net.state_names[v][s] for s in states[:, v]]
+                         for v, name in enumerate(names)})
+    columns = list(ver.feature_names_in_)
+    X = pd.DataFrame({c: rows[c] if c in rows else 0 for c in columns})
+    positive = ver.estimator_.predict(X.astype(float)) == ver.classes_[1]
+    sens = ver.sensitive_features_[0]
+    v = names.index(sens)
+    out = []
+    for value in ver.groups_[sens]:
+        s = list(net.state_names[v]).index(value)
+        inside = states[:, v] == s
+        out.append(prob[inside & positive].sum() / prob[inside].sum())
+    return np.array(out)
+
+
+@pytest.mark.parametrize("kind", ["HGB", "RF", "GB"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("tolerance", [1e-12, 0.08])
+def test_bounds_contain_the_enumerated_truth(kind, seed, tolerance):
+    """The truth under network_ (its joint enumerated) lies in [rate_lower, rate_upper]."""
+    X, y = _categorical(seed=seed, n_features=2 + seed % 3)
+    ver = FairnessVerifier(MODELS[kind](seed), "a", method="bounds", n_draws=0,
+                           n_bootstrap=0, tolerance=tolerance, random_state=seed).fit(X, y)
+    truth = _enumerated_rates(ver)
+    groups = ver.groups_
+    assert np.all(groups["rate_lower"] - 1e-12 <= truth)
+    assert np.all(truth <= groups["rate_upper"] + 1e-12)
+    assert np.all(groups["ci_low"] <= groups["positive_rate"])
+    assert np.all(groups["positive_rate"] <= groups["ci_high"])
+    if tolerance < 1e-9:
+        np.testing.assert_allclose(groups["positive_rate"], truth, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["HGB", "GB", "RF"])
+def test_ten_trees_of_depth_three_are_exact(kind):
+    """10 trees of depth 3 on continuous inputs: lower == upper, everything settled."""
+    X, y = _continuous()
+    model = {"HGB": HistGradientBoostingClassifier(max_iter=10, max_depth=3,
+                                                   early_stopping=False, random_state=0),
+             "GB": GradientBoostingClassifier(n_estimators=10, max_depth=3, random_state=0),
+             "RF": RandomForestClassifier(10, max_depth=3, random_state=0)}[kind]
+    ver = _fit_bounds(model, X, y)
+    groups = ver.groups_
+    np.testing.assert_allclose(groups["rate_lower"], groups["rate_upper"], atol=1e-9)
+    np.testing.assert_allclose(groups["settled"], 1.0)
+    np.testing.assert_array_equal(groups["positive_rate"], groups["rate_lower"])
+    assert ver.agreement_ == 1.0
+    assert ver.n_samples_ == 0
+
+
+def test_fitted_attributes_and_groups_columns():
+    """method_ is "bounds"; groups_ has the bounds, the settled share and the population."""
+    X, y = _continuous()
+    ver = _fit_bounds(HistGradientBoostingClassifier(max_iter=30, random_state=0), X, y,
+                      n_bootstrap=5, tolerance=0.01)
+    assert ver.method_ == "bounds"
+    groups = ver.groups_
+    for column in ("positive_rate", "rate_lower", "rate_upper", "settled", "support",
+                   "ci_low", "ci_high", "true_positive_rate", "false_positive_rate",
+                   "population_rate"):
+        assert column in groups
+    assert list(groups.columns[:5]) == ["a", "positive_rate", "rate_lower", "rate_upper",
+                                        "settled"]
+    assert np.all(groups["rate_upper"] - groups["rate_lower"] <= 0.01 + 1e-12)
+    assert np.all((groups["settled"] > 0) & (groups["settled"] <= 1))
+    mid = (groups["rate_lower"] + groups["rate_upper"]) / 2
+    np.testing.assert_allclose(groups["positive_rate"], mid)
+    np.testing.assert_allclose(groups["ci_low"], groups["rate_lower"])
+    low, high = ver.metric_intervals_["statistical_parity"]
+    assert low <= ver.metrics_["statistical_parity"] <= high
+    assert ver.population_ is not None and ver.population_metrics_
+
+
+def test_posterior_draws_are_the_reweighed_search():
+    """n_draws > 0: each draw's rate from the point search's nodes, reweighed; intervals."""
+    X, y = _continuous()
+    ver = _fit_bounds(GradientBoostingClassifier(n_estimators=10, max_depth=3,
+                                                 random_state=0), X, y, n_draws=40)
+    groups = ver.groups_
+    assert np.all(groups["ci_low"] <= groups["rate_lower"])
+    assert np.all(groups["rate_upper"] <= groups["ci_high"])
+    assert np.all(groups["ci_high"] - groups["ci_low"] > 1e-3)  # the posterior's spread
+    # the draws' rates equal a search of their own (exact: same decisions, reweighed)
+    path = ver._path
+    draws = path.fitted.draw_networks(ver.max_table_size)
+    point = path.fitted.draws["positive_rate"]
+    for d in (0, 17):
+        again = path.bounded_rates(path.model, draws[d], path.variables.sens_idx,
+                                   path.fitted.group_codes, 60.0).rate
+        np.testing.assert_allclose(point[d], again, atol=1e-9)
+
+
+def test_unsettled_mass_is_sampled_when_the_budget_ends():
+    """A tiny max_time: the bounds stop short, the unsettled share is sampled inside them."""
+    X, y = _continuous(n=3000)
+    ver = _fit_bounds(HistGradientBoostingClassifier(max_iter=60, max_depth=6,
+                                                     random_state=0), X, y,
+                      tolerance=0.002, max_time=1e-6)
+    groups = ver.groups_
+    assert ver.n_samples_ > 0
+    assert np.all(groups["rate_upper"] - groups["rate_lower"] > 0.002)
+    assert np.all(groups["rate_lower"] <= groups["ci_low"])
+    assert np.all(groups["ci_high"] <= groups["rate_upper"])
+    assert np.all(groups["ci_low"] <= groups["positive_rate"])
+    assert np.all(groups["positive_rate"] <= groups["ci_high"])
+
+
+def test_pandas_in_and_out_with_sensitive_values_apart():
+    """String sensitive values given to fit (not read by the model) come back in groups_."""
+    X, y = _continuous()
+    group = np.where(X["a"] == 1, "M", "F")
+    Xm = X.drop(columns="a")
+    model = RandomForestClassifier(10, max_depth=3, random_state=0).fit(Xm, y)
+    ver = FairnessVerifier(FrozenEstimator(model), method="bounds", n_draws=0,
+                           n_bootstrap=0, tolerance=1e-12, random_state=0)
+    ver.fit(Xm, y, sensitive_features=pd.Series(group, name="sex"))
+    assert isinstance(ver.groups_, pd.DataFrame)
+    assert ver.groups_["sex"].tolist() == ["F", "M"]
+    assert ver.sensitive_features_ == ["sex"]
+    np.testing.assert_array_equal(ver.predict(Xm), model.predict(Xm))
+    result = ver.verify(Xm, y, sensitive_features=pd.Series(group, name="sex"))
+    assert result.method == "bounds"
+    assert {"rate_lower", "rate_upper", "settled"} <= set(result.groups.columns)
+
+
+def test_fairness_influence_runs_on_the_bounds_path():
+    X, y = _continuous()
+    ver = _fit_bounds(GradientBoostingClassifier(n_estimators=10, max_depth=2,
+                                                 random_state=0), X, y)
+    fif = ver.fairness_influence()
+    assert fif.table.index.tolist() == [v for v in ver.variables_ if v != "a"]
+    assert np.isfinite(fif.table.to_numpy()).all()
+
+
+def test_the_single_tree_path_is_unchanged():
+    """A decision tree still takes the exact tree path, and auto still samples ensembles."""
+    X, y = _continuous()
+    tree = FairnessVerifier(DecisionTreeClassifier(max_depth=3, random_state=0), "a",
+                            n_draws=0, n_bootstrap=0).fit(X, y)
+    assert tree.method_ == "exact"
+    assert "rate_lower" not in tree.groups_
+    auto = FairnessVerifier(RandomForestClassifier(5, max_depth=2, random_state=0), "a",
+                            n_draws=0, n_bootstrap=0, tolerance=0.05,
+                            random_state=0).fit(X, y)
+    assert auto.method_ == "sampling"
+
+
+@pytest.mark.parametrize("model, match", [
+    (LogisticRegression(), "method='bounds': LogisticRegression is not a tree ensemble"),
+    (make_pipeline(StandardScaler(), RandomForestClassifier(3, random_state=0)),
+     "method='bounds': Pipeline"),
+    (DecisionTreeClassifier(max_depth=2), "method='bounds': DecisionTreeClassifier"),
+])
+def test_method_bounds_refuses_other_models_by_name(model, match):
+    X, y = _continuous(n=300)
+    with pytest.raises(TypeError, match=match):
+        FairnessVerifier(model, "a", method="bounds", n_draws=0).fit(X, y)
+
+
+def test_method_bounds_refuses_categorical_splits():
+    X, y = _continuous(n=400)
+    X = X.assign(c=pd.Categorical(np.where(X["z"] > 0, "p", "q")))
+    model = HistGradientBoostingClassifier(max_iter=5, categorical_features="from_dtype")
+    with pytest.raises(TypeError, match="categorical"):
+        FairnessVerifier(model, "a", method="bounds", n_draws=0).fit(X, y)
+
+
+def test_an_unknown_method_is_refused():
+    X, y = _continuous(n=300)
+    with pytest.raises(InvalidParameterError, match="bounds"):
+        FairnessVerifier(RandomForestClassifier(3), "a", method="bound").fit(X, y)
+
+
+def test_tables_beyond_max_table_size_are_refused_by_name():
+    X, y = _continuous(n=600)
+    ver = FairnessVerifier(HistGradientBoostingClassifier(max_iter=50, random_state=0),
+                           "a", method="bounds", n_draws=0, n_bootstrap=0,
+                           max_table_size=2_000)
+    with pytest.raises(TableTooLargeError, match="max_table_size"):
+        ver.fit(X, y)
+
+
+def test_index_ensemble_keeps_the_decision_on_every_state():
+    """The ensemble restated on state indices decides every state as the model does."""
+    X, y = _categorical(seed=3)
+    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
+    ensemble = read_ensemble(model)
+    values = {j: np.unique(X.iloc[:, j]).astype(float) for j in range(X.shape[1])}
+    indexed, states = index_ensemble(ensemble, values)
+    grid = np.array(list(itertools.product(*(range(len(v)) for v in values.values()))))
+    raw = np.column_stack([values[j][grid[:, j]] for j in range(X.shape[1])])
+    np.testing.assert_array_equal(indexed.predict(grid.astype(float)),
+                                  model.predict(pd.DataFrame(raw, columns=X.columns)))
+    assert [states[j].n_states for j in range(X.shape[1])] == [len(v) for v in
+                                                                values.values()]
+    with pytest.raises(ValueError, match="strictly increasing"):
+        index_ensemble(ensemble, {**values, 0: values[0][::-1]})
+    with pytest.raises(ValueError, match="no states"):
+        index_ensemble(ensemble, {0: values[0]})
