@@ -30,6 +30,7 @@ from ..ensembles._reweight import reweighted_bounds, same_structure
 from ..ensembles._unsettled import sample_unsettled
 from ..rules import TreeLeaves
 from ..rules._steps import unwrap_frozen
+from ..s3p import BayesNet
 from ._evaluation import RATE_COLUMNS, Evaluation, Evaluator
 from ._intervals import hull_bounds
 from ._learning import NetworkLearner
@@ -65,6 +66,11 @@ def _chunked(n_trees: int, max_table_size: int) -> int:
 class StateModel:
     """The ensemble restated on the states of one encoding's variables.
 
+    A read variable's states are taken in the order of their values (``verify`` may
+    add a value unseen in ``fit`` after the others, a user network may list them in
+    any order): the networks are permuted to that order (:meth:`network`), the codes
+    and groups mapped to it.
+
     Parameters
     ----------
     ensemble : TreeEnsemble
@@ -80,7 +86,7 @@ class StateModel:
         self.n_features = ensemble.n_features
         feature = {c: j for j, c in enumerate(columns)}
         read = {int(f) for t in ensemble.trees for f in t.feature[t.feature >= 0]}
-        representatives, self.position = {}, {}
+        representatives, self.position, self.order = {}, {}, {}
         for v, var in enumerate(encoding.variables):
             j = feature.get(var.name)
             if j is None or j not in read:
@@ -89,15 +95,42 @@ class StateModel:
                 raise ValueError(
                     f"Column {var.name!r} is read by the ensemble as a number, but its "
                     f"variable has {var.kind} states without values.")
-            representatives[j], self.position[v] = var.values, j
+            values = np.asarray(var.values, dtype=np.float64)
+            order = np.argsort(values, kind="stable")  # NaN last
+            if np.any(order != np.arange(order.size)):
+                self.order[v] = order
+            representatives[j], self.position[v] = values[order], j
         self.indexed, by_feature = index_ensemble(ensemble, representatives)
         self.states = [by_feature[self.position[v]] if v in self.position
                        else FeatureStates(None, [], n_states=var.cardinality)
                        for v, var in enumerate(encoding.variables)]
 
+    def codes(self, codes, variables) -> np.ndarray:
+        """``codes`` (columns: ``variables``) in the sorted order of the states."""
+        codes = np.array(codes, dtype=np.int64)
+        for k, v in enumerate(variables):
+            if v in self.order:
+                codes[:, k] = np.argsort(self.order[v])[codes[:, k]]
+        return codes
+
+    def network(self, network: BayesNet) -> BayesNet:
+        """``network`` with every read variable's states in the order of their values."""
+        if not self.order:
+            return network
+        cpts = []
+        for u, cpt in enumerate(network.cpts):
+            for axis, p in enumerate(network.parents[u]):
+                if p in self.order:
+                    cpt = np.take(cpt, self.order[p], axis=axis)
+            cpts.append(np.take(cpt, self.order[u], axis=-1) if u in self.order else cpt)
+        names = [[network.state_names[v][i] for i in self.order[v]] if v in self.order
+                 else list(network.state_names[v]) for v in range(network.n_variables)]
+        return BayesNet(network.cardinalities, network.parents, cpts, names=network.names,
+                        state_names=names)
+
     def decisions(self, codes, max_table_size) -> np.ndarray:
         """The ensemble's positive decision on every row of state ``codes``."""
-        codes = np.asarray(codes)
+        codes = self.codes(codes, range(np.shape(codes)[1]))
         out = np.empty(len(codes), dtype=bool)
         step = _chunked(self.indexed.n_trees, max_table_size)
         for i in range(0, len(codes), step):
@@ -214,11 +247,12 @@ class EnsemblePath:
     # ------------------------------------------------------------------ decisions
     def decisions(self, frame) -> np.ndarray:
         """The ensemble's positive decision on every row of ``frame`` (its own reading)."""
-        X = frame[self.columns].to_numpy(dtype=np.float64, na_value=np.nan)
-        out = np.empty(len(X), dtype=bool)
+        rows = frame[self.columns]
+        out = np.empty(len(rows), dtype=bool)
         step = _chunked(self.ensemble.n_trees, self.settings.max_table_size)
-        for i in range(0, len(X), step):
-            out[i: i + step] = self.ensemble.positive(self.ensemble.raw_score(X[i: i + step]))
+        for i in range(0, len(rows), step):  # the rows as numbers a chunk at a time
+            X = rows.iloc[i: i + step].to_numpy(dtype=np.float64, na_value=np.nan)
+            out[i: i + step] = self.ensemble.positive(self.ensemble.raw_score(X))
         return out
 
     def agreement(self, encoding, frame, multiplier, weight) -> float:
@@ -266,11 +300,12 @@ class EnsemblePath:
         With ``keep``, the search keeps its settled nodes, for :meth:`reweighed`.
         """
         s = self.settings
+        network = model.network(network)
         bounds = ensemble_bounds(model.indexed, network, model.states,
                                  sensitive_features=list(sens_idx), tolerance=s.tolerance,
                                  max_time=max_time, max_table_size=s.max_table_size,
                                  keep_settled=keep)
-        at = _group_index(network, sens_idx, group_codes)
+        at = _group_index(network, sens_idx, model.codes(group_codes, sens_idx))
         lower, upper = bounds.lower[at], bounds.upper[at]
         rate, low, high, n = (lower + upper) / 2, lower, upper, 0
         if bounds.stopped in ("max_time", "max_nodes") and np.any(upper - lower > s.tolerance):
@@ -292,9 +327,9 @@ class EnsemblePath:
         def rates_of(net):
             if point.search.settled_nodes is None or not same_structure(point.network, net):
                 return self.bounded_rates(model, net, sens_idx, group_codes, max_time).rate
-            lower, upper, _ = reweighted_bounds(point.search, net, list(sens_idx),
-                                                s.max_table_size)
-            at = _group_index(net, sens_idx, group_codes)
+            lower, upper, _ = reweighted_bounds(point.search, model.network(net),
+                                                list(sens_idx), s.max_table_size)
+            at = _group_index(net, sens_idx, model.codes(group_codes, sens_idx))
             return np.where(lower[at] == upper[at], lower[at], (lower[at] + upper[at]) / 2)
 
         return rates_of

@@ -271,3 +271,41 @@ def test_index_ensemble_keeps_the_decision_on_every_state():
         index_ensemble(ensemble, {**values, 0: values[0][::-1]})
     with pytest.raises(ValueError, match="no states"):
         index_ensemble(ensemble, {0: values[0]})
+
+
+def test_verify_with_a_value_unseen_in_fit_between_two_others():
+    """verify gives a value unseen in fit its own state, decided as the model does."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    a = rng.integers(0, 2, n)
+    X = pd.DataFrame({"a": a, "c": rng.integers(0, 3, n), "x": rng.normal(a, 1.0, n)})
+    y = (X["c"] + X["x"] + rng.normal(0, 0.5, n) > 1.5).astype(int)
+    model = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0)
+    model.fit(X, y)
+    seen = X["c"] != 1
+    ver = _fit_bounds(FrozenEstimator(model), X[seen], y[seen])
+    assert ver.network_.state_names[ver.variables_.index("c")] == [0, 2]
+    result = ver.verify(X, y)
+    fresh = _fit_bounds(FrozenEstimator(model), X, y)
+    np.testing.assert_allclose(result.groups["positive_rate"], fresh.groups_["positive_rate"],
+                               atol=1e-9)
+    assert result.agreement == 1.0
+
+
+def test_a_user_network_with_states_out_of_order():
+    """A user network may list a read column's values in any order: the same rates."""
+    from skfairverify.s3p import BayesNet
+
+    X, y = _categorical(seed=4, n_features=1)
+    model = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0)
+    model.fit(X, y)
+    card = X["c0"].nunique()
+    probs = np.arange(1.0, card + 1) / np.arange(1.0, card + 1).sum()
+    order = np.roll(np.arange(card), 1)
+    rates = []
+    for states in (np.arange(card), order):
+        net = BayesNet.independent([[0.4, 0.6], probs[states]], names=["a", "c0"],
+                                   state_names=[[0, 1], states.tolist()])
+        ver = _fit_bounds(FrozenEstimator(model), X, y, network=net)
+        rates.append(ver.groups_["positive_rate"].to_numpy())
+    np.testing.assert_allclose(rates[0], rates[1], atol=1e-12)
