@@ -187,7 +187,7 @@ class EnsemblePath:
         self.fitted = None  # fit's evaluation (remember)
         self.variables = None
         self.model = None
-        self.n_rate_calls = 1
+        self.budget = (settings.max_time, settings.max_time)  # CPU s: point, other searches
 
     # ------------------------------------------------------------------ variables
     @property
@@ -271,13 +271,19 @@ class EnsemblePath:
         """
 
     # ------------------------------------------------------------------ rates
-    def _budget(self, y_pos, variables) -> float:
-        """CPU seconds of one bounds run: ``max_time`` shared by every run of the fit."""
+    def _budget(self, y_pos, variables) -> tuple[float, float]:
+        """CPU seconds of a search: of a point network's, and of any other's.
+
+        Half of ``max_time`` is shared by the searches of the point networks (all rows,
+        ``Y = 1``, ``Y = 0``, the mediated one); the other half by the searches of the
+        draws and replicates that cannot reuse a point search (another structure), as
+        if every one needed its own.
+        """
         s = self.settings
         networks = 1 + 2 * (y_pos is not None) + bool(variables.mediators)
-        runs = 1 + (s.n_draws if s.draws_wanted else 0) + s.n_bootstrap
-        self.n_rate_calls = networks * runs
-        return s.max_time / self.n_rate_calls
+        runs = (s.n_draws if s.draws_wanted else 0) + s.n_bootstrap
+        self.budget = (s.max_time / (2 * networks), s.max_time / (2 * networks * max(runs, 1)))
+        return self.budget
 
     def _unsettled(self, model, network, bounds, group_index) -> tuple:
         """The unsettled mass sampled: (estimate, low, high, rows decided)."""
@@ -314,7 +320,7 @@ class EnsemblePath:
         return BoundedRates(rate, lower, upper, low, high, bounds.settled[at], n,
                             search=bounds, network=network)
 
-    def draw_rates(self, point: BoundedRates, model, sens_idx, group_codes, max_time):
+    def draw_rates(self, point: BoundedRates, model, sens_idx, group_codes):
         """Rates function of the networks of ``point``'s structure (draws, replicates).
 
         The settled nodes of the point network's search, reweighed under each network
@@ -326,7 +332,8 @@ class EnsemblePath:
 
         def rates_of(net):
             if point.search.settled_nodes is None or not same_structure(point.network, net):
-                return self.bounded_rates(model, net, sens_idx, group_codes, max_time).rate
+                return self.bounded_rates(model, net, sens_idx, group_codes,
+                                          self.budget[1]).rate
             lower, upper, _ = reweighted_bounds(point.search, model.network(net),
                                                 list(sens_idx), s.max_table_size)
             at = _group_index(net, sens_idx, model.codes(group_codes, sens_idx))
@@ -340,25 +347,24 @@ class EnsemblePath:
         learner = NetworkLearner(self.settings, variables)
         data = learner.groups_and_networks(frame, y_pos, encoding, weight)
         model = self.model_of(encoding)
-        max_time = self._budget(y_pos, variables)
-        found, rows = {}, [0]  # id of a network bounded -> its BoundedRates
+        max_time, _ = self._budget(y_pos, variables)
+        found, rows = {}, [0]  # id of a network bounded -> (it, its BoundedRates)
 
         def point(net) -> BoundedRates:
-            if id(net) not in found:
-                found[id(net)] = self.bounded_rates(model, net, variables.sens_idx,
-                                                    data.group_codes, max_time, keep=True)
-                rows[0] += found[id(net)].n_evaluations
-            return found[id(net)]
+            if id(net) not in found or found[id(net)][0] is not net:
+                found[id(net)] = (net, self.bounded_rates(model, net, variables.sens_idx,
+                                                          data.group_codes, max_time,
+                                                          keep=True))
+                rows[0] += found[id(net)][1].n_evaluations
+            return found[id(net)][1]
 
         def plan_of(net, mask):
-            return self.draw_rates(point(net), model, variables.sens_idx, data.group_codes,
-                                   max_time)
+            return self.draw_rates(point(net), model, variables.sens_idx, data.group_codes)
 
         evaluator = Evaluator(self.settings, variables, learner)
         ev = evaluator.exact(lambda net: point(net).rate, plan_of, encoding, data, y_pos,
                              weight, observed)
-        add_bounds(ev, [found.get(id(n)) if n is not None else None
-                        for n in data.networks])
+        add_bounds(ev, [point(n) if n is not None else None for n in data.networks])
         ev.n_samples = rows[0]
         return ev
 
@@ -371,7 +377,7 @@ class EnsemblePath:
         """The bounded group rates under ``network`` (after ``fit``): their midpoints."""
         return self.bounded_rates(self.model, network, self.variables.sens_idx,
                                   self.fitted.group_codes,
-                                  self.settings.max_time / self.n_rate_calls).rate
+                                  self.budget[0]).rate
 
     def draw_rates_of(self, network, exact=None):
         """Rates function for posterior draws of ``network``'s structure."""
