@@ -10,9 +10,9 @@
   states are intervals of the model's inputs (:class:`FeatureStates`), by branching
   over the variables in a topological order: sound at every step, exact when the
   branching finishes.
-* :func:`index_ensemble` restates an ensemble on the state indices of its columns
-  (one representative value per state), so that any states that carry every split
-  threshold serve as :class:`FeatureStates`.
+* ``skfairverify.ensembles._states.index_ensemble`` (not public yet) restates an
+  ensemble on the state indices of its columns (one representative value per state),
+  so that any states that carry every split threshold serve as :class:`FeatureStates`.
 * ``skfairverify.ensembles._unsettled.sample_unsettled`` (not public yet) samples only
   the mass the bounds left unsettled, stratified by the unsettled nodes (draws in
   proportion to each node's mass, from the network conditioned on it), and returns the
@@ -28,7 +28,7 @@
 
 from ._bounds import EnsembleBounds, ensemble_bounds
 from ._read import read_ensemble
-from ._states import FeatureStates, encode_states, index_ensemble, refine_states
+from ._states import FeatureStates, encode_states, refine_states
 from ._structure import Tree, TreeEnsemble
 
 __all__ = [
@@ -38,7 +38,6 @@ __all__ = [
     "TreeEnsemble",
     "encode_states",
     "ensemble_bounds",
-    "index_ensemble",
     "read_ensemble",
     "refine_states",
 ]

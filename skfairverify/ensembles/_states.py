@@ -240,7 +240,8 @@ def index_ensemble(ensemble: TreeEnsemble, representatives: dict
     --------
     >>> import numpy as np
     >>> from sklearn.ensemble import GradientBoostingClassifier
-    >>> from skfairverify.ensembles import index_ensemble, read_ensemble
+    >>> from skfairverify.ensembles import read_ensemble
+    >>> from skfairverify.ensembles._states import index_ensemble
     >>> X = np.repeat(np.arange(4.0), 5)[:, None]
     >>> model = GradientBoostingClassifier(n_estimators=3, max_depth=1).fit(X, X[:, 0] > 1)
     >>> indexed, states = index_ensemble(read_ensemble(model), {0: [0.0, 1.0, 2.0, 3.0]})

@@ -7,7 +7,7 @@ The variables are the sensitive columns and the columns the trees split on, with
 states refined so that every split threshold is a state boundary, as on the tree path
 (:func:`._trees_states.tree_encoding`): each state then sends every split one way, and
 the ensemble is restated on the state indices
-(:func:`skfairverify.ensembles.index_ensemble`). The network is learned from the states
+(``skfairverify.ensembles._states.index_ensemble``). The network is learned from the states
 as on the other paths, and every group's ``Pr[Yhat = 1 | A = a]`` under it is bounded
 from below and above with certainty (:func:`skfairverify.ensembles.ensemble_bounds`,
 branching over the variables' states) until the bounds are within ``tolerance``; when
@@ -25,8 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from ..ensembles import FeatureStates, ensemble_bounds, index_ensemble, read_ensemble
+from ..ensembles import FeatureStates, ensemble_bounds, read_ensemble
 from ..ensembles._reweight import reweighted_bounds, same_structure
+from ..ensembles._states import index_ensemble
 from ..ensembles._unsettled import sample_unsettled
 from ..rules import TreeLeaves
 from ..rules._steps import unwrap_frozen

@@ -19,7 +19,8 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skfairverify import FairnessVerifier
-from skfairverify.ensembles import index_ensemble, read_ensemble
+from skfairverify.ensembles import read_ensemble
+from skfairverify.ensembles._states import index_ensemble
 from skfairverify.s3p import TableTooLargeError
 
 MODELS = {
