@@ -166,75 +166,91 @@ def encode_states(states, X, dtype=np.float64) -> np.ndarray:
     return codes
 
 
-def _prefix_length(reps: np.ndarray, threshold: float, dtype) -> int:
-    """States of sorted representatives ``reps`` (cast to ``dtype``) sent left: a prefix."""
-    return int(np.searchsorted(reps.astype(dtype).astype(np.float64), threshold, side="right"))
+def _left_set(values: np.ndarray, threshold: float, missing_left: bool, dtype):
+    """Which states a split sends left: their values cast to ``dtype``, NaN as the node says."""
+    cast = values.astype(dtype).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(cast), bool(missing_left), cast <= threshold)
 
 
-def _check_representatives(feature: int, values) -> tuple[np.ndarray, bool]:
-    """The observed representatives of a column's states (sorted) and whether one is NaN."""
-    values = np.asarray(values, dtype=np.float64).ravel()
-    nan = np.isnan(values)
-    if nan.any() and not (nan.sum() == 1 and nan[-1]):
-        raise ValueError(f"Column {feature}: a missing state must be the last one (one NaN "
-                         "representative, last).")
-    observed = values[~nan]
-    if observed.size == 0 or np.any(np.diff(observed) <= 0):
-        raise ValueError(
-            f"Column {feature}: the states' representative values must be strictly "
-            f"increasing (a split sends a prefix of them left); got {observed[:10].tolist()}.")
-    return observed, bool(nan.any())
+def _prefix_split(left: np.ndarray, feature: int, variable: int):
+    """``(k, swap)``: the split sends the first ``k`` states left.
+
+    After a swap of its children when it sends a suffix left; refused when the set is
+    not a range.
+    """
+    n, k = left.size, int(left.sum())
+    if left[:k].all():
+        return (n, True) if k == 0 else (k, False)
+    if left[n - k:].all():
+        return n - k, True
+    raise ValueError(
+        f"A split on input column {feature} sends states {np.flatnonzero(left)[:10].tolist()} "
+        f"of variable {variable} (in the order of its values) left, not a range of them: "
+        "its states cannot be ordered so that every split sends a prefix left (a one-hot "
+        "encoded category among others, say).")
 
 
-def _restated_tree(tree, dtype, observed: dict) -> Tree:
-    """``tree`` with every split on a column's state index (see :func:`index_ensemble`)."""
+def _restated_tree(tree, dtype, values: dict, orders: dict) -> Tree:
+    """``tree`` with every split on a variable's state rank (see :func:`index_ensemble`)."""
     left, right = tree.children_left.copy(), tree.children_right.copy()
-    threshold, missing_left = tree.threshold.copy(), tree.missing_left.copy()
+    threshold, feature = tree.threshold.copy(), tree.feature.copy()
     for node in np.flatnonzero(left >= 0):
         f = int(tree.feature[node])
-        if f not in observed:
+        if f not in values:
             raise ValueError(f"The trees split on input column {f} but it has no states; "
-                             "give representatives for every column the trees read.")
-        k = _prefix_length(observed[f], float(threshold[node]), dtype)
-        threshold[node] = np.inf if k in (0, observed[f].size) else k - 0.5
-        if k == 0:  # every observed state goes right: the children swapped, all left
+                             "give its values for every column the trees read.")
+        v, column = values[f]
+        goes = _left_set(column[orders[v]], float(threshold[node]),
+                         tree.missing_left[node], dtype)
+        k, swap = _prefix_split(goes, f, v)
+        threshold[node] = np.inf if k == goes.size else k - 0.5
+        feature[node] = v
+        if swap:
             left[node], right[node] = right[node], left[node]
-            missing_left[node] = not missing_left[node]
-    return make_tree(left, right, tree.feature, threshold, missing_left, tree.value)
+    return make_tree(left, right, feature, threshold, np.zeros(left.size, dtype=bool),
+                     tree.value)
 
 
-def index_ensemble(ensemble: TreeEnsemble, representatives: dict
-                   ) -> tuple[TreeEnsemble, dict]:
-    """The ensemble restated on state indices, and each column's states of them.
+def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int
+                   ) -> tuple[TreeEnsemble, dict, dict]:
+    """The ensemble restated on the ranks of its variables' states.
 
-    Each input column the trees read is described by states with one representative
-    value each, sorted (a value per distinct value, or a value inside each bin whose
-    edges the split thresholds are), a missing state last (NaN). A split of a tree
-    then sends a prefix of the states left: it is restated as a split of the state
-    index at the prefix's end (an index of ``j`` meaning state ``j``), so that
-    ``FeatureStates(feature, [0.5, 1.5, ...])`` has every threshold as an edge and the
-    restated ensemble's decision on a state is the model's on its representative.
+    Each input column the trees read is a function of one variable of a network, whose
+    states are such that every split sends each state one way (their values on every
+    column, a NaN sent as the node sends a missing value). The states of a variable are
+    ranked by their values on its first column (NaN last); every split on any of its
+    columns must send a range of ranks left (then a prefix, its children swapped for a
+    suffix), and is restated as a split of the rank, so that ``FeatureStates(v, [0.5,
+    1.5, ...])`` has every threshold as an edge and the restated ensemble's decision on
+    the ranks is the model's on the states' values.
 
     Parameters
     ----------
     ensemble : TreeEnsemble
         The model (:func:`read_ensemble`).
-    representatives : dict of int to array-like of float
-        Per input column the trees read, one value per state in the state order
-        (strictly increasing, NaN last for a missing state).
+    values : dict of int to (int, array-like of float)
+        Per input column the trees read, the variable it is a function of and its
+        value on each of that variable's states (in the variable's state order).
+    n_variables : int
+        Number of variables (the restated ensemble's inputs: one rank per variable).
 
     Returns
     -------
     indexed : TreeEnsemble
-        Same trees and leaf values, splits on state indices (``input_dtype`` float64).
+        Same trees and leaf values, every split on a variable's rank (``input_dtype``
+        float64, ``n_features`` the number of variables).
+    orders : dict of int to ndarray
+        Per variable the trees read, its states in the order of their ranks.
     states : dict of int to FeatureStates
-        Per column of ``representatives``, its states as intervals of the index.
+        Per variable the trees read, its ranks as states (no missing state: a missing
+        value is the state it is, ranked with the others).
 
     Raises
     ------
     ValueError
-        For representatives not increasing, a NaN that is not last, or a column the
-        trees read without representatives.
+        For a split that sends no range of ranks left, or a column the trees read
+        without values.
 
     Examples
     --------
@@ -244,15 +260,26 @@ def index_ensemble(ensemble: TreeEnsemble, representatives: dict
     >>> from skfairverify.ensembles._states import index_ensemble
     >>> X = np.repeat(np.arange(4.0), 5)[:, None]
     >>> model = GradientBoostingClassifier(n_estimators=3, max_depth=1).fit(X, X[:, 0] > 1)
-    >>> indexed, states = index_ensemble(read_ensemble(model), {0: [0.0, 1.0, 2.0, 3.0]})
-    >>> states[0].edges.tolist(), indexed.predict(np.arange(4.0)[:, None]).tolist()
-    ([0.5, 1.5, 2.5], [False, False, True, True])
+    >>> indexed, orders, states = index_ensemble(
+    ...     read_ensemble(model), {0: (0, [3.0, 0.0, 1.0, 2.0])}, 1)
+    >>> orders[0].tolist(), states[0].edges.tolist()
+    ([1, 2, 3, 0], [0.5, 1.5, 2.5])
+    >>> indexed.predict(np.arange(4.0)[:, None]).tolist()
+    [False, False, True, True]
     """
-    observed, states = {}, {}
-    for f, values in representatives.items():
-        obs, missing = _check_representatives(int(f), values)
-        observed[int(f)] = obs
-        states[int(f)] = FeatureStates(int(f), np.arange(obs.size - 1) + 0.5, missing=missing)
-    trees = tuple(_restated_tree(t, ensemble.input_dtype, observed) for t in ensemble.trees)
-    indexed = replace(ensemble, trees=trees, input_dtype=np.dtype(np.float64))
-    return indexed, states
+    values = {int(f): (int(v), np.asarray(x, dtype=np.float64).ravel())
+              for f, (v, x) in values.items()}
+    orders, states = {}, {}
+    for f in sorted(values):
+        v, column = values[f]
+        if v not in orders:
+            orders[v] = np.argsort(column, kind="stable")  # NaN last
+            states[v] = FeatureStates(v, np.arange(column.size - 1) + 0.5)
+        elif column.size != orders[v].size:
+            raise ValueError(f"Input column {f} has {column.size} values but variable {v} "
+                             f"has {orders[v].size} states.")
+    trees = tuple(_restated_tree(t, ensemble.input_dtype, values, orders)
+                  for t in ensemble.trees)
+    indexed = replace(ensemble, trees=trees, input_dtype=np.dtype(np.float64),
+                      n_features=int(n_variables))
+    return indexed, orders, states

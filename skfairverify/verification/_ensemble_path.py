@@ -23,14 +23,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy.stats import norm
 
 from ..ensembles import FeatureStates, ensemble_bounds, read_ensemble
 from ..ensembles._reweight import reweighted_bounds, same_structure
 from ..ensembles._states import index_ensemble
 from ..ensembles._unsettled import sample_unsettled
-from ..rules import TreeLeaves
-from ..rules._steps import unwrap_frozen
+from ..rules import CategorySet, TreeLeaves
+from ..rules._steps import split_final, unwrap_frozen
+from ..rules._tree_steps import NumericFeature, push
 from ..s3p import BayesNet
 from ._evaluation import RATE_COLUMNS, Evaluation, Evaluator
 from ._intervals import hull_bounds
@@ -38,8 +40,8 @@ from ._learning import NetworkLearner
 from ._quantization import Quantized
 from ._trees_states import MAX_STATES, tree_encoding, tree_encoding_from_network
 
-__all__ = ["ENSEMBLE_BINS", "EnsemblePath", "StateModel", "estimator_columns",
-           "read_ensemble_or_reason"]
+__all__ = ["ENSEMBLE_BINS", "EnsemblePath", "EnsembleReading", "StateModel",
+           "estimator_columns", "read_ensemble_or_reason"]
 
 #: Quantile bins merged with a numeric column's thresholds with ``n_bins="auto"`` (at
 #: most ``max_bins``), as on the tree path.
@@ -51,12 +53,35 @@ MAX_ENSEMBLE_STATES = 1024
 _CHUNK_ENTRIES = 4_000_000
 
 
-def read_ensemble_or_reason(estimator):
-    """``(ensemble, None)`` when the tree-ensemble reader reads the model, else ``(None, why)``."""
+@dataclass(frozen=True)
+class EnsembleReading:
+    """A fitted ensemble, alone or behind per-column steps, as the path reads it."""
+
+    ensemble: object  # TreeEnsemble of the final step
+    steps: list  # the (name, step) before it, fitted
+    features: list  # per input feature of the ensemble, the raw column it is a map of
+
+
+def read_ensemble_or_reason(estimator, columns):
+    """``(EnsembleReading, None)`` when the model is read, else ``(None, why)``.
+
+    The final step is read by :func:`skfairverify.ensembles.read_ensemble`; the steps
+    before it by the tree reader's per-column maps (:mod:`skfairverify.rules`), which
+    refuse any other step by name.
+    """
     try:
-        return read_ensemble(estimator), None
+        steps, final = split_final(estimator)
+        ensemble = read_ensemble(final)
+        features = [NumericFeature(c) for c in columns]
+        for name, step in steps:
+            features = push(step, features, name if name is not None else type(step).__name__)
     except (TypeError, ValueError) as exc:
         return None, exc
+    if len(features) != ensemble.n_features:
+        return None, TypeError(
+            f"the steps before the ensemble produce {len(features)} features but it was "
+            f"fitted on {ensemble.n_features}")
+    return EnsembleReading(ensemble, list(steps), features), None
 
 
 def _chunked(n_trees: int, max_table_size: int) -> int:
@@ -65,12 +90,13 @@ def _chunked(n_trees: int, max_table_size: int) -> int:
 
 
 class StateModel:
-    """The ensemble restated on the states of one encoding's variables.
+    """The ensemble restated on the ranks of the states of one encoding's variables.
 
-    A read variable's states are taken in the order of their values (``verify`` may
-    add a value unseen in ``fit`` after the others, a user network may list them in
-    any order): the networks are permuted to that order (:meth:`network`), the codes
-    and groups mapped to it.
+    Every column the trees read is a map of one variable; its values on the
+    variable's states rank them (``skfairverify.ensembles._states.index_ensemble``).
+    The networks are permuted to the ranks (:meth:`network`), the codes and groups
+    mapped to them (:meth:`codes`): ``verify`` may add a value unseen in ``fit`` after
+    the others, a user network may list its states in any order.
 
     Parameters
     ----------
@@ -79,35 +105,21 @@ class StateModel:
     encoding : Encoding
         The variables (the states of every column the trees read refined at their
         thresholds).
-    columns : list of str
-        The model's input columns, in the order of its features.
+    values : dict
+        Per input column of the ensemble it splits on, ``(variable, value on each of
+        its states)``.
     """
 
-    def __init__(self, ensemble, encoding, columns):
-        self.n_features = ensemble.n_features
-        feature = {c: j for j, c in enumerate(columns)}
-        read = {int(f) for t in ensemble.trees for f in t.feature[t.feature >= 0]}
-        representatives, self.position, self.order = {}, {}, {}
-        for v, var in enumerate(encoding.variables):
-            j = feature.get(var.name)
-            if j is None or j not in read:
-                continue
-            if var.values is None or var.kind not in ("values", "binned"):
-                raise ValueError(
-                    f"Column {var.name!r} is read by the ensemble as a number, but its "
-                    f"variable has {var.kind} states without values.")
-            values = np.asarray(var.values, dtype=np.float64)
-            order = np.argsort(values, kind="stable")  # NaN last
-            if np.any(order != np.arange(order.size)):
-                self.order[v] = order
-            representatives[j], self.position[v] = values[order], j
-        self.indexed, by_feature = index_ensemble(ensemble, representatives)
-        self.states = [by_feature[self.position[v]] if v in self.position
+    def __init__(self, ensemble, encoding, values):
+        n_vars = len(encoding.variables)
+        self.indexed, orders, by_variable = index_ensemble(ensemble, values, n_vars)
+        self.order = {v: o for v, o in orders.items() if np.any(o != np.arange(o.size))}
+        self.states = [by_variable[v] if v in by_variable
                        else FeatureStates(None, [], n_states=var.cardinality)
                        for v, var in enumerate(encoding.variables)]
 
     def codes(self, codes, variables) -> np.ndarray:
-        """``codes`` (columns: ``variables``) in the sorted order of the states."""
+        """``codes`` (columns: ``variables``) as the ranks of the states."""
         codes = np.array(codes, dtype=np.int64)
         for k, v in enumerate(variables):
             if v in self.order:
@@ -115,7 +127,7 @@ class StateModel:
         return codes
 
     def network(self, network: BayesNet) -> BayesNet:
-        """``network`` with every read variable's states in the order of their values."""
+        """``network`` with every read variable's states in the order of their ranks."""
         if not self.order:
             return network
         cpts = []
@@ -131,15 +143,23 @@ class StateModel:
 
     def decisions(self, codes, max_table_size) -> np.ndarray:
         """The ensemble's positive decision on every row of state ``codes``."""
-        codes = self.codes(codes, range(np.shape(codes)[1]))
-        out = np.empty(len(codes), dtype=bool)
+        ranks = self.codes(codes, range(np.shape(codes)[1])).astype(np.float64)
+        out = np.empty(len(ranks), dtype=bool)
         step = _chunked(self.indexed.n_trees, max_table_size)
-        for i in range(0, len(codes), step):
-            X = np.zeros((min(step, len(codes) - i), self.n_features))
-            for v, j in self.position.items():
-                X[:, j] = codes[i: i + step, v]
-            out[i: i + step] = self.indexed.positive(self.indexed.raw_score(X))
+        for i in range(0, len(ranks), step):
+            out[i: i + step] = self.indexed.positive(self.indexed.raw_score(ranks[i: i + step]))
         return out
+
+
+def _state_column(var, dtype, n: int) -> pd.Series:
+    """The values a variable's states stand for, padded to ``n`` rows, in ``dtype``."""
+    numeric = var.values is not None and var.kind in ("values", "binned")
+    values = list(var.values) if numeric else list(var.states)
+    column = pd.Series(values + [values[-1]] * (n - len(values)), dtype=object)
+    try:
+        return column.astype(dtype)
+    except (TypeError, ValueError):  # a missing state in an integer column, say
+        return column.infer_objects()
 
 
 @dataclass
@@ -175,27 +195,30 @@ class EnsemblePath:
     rule = None
     decision_scale = None
 
-    def __init__(self, settings, ensemble, feature_names):
+    def __init__(self, settings, estimator, reading, feature_names):
         self.settings = settings
-        self.ensemble = ensemble
+        self.estimator = estimator
+        self.ensemble = reading.ensemble
+        self.steps = reading.steps
+        self.features = reading.features
         self.columns = [str(c) for c in feature_names]
-        if len(self.columns) != ensemble.n_features:
-            raise ValueError(
-                f"{settings.estimator_name} reads {ensemble.n_features} columns but X has "
-                f"{len(self.columns)}; the tree-ensemble path reads a model fitted on the "
-                "columns of X as they are (no pipeline).")
-        self.classes = np.asarray(ensemble.classes)
+        self.classes = np.asarray(self.ensemble.classes)
         self.fitted = None  # fit's evaluation (remember)
         self.variables = None
         self.model = None
+        self.template = None  # one row of fit's inputs: the columns the trees do not read
         self.budget = (settings.max_time, settings.max_time)  # CPU s: point, other searches
 
     # ------------------------------------------------------------------ variables
+    def _used(self) -> list[int]:
+        """The ensemble's input features the trees split on."""
+        return sorted({int(f) for t in self.ensemble.trees for f in t.feature[t.feature >= 0]})
+
     @property
     def read(self) -> list[str]:
-        """The columns the trees split on, in input order."""
-        used = {int(f) for t in self.ensemble.trees for f in t.feature[t.feature >= 0]}
-        return [c for j, c in enumerate(self.columns) if j in used]
+        """The raw columns the trees split on, in input order."""
+        used = {self.features[j].column for j in self._used()}
+        return [c for c in self.columns if c in used]
 
     @property
     def leaves(self):
@@ -205,14 +228,32 @@ class EnsemblePath:
             "(method_='bounds'), which does not take a dask X; pass pandas data.")
 
     def _thresholds(self) -> TreeLeaves:
-        """The trees' thresholds per column, as the tree path's encoding reads them."""
-        thresholds = {}
-        for j, c in enumerate(self.columns):
-            t = self.ensemble.thresholds(j)
+        """The trees' thresholds on the raw columns, as the tree path's encoding reads them.
+
+        A feature that is a raw column (or its imputation) keeps its thresholds; any
+        other is mapped back through the steps (the tree reader's conditions): the
+        bounds of the raw values it sends left, or the encoder's categories.
+        """
+        thresholds, categories = {}, {}
+        for j in self._used():
+            f, t = self.features[j], self.ensemble.thresholds(j)
             t = t[np.isfinite(t)]
-            if t.size:
-                thresholds[c] = t
-        return TreeLeaves(regions=[], thresholds=thresholds, categories={}, read=self.read,
+            if getattr(f, "is_raw", False):
+                thresholds.setdefault(f.column, set()).update(t.tolist())
+                continue
+            for x in t:
+                cond = f.left(float(x))
+                if isinstance(cond, CategorySet):
+                    categories[f.column] = sorted(cond.universe, key=str)
+                else:
+                    thresholds.setdefault(f.column, set()).update(cond.finite_bounds())
+        both = sorted(set(thresholds) & set(categories))
+        if both:
+            raise TypeError(f"Column {both[0]!r} enters the ensemble both as a number and "
+                            "through a one-hot encoder; the path reads each column one way.")
+        return TreeLeaves(regions=[], thresholds={c: np.array(sorted(v), dtype=float)
+                                                  for c, v in thresholds.items()},
+                          categories=categories, read=self.read,
                           feature_names_in=list(self.columns), classes=self.classes,
                           n_leaves=self.ensemble.n_leaves)
 
@@ -224,6 +265,7 @@ class EnsemblePath:
         """The variables: the ensemble's columns, refined at its thresholds."""
         s = self.settings
         leaves = self._thresholds()
+        self.template = frame[self.columns].iloc[[0]].reset_index(drop=True)
         if s.user_network:
             encoding = tree_encoding_from_network(s.network, leaves, sensitive)
             return Quantized(encoding, [None], None, "a user network: its own states, no bins")
@@ -232,28 +274,56 @@ class EnsemblePath:
                   + ("fixed n_bins" if s.n_bins != "auto"
                      else f"{ENSEMBLE_BINS}, at most max_bins")
                   + "), merged with the trees' split thresholds")
-        for c in leaves.read:
-            if frame[c].dtype == object or str(frame[c].dtype) in ("category", "string"):
-                raise ValueError(f"Column {c!r} is read by {s.estimator_name} but is not "
-                                 f"numeric (dtype {frame[c].dtype}).")
         encoding = tree_encoding(frame, leaves, sensitive, n_bins=n_bins,
                                  max_states=max(MAX_STATES, s.max_bins, MAX_ENSEMBLE_STATES),
                                  sample_weight=weight)
         return Quantized(encoding, [None], n_bins, reason)
 
+    def values_of(self, encoding) -> dict:
+        """Per feature the trees split on, its variable and its value on every state.
+
+        The states' values (padded to the largest variable), the other columns at
+        fit's first row, through the fitted steps before the ensemble.
+        """
+        var_of = {var.name: v for v, var in enumerate(encoding.variables)}
+        used = self._used()
+        absent = sorted({self.features[j].column for j in used} - set(var_of))
+        if absent:
+            raise ValueError(f"The ensemble reads the column(s) {absent}, which are not "
+                             f"variables of the network ({list(var_of)}).")
+        read = {self.features[j].column for j in used}
+        n = max(encoding.variables[var_of[c]].cardinality for c in read)
+        rows = self.template.iloc[np.zeros(n, dtype=np.int64)].reset_index(drop=True)
+        for c in read:
+            rows[c] = _state_column(encoding.variables[var_of[c]], rows[c].dtype, n)
+        X = rows
+        for _, step in self.steps:
+            X = unwrap_frozen(step).transform(X)
+        X = X.toarray() if hasattr(X, "toarray") else X
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{self.settings.estimator_name} reads a column that is not "
+                             f"numeric ({exc}); encode it before the ensemble.") from exc
+        out = {}
+        for j in used:
+            v = var_of[self.features[j].column]
+            out[j] = (v, X[: encoding.variables[v].cardinality, j])
+        return out
+
     def model_of(self, encoding) -> StateModel:
         """The ensemble restated on ``encoding``'s states."""
-        return StateModel(self.ensemble, encoding, self.columns)
+        return StateModel(self.ensemble, encoding, self.values_of(encoding))
 
     # ------------------------------------------------------------------ decisions
     def decisions(self, frame) -> np.ndarray:
-        """The ensemble's positive decision on every row of ``frame`` (its own reading)."""
+        """The model's own positive decision on every row of ``frame``, a chunk at a time."""
         rows = frame[self.columns]
         out = np.empty(len(rows), dtype=bool)
         step = _chunked(self.ensemble.n_trees, self.settings.max_table_size)
-        for i in range(0, len(rows), step):  # the rows as numbers a chunk at a time
-            X = rows.iloc[i: i + step].to_numpy(dtype=np.float64, na_value=np.nan)
-            out[i: i + step] = self.ensemble.positive(self.ensemble.raw_score(X))
+        for i in range(0, len(rows), step):
+            out[i: i + step] = (np.asarray(self.estimator.predict(rows.iloc[i: i + step]))
+                                == self.classes[1])
         return out
 
     def agreement(self, encoding, frame, multiplier, weight) -> float:

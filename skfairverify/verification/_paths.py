@@ -142,9 +142,10 @@ def _ensemble_path(settings, estimator, feature_names, *, required: bool):
     """
     if not (required or AUTO_BOUNDS):
         return None
-    ensemble, reason = read_ensemble_or_reason(estimator)
-    if ensemble is not None:
-        return EnsemblePath(settings, ensemble, estimator_columns(estimator, feature_names))
+    columns = estimator_columns(estimator, feature_names)
+    reading, reason = read_ensemble_or_reason(estimator, columns)
+    if reading is not None:
+        return EnsemblePath(settings, estimator, reading, columns)
     if not required:
         return None
     raise TypeError(

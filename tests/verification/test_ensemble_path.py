@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.compose import make_column_transformer
 from sklearn.ensemble import (
     ExtraTreesClassifier,
     GradientBoostingClassifier,
@@ -12,9 +13,10 @@ from sklearn.ensemble import (
     RandomForestClassifier,
 )
 from sklearn.frozen import FrozenEstimator
+from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -77,7 +79,10 @@ def _enumerated_rates(ver):
                          for v, name in enumerate(names)})
     columns = list(ver.feature_names_in_)
     X = pd.DataFrame({c: rows[c] if c in rows else 0 for c in columns})
-    positive = ver.estimator_.predict(X.astype(float)) == ver.classes_[1]
+    for c in X.columns:
+        if all(isinstance(v, (int, float, np.number)) for v in X[c]):
+            X[c] = X[c].astype(float)
+    positive = ver.estimator_.predict(X) == ver.classes_[1]
     sens = ver.sensitive_features_[0]
     v = names.index(sens)
     out = []
@@ -222,8 +227,8 @@ def test_the_single_tree_path_is_unchanged():
 
 @pytest.mark.parametrize("model, match", [
     (LogisticRegression(), "method='bounds': LogisticRegression is not a tree ensemble"),
-    (make_pipeline(StandardScaler(), RandomForestClassifier(3, random_state=0)),
-     "method='bounds': Pipeline"),
+    (make_pipeline(PolynomialFeatures(2), RandomForestClassifier(3, random_state=0)),
+     "method='bounds': Pipeline.*PolynomialFeatures"),
     (DecisionTreeClassifier(max_depth=2), "method='bounds': DecisionTreeClassifier"),
 ])
 def test_method_bounds_refuses_other_models_by_name(model, match):
@@ -256,22 +261,59 @@ def test_tables_beyond_max_table_size_are_refused_by_name():
 
 
 def test_index_ensemble_keeps_the_decision_on_every_state():
-    """The ensemble restated on state indices decides every state as the model does."""
+    """The ensemble restated on state ranks decides every state as the model does."""
     X, y = _categorical(seed=3)
     model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
     ensemble = read_ensemble(model)
-    values = {j: np.unique(X.iloc[:, j]).astype(float) for j in range(X.shape[1])}
-    indexed, states = index_ensemble(ensemble, values)
+    values = {j: np.unique(X.iloc[:, j]).astype(float)[::-1] for j in range(X.shape[1])}
+    indexed, orders, states = index_ensemble(ensemble, {j: (j, v) for j, v in values.items()},
+                                             X.shape[1])
     grid = np.array(list(itertools.product(*(range(len(v)) for v in values.values()))))
-    raw = np.column_stack([values[j][grid[:, j]] for j in range(X.shape[1])])
+    raw = np.column_stack([values[j][orders[j][grid[:, j]]] for j in range(X.shape[1])])
     np.testing.assert_array_equal(indexed.predict(grid.astype(float)),
                                   model.predict(pd.DataFrame(raw, columns=X.columns)))
     assert [states[j].n_states for j in range(X.shape[1])] == [len(v) for v in
                                                                 values.values()]
-    with pytest.raises(ValueError, match="strictly increasing"):
-        index_ensemble(ensemble, {**values, 0: values[0][::-1]})
     with pytest.raises(ValueError, match="no states"):
-        index_ensemble(ensemble, {0: values[0]})
+        index_ensemble(ensemble, {0: (0, values[0])}, 1)
+    # two columns of one variable ranking its states in two orders
+    s = np.repeat([0.0, 1.0, 2.0], 5)
+    both = np.column_stack([s, np.array([1.0, 0.0, 2.0])[s.astype(int)]])
+    model = GradientBoostingClassifier(n_estimators=2, max_depth=1).fit(both, both[:, 1] < 0.5)
+    with pytest.raises(ValueError, match="not a range"):
+        index_ensemble(read_ensemble(model), {0: (0, [0.0, 1.0, 2.0]),
+                                              1: (0, [1.0, 0.0, 2.0])}, 1)
+
+
+PIPELINES = {
+    "scaler + RF": lambda: make_pipeline(StandardScaler(),
+                                         RandomForestClassifier(10, max_depth=4,
+                                                                random_state=0)),
+    "imputer + scaler + GB": lambda: make_pipeline(SimpleImputer(), StandardScaler(),
+                                                   GradientBoostingClassifier(
+                                                       n_estimators=10, random_state=0)),
+    "one-hot + HGB": lambda: make_pipeline(
+        make_column_transformer((OneHotEncoder(sparse_output=False), ["g"]),
+                                remainder="passthrough"),
+        HistGradientBoostingClassifier(max_iter=10, random_state=0)),
+}
+
+
+@pytest.mark.parametrize("name", list(PIPELINES))
+def test_an_ensemble_behind_per_column_steps(name):
+    """Pipelines of per-column steps: bounds of the enumerated truth, the model's decision."""
+    X, y = _categorical(seed=5, n_features=2)
+    if "one-hot" in name:
+        X = X.assign(g=np.where(X["c0"] > 0, "p", "q"))
+    if "imputer" in name:
+        X = X.astype({"c1": float})
+        X.loc[X.index[::7], "c1"] = np.nan
+    ver = _fit_bounds(PIPELINES[name](), X, y, tolerance=0.02)
+    assert ver.method_ == "bounds"
+    assert ver.agreement_ == 1.0
+    truth = _enumerated_rates(ver)
+    assert np.all(ver.groups_["rate_lower"] - 1e-12 <= truth)
+    assert np.all(truth <= ver.groups_["rate_upper"] + 1e-12)
 
 
 def test_verify_with_a_value_unseen_in_fit_between_two_others():
