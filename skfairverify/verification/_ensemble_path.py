@@ -2,20 +2,24 @@
 
 A fitted ``HistGradientBoostingClassifier``, ``GradientBoostingClassifier``,
 ``RandomForestClassifier``, ``ExtraTreesClassifier``, XGBoost or LightGBM binary
-classifier is read into one structure (:func:`skfairverify.ensembles.read_ensemble`).
-The variables are the sensitive columns and the columns the trees split on, with
-states refined so that every split threshold is a state boundary, as on the tree path
-(:func:`._trees_states.tree_encoding`): each state then sends every split one way, and
-the ensemble is restated on the state indices
-(``skfairverify.ensembles._states.index_ensemble``). The network is learned from the states
-as on the other paths, and every group's ``Pr[Yhat = 1 | A = a]`` under it is bounded
-from below and above with certainty (:func:`skfairverify.ensembles.ensemble_bounds`,
-branching over the variables' states) until the bounds are within ``tolerance``; when
-the budget ends first, the mass left unsettled is sampled, stratified by the unsettled
-nodes, and the interval is the sound part plus a Clopper-Pearson interval of the
-unsettled share (``skfairverify.ensembles._unsettled.sample_unsettled``). The rate is
-the midpoint of the bounds (the exact rate when everything is settled) or the sampled
-estimate; ``groups_`` carries ``rate_lower``, ``rate_upper`` and ``settled``.
+classifier, alone or behind the per-column steps the tree path reads, is read into one
+structure (:func:`skfairverify.ensembles.read_ensemble`; the steps by
+:func:`skfairverify.rules._tree_steps.push`). The variables are the sensitive columns
+and the raw columns the trees split on, with states refined so that every split
+threshold is a state boundary, as on the tree path (:func:`._trees_states.tree_encoding`):
+each state then sends every split one way, and the ensemble is restated on the ranks
+of the states (``skfairverify.ensembles._states.index_ensemble``, the states' values
+passed through the fitted steps). The network is learned from the states as on the
+other paths, and every group's ``Pr[Yhat = 1 | A = a]`` under it is bounded from below
+and above with certainty (:func:`skfairverify.ensembles.ensemble_bounds`, branching
+over the variables' states) until the bounds are within ``tolerance``; when the budget
+ends first, the mass left unsettled is sampled, stratified by the unsettled nodes, and
+the interval is the sound part plus a Clopper-Pearson interval of the unsettled share
+(``skfairverify.ensembles._unsettled.sample_unsettled``). The rate is the midpoint of
+the bounds (the exact rate when everything is settled) or the sampled estimate;
+``groups_`` carries ``rate_lower``, ``rate_upper`` and ``settled``. The posterior draws
+and the bootstrap replicates reweigh the nodes of the point network's search
+(``skfairverify.ensembles._reweight.reweighted_bounds``): no new search.
 """
 
 from __future__ import annotations

@@ -88,9 +88,9 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         other; ``"independent"``: smoothed marginals; a BayesNet: taken as it is.
     method : {"auto", "exact", "bounds", "sampling"}, default="auto"
         ``"auto"``: exact for linear models and decision trees, sampling otherwise;
-        ``"bounds"``: a tree ensemble (HistGradientBoosting, GradientBoosting, random
-        forests, extra trees, XGBoost, LightGBM; binary, fitted on the columns of
-        ``X``) by sound bounds of every rate, to within ``tolerance``
+        ``"bounds"``: a binary tree ensemble (HistGradientBoosting, GradientBoosting,
+        random forests, extra trees, XGBoost, LightGBM; alone or behind per-column
+        steps) by sound bounds of every rate, to within ``tolerance``
         (``docs/any-classifier.md``).
     tolerance : float in (0, 1), default=0.005
         Sampling path: largest width of every point estimate's Monte Carlo interval;

@@ -352,3 +352,20 @@ def test_a_user_network_with_states_out_of_order():
         ver = _fit_bounds(FrozenEstimator(model), X, y, network=net)
         rates.append(ver.groups_["positive_rate"].to_numpy())
     np.testing.assert_allclose(rates[0], rates[1], atol=1e-12)
+
+
+@pytest.mark.parametrize("package", ["xgboost", "lightgbm"])
+def test_boosters_bounds_contain_the_enumerated_truth(package):
+    """XGBoost and LightGBM binary classifiers on the bounds path (when installed)."""
+    module = pytest.importorskip(package)
+    X, y = _categorical(seed=6, n_features=3)
+    model = (module.XGBClassifier(n_estimators=15, max_depth=3, n_jobs=1, random_state=0)
+             if package == "xgboost" else
+             module.LGBMClassifier(n_estimators=15, num_leaves=8, n_jobs=1, verbose=-1,
+                                   random_state=0))
+    for tolerance in (1e-12, 0.05):
+        ver = _fit_bounds(model, X, y, tolerance=tolerance)
+        truth = _enumerated_rates(ver)
+        assert ver.method_ == "bounds" and ver.agreement_ == 1.0
+        assert np.all(ver.groups_["rate_lower"] - 1e-12 <= truth)
+        assert np.all(truth <= ver.groups_["rate_upper"] + 1e-12)
