@@ -166,48 +166,60 @@ def encode_states(states, X, dtype=np.float64) -> np.ndarray:
     return codes
 
 
-def _left_set(values: np.ndarray, threshold: float, missing_left: bool, dtype):
-    """Which states a split sends left: their values cast to ``dtype``, NaN as the node says."""
-    cast = values.astype(dtype).astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.isnan(cast), bool(missing_left), cast <= threshold)
+#: Entries (split nodes x states) of the left sets computed at once.
+_LEFT_ENTRIES = 4_000_000
 
 
-def _prefix_split(left: np.ndarray, feature: int, variable: int):
-    """``(k, swap)``: the split sends the first ``k`` states left.
+def _prefix_lengths(column: np.ndarray, thresholds, missing_left, dtype):
+    """``(k, swap)`` of splits of one column: each sends the first ``k`` ranks left.
 
-    After a swap of its children when it sends a suffix left; refused when the set is
-    not a range.
+    ``column``: the values of the variable's states in the order of their ranks (NaN
+    sent as the node sends a missing value). A split sending a suffix of the ranks left
+    has its children swapped (``swap``); one sending no range is refused.
     """
-    n, k = left.size, int(left.sum())
-    if left[:k].all():
-        return (n, True) if k == 0 else (k, False)
-    if left[n - k:].all():
-        return n - k, True
-    raise ValueError(
-        f"A split on input column {feature} sends states {np.flatnonzero(left)[:10].tolist()} "
-        f"of variable {variable} (in the order of its values) left, not a range of them: "
-        "its states cannot be ordered so that every split sends a prefix left (a one-hot "
-        "encoded category among others, say).")
+    cast = column.astype(dtype).astype(np.float64)
+    n = cast.size
+    rank = np.arange(n)
+    k = np.empty(thresholds.size, dtype=np.int64)
+    swap = np.empty(thresholds.size, dtype=bool)
+    step = max(1, _LEFT_ENTRIES // max(n, 1))
+    for i in range(0, thresholds.size, step):
+        t, ml = thresholds[i: i + step, None], missing_left[i: i + step, None]
+        with np.errstate(invalid="ignore"):
+            left = np.where(np.isnan(cast), ml, cast <= t)
+        count = left.sum(axis=1)
+        prefix = np.all(left == (rank < count[:, None]), axis=1)
+        suffix = np.all(left == (rank >= n - count[:, None]), axis=1)
+        if not np.all(prefix | suffix):
+            bad = left[~(prefix | suffix)][0]
+            raise ValueError(
+                f"A split sends the states of ranks {np.flatnonzero(bad)[:10].tolist()} "
+                "left, not a range of them: the variable's states cannot be ordered so "
+                "that every split sends a prefix left (a one-hot encoded category among "
+                "others, say).")
+        # all right: swapped, all left; a suffix: swapped, the rest a prefix
+        k[i: i + step] = np.where(prefix, np.where(count == 0, n, count), n - count)
+        swap[i: i + step] = ~prefix | (count == 0)
+    return k, swap
 
 
 def _restated_tree(tree, dtype, values: dict, orders: dict) -> Tree:
     """``tree`` with every split on a variable's state rank (see :func:`index_ensemble`)."""
     left, right = tree.children_left.copy(), tree.children_right.copy()
     threshold, feature = tree.threshold.copy(), tree.feature.copy()
-    for node in np.flatnonzero(left >= 0):
-        f = int(tree.feature[node])
-        if f not in values:
-            raise ValueError(f"The trees split on input column {f} but it has no states; "
-                             "give its values for every column the trees read.")
-        v, column = values[f]
-        goes = _left_set(column[orders[v]], float(threshold[node]),
-                         tree.missing_left[node], dtype)
-        k, swap = _prefix_split(goes, f, v)
-        threshold[node] = np.inf if k == goes.size else k - 0.5
-        feature[node] = v
-        if swap:
-            left[node], right[node] = right[node], left[node]
+    split = left >= 0
+    for f in np.unique(tree.feature[split]):
+        if int(f) not in values:
+            raise ValueError(f"The trees split on input column {int(f)} but it has no "
+                             "states; give its values for every column the trees read.")
+        v, column = values[int(f)]
+        at = np.flatnonzero(split & (tree.feature == f))
+        k, swap = _prefix_lengths(column[orders[v]], threshold[at], tree.missing_left[at],
+                                  dtype)
+        threshold[at] = np.where(k == column.size, np.inf, k - 0.5)
+        feature[at] = v
+        flip = at[swap]
+        left[flip], right[flip] = right[flip], left[flip]
     return make_tree(left, right, feature, threshold, np.zeros(left.size, dtype=bool),
                      tree.value)
 

@@ -211,6 +211,7 @@ class EnsemblePath:
         self.variables = None
         self.model = None
         self.template = None  # one row of fit's inputs: the columns the trees do not read
+        self._restated = None  # (encoding, its StateModel)
         self.budget = (settings.max_time, settings.max_time)  # CPU s: point, other searches
 
     # ------------------------------------------------------------------ variables
@@ -316,8 +317,11 @@ class EnsemblePath:
         return out
 
     def model_of(self, encoding) -> StateModel:
-        """The ensemble restated on ``encoding``'s states."""
-        return StateModel(self.ensemble, encoding, self.values_of(encoding))
+        """The ensemble restated on ``encoding``'s states (the last one kept)."""
+        if self._restated is None or self._restated[0] is not encoding:
+            self._restated = (encoding, StateModel(self.ensemble, encoding,
+                                                   self.values_of(encoding)))
+        return self._restated[1]
 
     # ------------------------------------------------------------------ decisions
     def decisions(self, frame) -> np.ndarray:

@@ -369,3 +369,15 @@ def test_boosters_bounds_contain_the_enumerated_truth(package):
         assert ver.method_ == "bounds" and ver.agreement_ == 1.0
         assert np.all(ver.groups_["rate_lower"] - 1e-12 <= truth)
         assert np.all(truth <= ver.groups_["rate_upper"] + 1e-12)
+
+
+def test_mediators_and_draws_on_the_bounds_path():
+    """The path-specific rate and its draws (the mediated networks) on the bounds path."""
+    X, y = _continuous(n=1000)
+    ver = _fit_bounds(GradientBoostingClassifier(n_estimators=10, max_depth=2,
+                                                 random_state=0), X, y, n_draws=40,
+                      mediators="x", tolerance=0.01)
+    assert "path_specific_rate" in ver.groups_
+    assert "path_specific_causal" in ver.metrics_
+    low, high = ver.metric_intervals_["path_specific_causal"]
+    assert low <= ver.metrics_["path_specific_causal"] <= high
