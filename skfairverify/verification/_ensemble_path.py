@@ -156,13 +156,19 @@ class StateModel:
 
 
 def _state_column(var, dtype, n: int) -> pd.Series:
-    """The values a variable's states stand for, padded to ``n`` rows, in ``dtype``."""
-    numeric = var.values is not None and var.kind in ("values", "binned")
-    values = list(var.values) if numeric else list(var.states)
+    """The values a variable's states stand for, padded to ``n`` rows.
+
+    Numbers (a value, a bin's mean) as float64, so that a bin's mean is not rounded
+    into another bin; categories in the column's ``dtype`` where they fit it.
+    """
+    if var.values is not None and var.kind in ("values", "binned"):
+        values = np.asarray(var.values, dtype=np.float64)
+        return pd.Series(np.append(values, np.repeat(values[-1:], n - values.size)))
+    values = list(var.states)
     column = pd.Series(values + [values[-1]] * (n - len(values)), dtype=object)
     try:
         return column.astype(dtype)
-    except (TypeError, ValueError):  # a missing state in an integer column, say
+    except (TypeError, ValueError):  # a missing category in an integer column, say
         return column.infer_objects()
 
 
@@ -188,8 +194,11 @@ class EnsemblePath:
     ----------
     settings : Settings
         The verifier's parameters.
-    ensemble : TreeEnsemble
-        The model read by :func:`skfairverify.ensembles.read_ensemble`.
+    estimator : estimator
+        The fitted model (its own ``predict`` decides the rows).
+    reading : EnsembleReading
+        Its ensemble (:func:`skfairverify.ensembles.read_ensemble`), the steps before
+        it and the raw column of every feature (:func:`read_ensemble_or_reason`).
     feature_names : list of str
         The model's input columns (its ``feature_names_in_``, else those of ``X``).
     """
@@ -297,7 +306,7 @@ class EnsemblePath:
             raise ValueError(f"The ensemble reads the column(s) {absent}, which are not "
                              f"variables of the network ({list(var_of)}).")
         read = {self.features[j].column for j in used}
-        n = max(encoding.variables[var_of[c]].cardinality for c in read)
+        n = max((encoding.variables[var_of[c]].cardinality for c in read), default=1)
         rows = self.template.iloc[np.zeros(n, dtype=np.int64)].reset_index(drop=True)
         for c in read:
             rows[c] = _state_column(encoding.variables[var_of[c]], rows[c].dtype, n)
