@@ -105,6 +105,27 @@ def select_path(settings, estimator, frame, weight, y, *, feature_names,
     return SamplingPath(settings, estimator, classes, feature_names, input_labels)
 
 
+def _ensemble_path(settings, estimator, feature_names, *, required: bool):
+    """The tree-ensemble path when the reader reads the model, else None.
+
+    With ``method="auto"`` only when :data:`AUTO_BOUNDS`; ``required``
+    (``method="bounds"``): a model the reader does not read is refused.
+    """
+    if not (required or AUTO_BOUNDS):
+        return None
+    columns = estimator_columns(estimator, feature_names)
+    reading, reason = read_ensemble_or_reason(estimator, columns)
+    if reading is not None:
+        return EnsemblePath(settings, estimator, reading, columns)
+    if not required:
+        return None
+    raise TypeError(
+        f"method='bounds': {settings.estimator_name} is not a tree ensemble the "
+        f"tree-ensemble path reads ({reason}). Use method='auto', which verifies any "
+        "classifier (exactly for linear models and decision trees)."
+    ) from reason
+
+
 class PathRun(NamedTuple):
     """What :func:`run_path` makes of the rows: the fitted attributes' sources."""
 
@@ -132,27 +153,6 @@ def run_path(path: Path, settings, frame, sensitive, y_pos, weight, observed=Non
     agreement = path.agreement(quantized.encoding, frame, ev.multiplier, weight)
     path.remember(variables, ev, frame, weight)
     return PathRun(variables, quantized, ev, agreement)
-
-
-def _ensemble_path(settings, estimator, feature_names, *, required: bool):
-    """The tree-ensemble path when the reader reads the model, else None.
-
-    With ``method="auto"`` only when :data:`AUTO_BOUNDS`; ``required``
-    (``method="bounds"``): a model the reader does not read is refused.
-    """
-    if not (required or AUTO_BOUNDS):
-        return None
-    columns = estimator_columns(estimator, feature_names)
-    reading, reason = read_ensemble_or_reason(estimator, columns)
-    if reading is not None:
-        return EnsemblePath(settings, estimator, reading, columns)
-    if not required:
-        return None
-    raise TypeError(
-        f"method='bounds': {settings.estimator_name} is not a tree ensemble the "
-        f"tree-ensemble path reads ({reason}). Use method='auto', which verifies any "
-        "classifier (exactly for linear models and decision trees)."
-    ) from reason
 
 
 def sampling_classes(estimator, y, name: str) -> np.ndarray:

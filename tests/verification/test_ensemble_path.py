@@ -151,7 +151,7 @@ def test_fitted_attributes_and_groups_columns():
     assert ver.population_ is not None and ver.population_metrics_
 
 
-def test_posterior_draws_are_the_reweighed_search():
+def test_posterior_draws_are_the_reweighed_search(rebuilt):
     """n_draws > 0: each draw's rate from the point search's nodes, reweighed; intervals."""
     X, y = _continuous()
     ver = _fit_bounds(GradientBoostingClassifier(n_estimators=10, max_depth=3,
@@ -161,13 +161,13 @@ def test_posterior_draws_are_the_reweighed_search():
     assert np.all(groups["rate_upper"] <= groups["ci_high"])
     assert np.all(groups["ci_high"] - groups["ci_low"] > 1e-3)  # the posterior's spread
     # the draws' rates equal a search of their own (exact: same decisions, reweighed)
-    path = ver._path
-    draws = path.fitted.draw_networks(ver.max_table_size)
-    point = path.fitted.draws["positive_rate"]
+    parts = rebuilt(ver, X, y)
+    path, ev = parts.path, parts.run.evaluation
+    draws = ev.draw_networks(ver.max_table_size)
     for d in (0, 17):
-        again = path.bounded_rates(path.model, draws[d], path.variables.sens_idx,
-                                   path.fitted.group_codes, 60.0).rate
-        np.testing.assert_allclose(point[d], again, atol=1e-9)
+        again = path.bounded_rates(path.model_of(parts.encoding), draws[d],
+                                   parts.variables.sens_idx, ev.group_codes, 60.0).rate
+        np.testing.assert_allclose(ev.draws["positive_rate"][d], again, atol=1e-9)
 
 
 def test_unsettled_mass_is_sampled_when_the_budget_ends():

@@ -75,13 +75,13 @@ def test_read_model_keeps_every_refusal_in_order(two_group_data):
     assert knn.kind is None and len(knn.reasons) == 1
 
 
-def test_method_bounds_takes_the_ensemble_path_and_auto_samples_ensembles():
+def test_method_bounds_takes_the_ensemble_path_and_auto_samples_ensembles(two_group_data):
     forest = RandomForestClassifier(5, max_depth=3, random_state=0)
-    path = _select(forest, method="bounds")
+    path = _select(forest, two_group_data, method="bounds")
     assert type(path) is EnsemblePath and path.name == "bounds" and path.kind == "ensemble"
-    assert type(_select(forest)) is SamplingPath
+    assert type(_select(forest, two_group_data)) is SamplingPath
     with pytest.raises(TypeError, match="method='bounds'.*not a tree ensemble"):
-        _select(LogisticRegression(), method="bounds")
+        _select(LogisticRegression(), two_group_data, method="bounds")
 
 
 @pytest.mark.parametrize("kind", [LinearPath, TreePath, EnsemblePath, SamplingPath])
