@@ -448,8 +448,9 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             fitted), or is None for an estimator to fit.
         TypeError
             When ``X`` is sparse, or with ``method="exact"`` the estimator has no exact
-            path (neither a linear classifier nor a decision tree), or ``X`` is a dask
-            DataFrame and it has none.
+            path (neither a linear classifier nor a decision tree), with
+            ``method="bounds"`` it is not a tree ensemble the path reads, or ``X`` is a
+            dask DataFrame and it has none.
         NotFittedError
             When ``X`` is a dask DataFrame and the estimator is not fitted.
         TableTooLargeError
