@@ -91,12 +91,28 @@ def interval_note(verifier) -> dict:
     elif verifier.method_ == "sampling":
         note = {"kind": "confidence (Monte Carlo, Clopper-Pearson, joint over all intervals)",
                 "level": float(verifier.confidence), "tolerance": float(verifier.tolerance)}
+    elif verifier.method_ == "bounds":
+        note = _bounds_note(verifier)
     elif verifier.n_draws == 0 or _point_intervals(verifier):
         note = {"kind": _POINT_KIND, "level": None,
                 "n_draws": 0 if verifier.n_draws == 0 else None}
     else:
         note = _credible_note(verifier, int(verifier.n_draws))
     note["label"] = interval_label(note)
+    return note
+
+
+def _bounds_note(verifier) -> dict:
+    """The note of the tree-ensemble path: sound bounds, or credible intervals hulled."""
+    sampled = int(getattr(verifier, "n_samples_", 0) or 0) > 0
+    note = {"kind": "sound bounds (under the network)", "level": None,
+            "n_draws": 0, "unsettled_sampled": sampled}
+    if sampled:
+        note["confidence"] = float(verifier.confidence)
+    if verifier.n_draws > 0 and isinstance(verifier.network, str):
+        note.update(kind="credible + sound bounds (posterior draws of the network, each "
+                         "bounded, hulled with the bounds under the point network)",
+                    level=float(verifier.credible_level), n_draws=int(verifier.n_draws))
     return note
 
 
@@ -202,6 +218,8 @@ def interval_label(note: Mapping | None, short: bool = False) -> str:
             return "point estimate only" + ("" if short else " (n_draws=0)")
         return "point estimate only" + ("" if short else " (no interval)")
     level = f"{float(note['level']):.0%} " if note.get("level") is not None else ""
+    if "sound bounds" in str(note["kind"]):
+        return _bounds_label(note, level, short)
     if str(note["kind"]).startswith("credible + Monte Carlo"):
         mc = (f" {float(note['confidence']):.0%}" if note.get("confidence") is not None
               else "")
@@ -218,6 +236,22 @@ def interval_label(note: Mapping | None, short: bool = False) -> str:
     return f"{level}Monte Carlo interval" + (
         "" if short else f" (Clopper-Pearson on the sampled rows, joint over all "
                          f"intervals{width})")
+
+
+def _bounds_label(note: Mapping, level: str, short: bool) -> str:
+    """:func:`interval_label` of the tree-ensemble path's intervals."""
+    credible = str(note["kind"]).startswith("credible")
+    head = f"{level}credible interval and sound bounds" if credible else "sound bounds"
+    if short:
+        return head
+    parts = ([f"posterior of the network, {note.get('n_draws')} draws, each bounded, "
+              "joined with the bounds under the point network"] if credible
+             else ["under the network: the rate lies between them"])
+    if note.get("unsettled_sampled"):
+        conf = note.get("confidence")
+        parts.append("with a" + (f" {float(conf):.0%}" if conf is not None else "")
+                     + " Clopper-Pearson interval of the mass the branching left unsettled")
+    return f"{head} ({'; '.join(parts)})"
 
 
 # ---------------------------------------------------------------- groups

@@ -63,10 +63,6 @@ class Path(Protocol):
         """Keep fit's evaluation for the fitted verifier's later methods."""
 
 
-#: Whether ``method="auto"`` verifies a tree ensemble by its sound bounds (else it samples).
-AUTO_BOUNDS = False
-
-
 def select_path(settings, estimator, frame, weight, y, *, feature_names,
                 input_labels) -> Path:
     """The path of the fitted ``estimator``: linear, tree or ensemble when read, else sampling.
@@ -82,7 +78,7 @@ def select_path(settings, estimator, frame, weight, y, *, feature_names,
     ``input_labels`` the columns the sampling path gives the model.
     """
     if settings.method == "bounds":
-        return _ensemble_path(settings, estimator, feature_names, required=True)
+        return _ensemble_path(settings, estimator, feature_names)
     if settings.method != "sampling":
         reading = read_model(estimator, settings.estimator_name)
         if reading.kind == "linear":
@@ -98,27 +94,16 @@ def select_path(settings, estimator, frame, weight, y, *, feature_names,
                 "'auto'), which verifies any classifier with certified confidence "
                 "intervals; method='bounds' bounds a tree ensemble's rates soundly."
             ) from reason
-        path = _ensemble_path(settings, estimator, feature_names, required=False)
-        if path is not None:
-            return path
     classes = sampling_classes(estimator, y, settings.estimator_name)
     return SamplingPath(settings, estimator, classes, feature_names, input_labels)
 
 
-def _ensemble_path(settings, estimator, feature_names, *, required: bool):
-    """The tree-ensemble path when the reader reads the model, else None.
-
-    With ``method="auto"`` only when :data:`AUTO_BOUNDS`; ``required``
-    (``method="bounds"``): a model the reader does not read is refused.
-    """
-    if not (required or AUTO_BOUNDS):
-        return None
+def _ensemble_path(settings, estimator, feature_names):
+    """The tree-ensemble path of ``method="bounds"`` (a model it does not read: refused)."""
     columns = estimator_columns(estimator, feature_names)
     reading, reason = read_ensemble_or_reason(estimator, columns)
     if reading is not None:
         return EnsemblePath(settings, estimator, reading, columns)
-    if not required:
-        return None
     raise TypeError(
         f"method='bounds': {settings.estimator_name} is not a tree ensemble the "
         f"tree-ensemble path reads ({reason}). Use method='auto', which verifies any "

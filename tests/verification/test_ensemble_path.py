@@ -185,6 +185,25 @@ def test_unsettled_mass_is_sampled_when_the_budget_ends():
     assert np.all(groups["positive_rate"] <= groups["ci_high"])
 
 
+@pytest.mark.parametrize("params, label", [
+    ({}, "sound bounds (under the network: the rate lies between them)"),
+    ({"max_time": 1e-6, "tolerance": 0.002},
+     "sound bounds (under the network: the rate lies between them; with a 99% "
+     "Clopper-Pearson interval of the mass the branching left unsettled)"),
+    ({"n_draws": 50, "tolerance": 0.01},
+     "95% credible interval and sound bounds (posterior of the network, 50 draws, each "
+     "bounded, joined with the bounds under the point network)"),
+])
+def test_the_intervals_are_labelled_as_bounds(params, label):
+    """The display and the results say what the intervals of the bounds path are."""
+    X, y = _continuous(n=1500)
+    model = HistGradientBoostingClassifier(max_iter=40, max_depth=5, random_state=0)
+    ver = _fit_bounds(model, X, y, **params)
+    result = ver.verify(X, y)
+    assert result.intervals["label"] == label
+    assert label in " ".join(ver._repr_html_().split())
+
+
 def test_pandas_in_and_out_with_sensitive_values_apart():
     """String sensitive values given to fit (not read by the model) come back in groups_."""
     X, y = _continuous()
