@@ -68,8 +68,13 @@ replicates against their former implementation, on the same inputs: the replicat
 tables (one sparse product per chunk of replicates) against one ``np.bincount`` per table
 and replicate, and their engine solves (the batched frontier engine) against one run per
 replicate, with the largest difference of the results.
-``--sp-methods`` compares the coverage of the package's SP interval with max-T,
-percentile, bias-corrected and basic intervals on the same fits.
+``--sp-methods`` compares the coverage of the package's SP and DI intervals with
+candidates on the same fits (``--sp-cache FILE`` keeps the fits' estimates; the default
+verifier, no labels): the near-extreme pairs at their joint level (``--kappas``, the
+near-tie rule) and, with ``--sp-alternatives``, max-T, percentile, bias-corrected,
+basic, prepivoted, split-tail and Bonferroni-over-near-ties intervals; ``--sp-designs``
+adds designs built to break an interval of a maximum (:data:`SP_DESIGNS`,
+``--sp-design-reps`` samples each; with ``--designs --real`` empty, only those).
 ``--compare-pr`` checks the package's estimate against Prasad and Rao's EBLUP (moment
 estimate of the bias spread, normal interval from their MSE) on the same samples and
 replicates.
@@ -786,48 +791,262 @@ def sp_basic(draws, level=0.95, point=None):
     return max(0.0, 2 * point - hi), max(0.0, 2 * point - lo)
 
 
-def sp_methods(args):
-    """Coverage of the package's SP interval and of four alternatives, on the same fits.
+def sp_records(args) -> list:
+    """Per fit of ``protocol_samples``: the groups' estimates, effective rows and truth.
 
-    Every alternative works on draws of the groups' rates from the public
-    ``population_`` table (``estimate`` and ``effective_rows``: the Beta distribution
-    of each group's interval, as the package's own draws).
+    With ``--sp-cache FILE``, read from ``FILE`` when it exists (the same designs and
+    repetitions), written to it otherwise: the intervals compared are functions of
+    these alone.
     """
+    import pickle
 
-    alternatives = {"max-T": lambda d, p: sp_max_t(d), "percentile": sp_percentile,
-                    "bias-corrected": sp_bias_corrected, "basic": sp_basic}
-    rng = np.random.default_rng(0)
-    rows = {}
+    if args.sp_cache and os.path.exists(args.sp_cache):
+        with open(args.sp_cache, "rb") as f:
+            return pickle.load(f)
+    records = []
     for name, pop, n in protocol_samples(args):
-        out = {k: [] for k in ["package", *alternatives]}
         for r in range(args.reps):
             seed = 1000 * n + args.first_seed + r
-            ver = plain_fit(pop, n, seed)
-            tab = ver.population_[ver.population_["rate"] == "positive_rate"]
+            tab = plain_fit(pop, n, seed).population_
+            tab = tab[tab["rate"] == "positive_rate"]
             truth = true_positive_rates(pop, tab)
             ok = ~np.isnan(truth) & ~tab["estimate"].isna().to_numpy()
-            if ok.sum() < 2:
-                continue
-            p = tab["estimate"].to_numpy()[ok]
-            e = tab["effective_rows"].to_numpy()[ok]
-            draws = rng.beta(e * p + 0.5, e * (1 - p) + 0.5, size=(4000, ok.sum()))
-            true_sp = truth[ok].max() - truth[ok].min()
-            bounds = {"package": ver.population_metric_intervals_["statistical_parity"]}
-            bounds.update({k: f(draws, point=p.max() - p.min()) if k != "max-T"
-                           else f(draws, None) for k, f in alternatives.items()})
-            for k, (lo, hi) in bounds.items():
-                out[k].append((true_sp < lo, true_sp > hi, hi - lo))
-        row = {}
-        for k, v in out.items():
-            v = np.array(v, dtype=float)
-            row[k] = 1 - (v[:, 0] + v[:, 1] > 0).mean()
-            row[f"{k} low/high misses"] = f"{int(v[:, 0].sum())}/{int(v[:, 1].sum())}"
-        rows[(name, n)] = row
-        print(name, n, {k: (round(float(v), 3) if not isinstance(v, str) else v)
-                        for k, v in row.items()}, flush=True)
+            records.append({"population": name, "n": n, "rep": r,
+                            "estimate": tab["estimate"].to_numpy()[ok],
+                            "effective_rows": tab["effective_rows"].to_numpy()[ok],
+                            "rows": tab["rows"].to_numpy()[ok], "truth": truth[ok]})
+        print(name, n, "fitted", flush=True)
+    if args.sp_cache:
+        with open(args.sp_cache, "wb") as f:
+            pickle.dump(records, f)
+    return records
+
+
+#: Designs built to break an SP interval (``--sp-designs``): group rows and true rates;
+#: a sample's estimate of a group is its share of positive rows (binomial), with the
+#: Jeffreys interval of its rows (the package's small-group interval).
+SP_DESIGNS = {
+    "tie, 4 x 200": ([200] * 4, [0.3] * 4),
+    "tie, 12 x 30": ([30] * 12, [0.4] * 12),
+    "near-ties, 10 x 150": ([150] * 10, 0.30 + 0.01 * np.arange(10)),
+    "tiny top (8 rows)": ([400] * 5 + [8], [0.30, 0.32, 0.35, 0.37, 0.40, 0.70]),
+    "tiny middle (8 rows)": ([400] * 5 + [8], [0.30, 0.32, 0.35, 0.37, 0.40, 0.36]),
+    "tiny hidden top (8 rows)": ([400] * 5 + [8], [0.30, 0.32, 0.35, 0.37, 0.40, 0.48]),
+    "16 groups, 10-600 rows": (np.geomspace(10, 600, 16).round().astype(int),
+                               np.resize([0.2, 0.45, 0.3, 0.5, 0.25, 0.4, 0.35, 0.28], 16)),
+    "skewed rates": ([300, 150, 60, 25], [0.01, 0.03, 0.9, 0.97]),
+    "all zero": ([100, 50, 20], [0.0, 0.0, 0.0]),
+    "two, separated": ([300, 300], [0.3, 0.5]),
+    "two, tied": ([300, 300], [0.4, 0.4]),
+    "two, small gap": ([300, 60], [0.4, 0.45]),
+}
+
+
+def sp_design_records(reps: int) -> list:
+    """Samples of :data:`SP_DESIGNS` as :func:`sp_records`' records (direct rates)."""
+    rng = np.random.default_rng(23)
+    records = []
+    for name, (rows, rates) in SP_DESIGNS.items():
+        rows, rates = np.asarray(rows, float), np.asarray(rates, float)
+        for r in range(reps):
+            p = rng.binomial(rows.astype(int), rates) / rows
+            records.append({"population": name, "n": int(rows.sum()), "rep": r,
+                            "estimate": p, "effective_rows": rows, "rows": rows,
+                            "truth": rates})
+    return records
+
+
+SP_LEVEL_GRID = np.array([0.001, 0.0025, 0.005, 0.0075, 0.01, 0.0125, 0.015, 0.02, 0.025,
+                          0.03, 0.035, 0.04, 0.05, 0.06, 0.07, 0.08, 0.1, 0.125, 0.15])
+
+
+def sp_prepivot(draws, p, level=0.95, n_worlds=400, shrink=True):
+    """Pairs' bounds at tail levels calibrated at a shrunk truth (Beran's prepivoting).
+
+    ``low(l) = max_ij (p_i - p_j + q_ij(l))`` and ``high(l) = max_ij (p_i - p_j +
+    q_ij(1 - l))`` with ``q_ij`` the quantiles of the draws' deviations' differences;
+    each end's ``l`` is the largest of :data:`SP_LEVEL_GRID` whose miss rate is at most
+    ``(1 - level) / 2`` over ``n_worlds`` samples drawn (the draws' deviations) around
+    the estimates shrunk towards their mean (James-Stein, moment estimate of their
+    spread; ``shrink=False``: around the estimates themselves): no Bonferroni, no moment
+    selection; valid only as far as that configuration is the truth's.
+    """
+    tail = (1 - level) / 2
+    dev = draws - p
+    s2 = dev.var(axis=0)
+    tau2 = max(0.0, p.var(ddof=1) - s2.mean()) if p.size > 1 else 0.0
+    w = tau2 / (tau2 + s2) if tau2 > 0 else np.zeros_like(p)
+    w = w if shrink else np.ones_like(p)
+    centre = np.average(p, weights=1 / np.maximum(s2, 1e-12))
+    truth = centre + w * (p - centre)
+    m = p.size
+    i, j = np.nonzero(~np.eye(m, dtype=bool))
+    q = np.quantile(dev[:, i] - dev[:, j], np.concatenate([SP_LEVEL_GRID, 1 - SP_LEVEL_GRID]),
+                    axis=0)
+    g = len(SP_LEVEL_GRID)
+    worlds = truth + dev[:n_worlds]
+    diffs = (worlds[:, i] - worlds[:, j])[:, None, :]
+    true_sp = truth.max() - truth.min()
+    low_miss = ((diffs + q[None, :g]).max(axis=2) > true_sp).mean(axis=0)
+    high_miss = ((diffs + q[None, g:]).max(axis=2) < true_sp).mean(axis=0)
+    gl = max(0, np.nonzero(low_miss <= tail)[0].max(initial=0))
+    gh = max(0, np.nonzero(high_miss <= tail)[0].max(initial=0))
+    point = p[i] - p[j]
+    return (max(0.0, float((point + q[gl]).max())),
+            max(0.0, float((point + q[g + gh]).max())))
+
+
+def near_extremes(rates, se, kappa: float):
+    """The groups within ``kappa`` standard errors (of the difference) of the largest
+    rate, and of the smallest (moment selection, Andrews and Soares 2010)."""
+    top, bottom = rates.max(), rates.min()
+    near_top = top - rates <= kappa * np.hypot(se, se[rates.argmax()])
+    near_bottom = rates - bottom <= kappa * np.hypot(se, se[rates.argmin()])
+    return near_top, near_bottom
+
+
+def simultaneous_lower(values, tail: float) -> float:
+    """The largest of the columns' lower quantiles at the level that holds them together.
+
+    The level ``t`` is such that over the draws some column falls below its own
+    ``t``-quantile with probability ``tail`` (the ranks of the draws in their columns:
+    a max-T over quantiles, keeping each column's skewness); one column: ``tail``.
+    """
+    n = values.shape[0]
+    if values.shape[1] == 1:
+        return float(np.quantile(values[:, 0], tail))
+    ranks = values.argsort(axis=0).argsort(axis=0)
+    level = np.quantile((ranks.min(axis=1) + 0.5) / n, tail)
+    return float(np.quantile(values, level, axis=0).max())
+
+
+def _candidate_pairs(draws, rates, kappa):
+    top, bottom = near_extremes(rates, draws.std(axis=0), kappa)
+    return np.nonzero(top[:, None] & bottom[None, :] & ~np.eye(rates.size, dtype=bool))
+
+
+def _pair_values(draws, ratio=False, i=None, j=None):
+    if i is None:
+        i, j = np.nonzero(~np.eye(draws.shape[1], dtype=bool))
+    num, den = draws[:, i], draws[:, j]
+    if not ratio:
+        return num - den
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0),
+                        np.where(num > 0, np.inf, 1.0))
+
+
+def joint_ties_gap(draws, p, level=0.95, kappa=2.0):
+    """SP: the near-extreme pairs' lower quantiles at their joint level; the upper bound
+    the largest pair's upper quantile (as the package's)."""
+    tail = (1 - level) / 2
+    low = simultaneous_lower(_pair_values(draws, False, *_candidate_pairs(draws, p, kappa)),
+                             tail)
+    high = np.quantile(_pair_values(draws), 1 - tail, axis=0).max()
+    return max(0.0, low), max(0.0, float(high))
+
+
+def joint_ties_ratio(draws, p, level=0.95, kappa=2.0):
+    """DI: the mirror of :func:`joint_ties_gap` (the upper bound from the near-extreme
+    pairs' ratios at their joint level, the lower the smallest pair's lower quantile)."""
+    tail = (1 - level) / 2
+    top, bottom = _candidate_pairs(draws, p, kappa)
+    high = -simultaneous_lower(-_pair_values(draws, True, bottom, top), tail)
+    low = np.quantile(_pair_values(draws, True), tail, axis=0).min()
+    return float(np.clip(low, 0.0, 1.0)), float(np.clip(high, 0.0, 1.0))
+
+
+def sp_split(draws, p, level=0.95, kappa=2.0, n_worlds=400):
+    """:func:`joint_ties_gap` with the lower tail ``1 - level`` minus the upper end's miss rate.
+
+    The upper end (largest pair's upper quantile) misses less than ``(1 - level) / 2``
+    with many groups; its miss rate is estimated over ``n_worlds`` samples drawn (the
+    draws' deviations) around the estimates, and the lower bound gets the rest.
+    """
+    tail = (1 - level) / 2
+    dev = draws - p
+    pairs = _pair_values(draws, False)
+    upper_q = np.quantile(pairs, 1 - tail, axis=0) - _pair_values(p[None, :], False)[0]
+    worlds = _pair_values(p + dev[:n_worlds], False)
+    missed = ((worlds + upper_q).max(axis=1) < p.max() - p.min()).mean()
+    lower_tail = float(np.clip(2 * tail - missed, tail, 2 * tail))
+    low = simultaneous_lower(_pair_values(draws, False, *_candidate_pairs(draws, p, kappa)),
+                             lower_tail)
+    return max(0.0, low), max(0.0, float((upper_q + _pair_values(p[None, :], False)[0]).max()))
+
+
+def sp_bonferroni_ties(draws, p, level=0.95, kappa=2.0):
+    """:func:`joint_ties_gap`'s near-extreme pairs, Bonferroni over them (not their joint level)."""
+    tail = (1 - level) / 2
+    near = _pair_values(draws, False, *_candidate_pairs(draws, p, kappa))
+    low = np.quantile(near, tail / near.shape[1], axis=0).max()
+    high = np.quantile(_pair_values(draws, False), 1 - tail, axis=0).max()
+    return max(0.0, float(low)), max(0.0, float(high))
+
+
+def sp_candidates(kappas, alternatives: bool) -> dict:
+    """Method name -> ``(draws, estimates) -> {"SP": (low, high), "DI": (low, high)}``."""
+    from skfairverify.verification._population import gap_bounds, ratio_bounds
+
+    out = {"package": lambda d, p: {"SP": gap_bounds(d, 0.95), "DI": ratio_bounds(d, 0.95)}}
+    if alternatives:
+        out.update({"max-T": lambda d, p: {"SP": sp_max_t(d)},
+                    "percentile": lambda d, p: {"SP": sp_percentile(d)},
+                    "bias-corrected": lambda d, p: {
+                        "SP": sp_bias_corrected(d, point=p.max() - p.min())},
+                    "basic": lambda d, p: {"SP": sp_basic(d, point=p.max() - p.min())}})
+        out.update({"prepivot": lambda d, p: {"SP": sp_prepivot(d, p)},
+                    "split k=2": lambda d, p: {"SP": sp_split(d, p)},
+                    "Bonferroni k=2": lambda d, p: {"SP": sp_bonferroni_ties(d, p)}})
+    for k in kappas:
+        out[f"joint ties k={k:g}"] = partial(
+            lambda d, p, k: {"SP": joint_ties_gap(d, p, kappa=k),
+                             "DI": joint_ties_ratio(d, p, kappa=k)}, k=k)
+    return out
+
+
+def sp_methods(args):
+    """Coverage of the package's SP and DI intervals and of alternatives, on the same fits.
+
+    Every method works on draws of the groups' rates from the public ``population_``
+    table (``estimate`` and ``effective_rows``: the Beta distribution of each group's
+    interval, as the package's own draws); ``--sp-designs`` adds (or, with
+    ``--designs`` and ``--real`` empty, runs only) the designs of :data:`SP_DESIGNS`.
+    """
+    records = sp_records(args) if (args.designs or args.real) else []
+    if args.sp_designs:
+        records += sp_design_records(args.sp_design_reps)
+    methods = sp_candidates(args.kappas, args.sp_alternatives)
+    rng = np.random.default_rng(0)
+    hits = {}
+    for rec in records:
+        p, e, truth = rec["estimate"], rec["effective_rows"], rec["truth"]
+        if p.size < 2:
+            continue
+        draws = rng.beta(e * p + 0.5, e * (1 - p) + 0.5, size=(4000, p.size))
+        true = {"SP": truth.max() - truth.min(),
+                "DI": 1.0 if truth.max() <= 0 else truth.min() / truth.max()}
+        for k, f in methods.items():
+            for metric, (lo, hi) in f(draws, p).items():
+                key = (rec["population"], rec["n"], metric, k)
+                hits.setdefault(key, []).append(
+                    (true[metric] < lo - 1e-12, true[metric] > hi + 1e-12, hi - lo))
+    rows = {}
+    for (pop, n, metric, k), v in hits.items():
+        v = np.array(v, dtype=float)
+        row = rows.setdefault((metric, pop, n), {})
+        row[k] = 1 - (v[:, 0] + v[:, 1] > 0).mean()
+        row[f"{k} misses"] = f"{int(v[:, 0].sum())}/{int(v[:, 1].sum())}"
+        row[f"{k} width"] = v[:, 2].mean()
+        row["samples"] = len(v)
     table = pd.DataFrame(rows).T
-    table.index.names = ["population", "n"]
-    print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+    table.index.names = ["metric", "population", "n"]
+    pd.set_option("display.width", 400)
+    pd.set_option("display.max_columns", 100)
+    for metric in ("SP", "DI"):
+        sub = table.loc[metric].dropna(axis=1, how="all")
+        print(f"\n{metric}: coverage of the 95% intervals, misses below/above, mean width")
+        print(sub.to_string(float_format=lambda v: f"{v:.3f}"))
 
 
 def main():
@@ -852,6 +1071,16 @@ def main():
                         help="instead: the estimate's tables and solves, ours vs former")
     parser.add_argument("--sp-methods", action="store_true",
                         help="instead: coverage of SP intervals, the package's and others")
+    parser.add_argument("--sp-cache", default=None,
+                        help="--sp-methods: file of the fits' estimates (read or written)")
+    parser.add_argument("--sp-designs", action="store_true",
+                        help="--sp-methods: also the designs built to break an SP interval")
+    parser.add_argument("--sp-design-reps", type=int, default=500)
+    parser.add_argument("--sp-alternatives", action="store_true",
+                        help="--sp-methods: also max-T, percentile, bias-corrected, basic, "
+                        "prepivoted, split-tail and Bonferroni-over-near-ties intervals")
+    parser.add_argument("--kappas", type=float, nargs="+", default=[2.0],
+                        help="--sp-methods: near-tie rules of the calibrated interval")
     parser.add_argument("--compare-pr", action="store_true",
                         help="instead: the package's estimate against Prasad-Rao's EBLUP")
     parser.add_argument("--designs", nargs="*", default=None)
