@@ -61,7 +61,7 @@ class VerificationResult(Result):
     metric_intervals : dict
         Metric -> ``(low, high)``, valid jointly at the verifier's ``confidence`` on
         the sampling path; ``(value, value)`` on the exact path.
-    method : {"exact", "sampling"}
+    method : {"exact", "bounds", "sampling"}
         The path that computed the rates.
     intervals : dict
         What ``ci_low`` / ``ci_high`` and ``metric_intervals`` are (``kind``,
@@ -148,6 +148,8 @@ class VerificationResult(Result):
             return {"kind": "none (point estimates)", "level": None}
         if self.method == "sampling":
             return {"kind": "confidence (Monte Carlo)", "level": None}
+        if self.method == "bounds":
+            return {"kind": "sound bounds (under the network)", "level": None}
         return {"kind": "credible (posterior of the network's parameters)", "level": None}
 
     def _html_parts(self) -> list[str]:

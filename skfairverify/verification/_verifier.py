@@ -88,10 +88,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         other; ``"independent"``: smoothed marginals; a BayesNet: taken as it is.
     method : {"auto", "exact", "bounds", "sampling"}, default="auto"
         ``"auto"``: exact for linear models and decision trees, sampling otherwise;
-        ``"bounds"``: a binary tree ensemble (HistGradientBoosting, GradientBoosting,
-        random forests, extra trees, XGBoost, LightGBM; alone or behind per-column
-        steps) by sound bounds of every rate, to within ``tolerance``
-        (``docs/any-classifier.md``).
+        ``"bounds"``: a tree ensemble by sound bounds of every rate (``docs/any-classifier.md``).
     tolerance : float in (0, 1), default=0.005
         Sampling path: largest width of every point estimate's Monte Carlo interval;
         bounds path: of every rate's bounds (the branching stops there).
@@ -100,9 +97,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     max_samples : int, default=2_000_000
         Sampling path: most rows sampled per group and rate (then a warning).
     max_time : float, default=600.0
-        Sampling path: budget in CPU seconds, turned into rows and refused beyond;
-        bounds path: shared by every bounds run of ``fit`` (the mass a run leaves
-        unsettled is then sampled).
+        Budget in CPU seconds: sampled rows beyond it refused; the bounds then sample.
     n_draws : int, default=50
         Posterior draws of the learned network, each solved: the credible intervals of
         ``groups_`` and ``metric_intervals_``; 0: point estimates.
@@ -111,8 +106,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     n_bootstrap : int, default=30
         Bayesian bootstrap replicates of the population estimate and model check (0: none).
     prior : {"bdeu", "hierarchical"}, default="bdeu"
-        Prior of a learned network's parameters: BDeu (equivalent sample size 1), or
-        tables with two or more sensitive parents shrunk towards the additive fit.
+        Prior of the network's tables: BDeu (equivalent sample size 1), or shrunk
+        towards the additive fit where two or more sensitive variables are parents.
     mediators : str or list of str, default=None
         Columns mediating the sensitive features' effect, for ``path_specific_causal``.
     pcf_definition : {"fvgm", "edge_specific"}, default="fvgm"
@@ -144,10 +139,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         The estimator as a rule on raw columns (None off the linear path).
     discretizer_ : BinningDiscretizer or None
         Bins of the binned numeric columns (None when there is none).
-    n_bins_ : int or None
-        Number of bins used (None with a user network).
-    n_bins_reason_ : str
-        Why ``n_bins_`` bins: the candidates, their agreement, what capped them.
+    n_bins_, n_bins_reason_ : int or None, str
+        Bins used (None with a user network), and why: the candidates, their agreement.
     decision_scale_ : float or None
         Linear path: root mean square of the rule's decision, divided out before quantizing.
     multiplier_ : int or None
@@ -157,16 +150,16 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         with the estimator; 1.0 on the sampling path.
     variables_ : list of str
         The variables, in the order of the network.
-    weights_ : dict or None
-        Integer weight of every state of every variable (None off the linear path).
-    threshold_ : int or None
-        The integer rule predicts positive when the sum of the weights reaches it.
+    weights_, threshold_ : dict or None, int or None
+        Linear path: the integer weight of every state; positive when their sum reaches
+        the threshold.
     network_ : BayesNet
         The distribution of the variables (learned on all rows of ``X``).
     groups_ : pandas.DataFrame
         One row per compound group: the sensitive features, ``positive_rate``,
         ``support``, ``ci_low`` / ``ci_high``, the true and false positive rates (with
-        ``y``), ``path_specific_rate`` (with mediators), the population estimate.
+        ``y``), ``path_specific_rate`` (with mediators), the population estimate;
+        ``rate_lower``, ``rate_upper``, ``settled`` on the bounds path.
     population_ : pandas.DataFrame or None
         Per group and rate: the network's and the direct rate, the estimate, its
         interval and the model check (``pvalue``). None with ``n_bootstrap=0``.
