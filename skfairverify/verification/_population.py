@@ -674,6 +674,18 @@ def population_estimates(network, direct, n_eff, boot_network, boot_direct, *,
 
 
 # ---------------------------------------------------------------- metrics
+def _pairs_of(draws, level: float):
+    """The groups' draws without NaN, the tail of ``level``, the ordered pairs' mask.
+
+    The mask is None with fewer than two groups.
+    """
+    draws = np.asarray(draws, dtype=float)
+    draws = draws[:, ~np.isnan(draws).any(axis=0)]
+    m = draws.shape[1]
+    pairs = ~np.eye(m, dtype=bool) if m >= 2 else None
+    return draws, (1 - level) / 2, pairs
+
+
 def gap_bounds(draws, level: float) -> tuple[float, float]:
     """Interval of ``max_a theta_a - min_a theta_a`` from draws of the groups' rates.
 
@@ -693,13 +705,9 @@ def gap_bounds(draws, level: float) -> tuple[float, float]:
     >>> bool(0.22 < low < 0.3 < high < 0.36)
     True
     """
-    draws = np.asarray(draws, dtype=float)
-    draws = draws[:, ~np.isnan(draws).any(axis=0)]
-    m = draws.shape[1]
-    if m < 2:
+    draws, tail, pairs = _pairs_of(draws, level)
+    if pairs is None:
         return np.nan, np.nan
-    tail = (1 - level) / 2
-    pairs = ~np.eye(m, dtype=bool)
     diffs = (draws[:, :, None] - draws[:, None, :])[:, pairs]
     low0, high0 = np.quantile(diffs, [tail, 1 - tail], axis=0)
     candidates = high0 >= low0.max()
@@ -724,13 +732,9 @@ def ratio_bounds(draws, level: float) -> tuple[float, float]:
     >>> bool(0.3 < low < 0.4 < high < 0.5)
     True
     """
-    draws = np.asarray(draws, dtype=float)
-    draws = draws[:, ~np.isnan(draws).any(axis=0)]
-    m = draws.shape[1]
-    if m < 2:
+    draws, tail, pairs = _pairs_of(draws, level)
+    if pairs is None:
         return np.nan, np.nan
-    tail = (1 - level) / 2
-    pairs = ~np.eye(m, dtype=bool)
     num, den = draws[:, :, None], draws[:, None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         # theta_j = 0 < theta_i: the pair cannot be (min, max); both 0: a ratio of 1
