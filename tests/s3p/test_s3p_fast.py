@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from test_s3p import brute_force
 
 from skfairverify.s3p import (
     BayesNet,
@@ -46,20 +47,6 @@ def rational_pmf(rng, k, denominator=97):
     counts = rng.integers(0, denominator, size=k) + 1
     total = int(counts.sum())
     return [Fraction(int(c), total) for c in counts]
-
-
-def brute_force(weights, threshold, net, evidence=None):
-    """Pr[score >= t | evidence] by enumerating every assignment."""
-    grids = np.indices(net.cardinalities).reshape(net.n_variables, -1).T
-    prob = np.ones(len(grids))
-    for i in range(net.n_variables):
-        idx = tuple(grids[:, p] for p in net.parents[i]) + (grids[:, i],)
-        prob *= net.cpts[i][idx]
-    score = sum(np.asarray(weights[i])[grids[:, i]] for i in range(net.n_variables))
-    mask = np.ones(len(grids), dtype=bool)
-    for v, s in (evidence or {}).items():
-        mask &= grids[:, v] == s
-    return prob[mask & (score >= threshold)].sum() / prob[mask].sum()
 
 
 def chain_net(rng, n, k, parents_of=None):
