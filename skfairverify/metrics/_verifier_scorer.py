@@ -110,7 +110,9 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
         only value for ``path_specific_causal``, an intervention on the network):
         the rates verified under the learned network (``metrics_``, intervals
         ``metric_intervals_``: ``n_draws`` posterior draws on the exact paths, so
-        ``bound="pessimistic"`` needs ``n_draws > 0``); with ``bound="estimate"`` the
+        ``bound="pessimistic"`` needs ``n_draws > 0`` there; the sound bounds of
+        ``method="bounds"`` and the Monte Carlo intervals of sampling hold without
+        draws); with ``bound="estimate"`` the
         verifier then runs with ``n_draws=0`` and ``n_bootstrap=0`` unless given.
     **verifier_params
         Further parameters of :class:`~skfairverify.FairnessVerifier` (``n_bins``,
@@ -202,7 +204,7 @@ def _check_interval_params(bound: str, rate: str, verifier_params: dict) -> None
             "Give n_bootstrap > 0 (default 30), use bound='estimate', or rate='network'."
         )
     if rate == "network" and verifier_params.get("n_draws") == 0 \
-            and verifier_params.get("method") != "sampling":
+            and verifier_params.get("method") not in ("sampling", "bounds"):
         raise ValueError(
             "bound='pessimistic' with n_draws=0: the exact paths then have no interval "
             "(it is the point estimate). Give n_draws > 0 (default 50), or use "

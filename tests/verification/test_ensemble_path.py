@@ -400,3 +400,22 @@ def test_mediators_and_draws_on_the_bounds_path():
     assert "path_specific_causal" in ver.metrics_
     low, high = ver.metric_intervals_["path_specific_causal"]
     assert low <= ver.metrics_["path_specific_causal"] <= high
+
+
+def test_pessimistic_scorer_reads_the_sound_bounds_without_draws():
+    """make_verifier_scorer(method="bounds", rate="network", bound="pessimistic") needs no
+    draws: the score is minus the upper sound bound of the gap (the bounds path's
+    metric_intervals_), below minus the point value when the bounds stop short."""
+    from skfairverify import make_verifier_scorer
+
+    X, y = _continuous(n=1500)
+    model = HistGradientBoostingClassifier(max_iter=60, max_depth=6, random_state=0).fit(X, y)
+    params = {"method": "bounds", "tolerance": 0.05, "n_draws": 0}
+    scorer = make_verifier_scorer(sensitive_features="a", rate="network",
+                                  bound="pessimistic", **params)
+    ver = FairnessVerifier(FrozenEstimator(model), "a", random_state=0, n_bootstrap=0,
+                           **params).fit(X)
+    low, high = ver.metric_intervals_["statistical_parity"]
+    assert high - low > 1e-3  # the bounds stopped short of exact
+    assert scorer(model, X, y) == pytest.approx(-high, abs=1e-12)
+    assert scorer(model, X, y) < -ver.metrics_["statistical_parity"]
