@@ -25,7 +25,6 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
-from threadpoolctl import threadpool_limits
 
 from skfairverify import CounterfactualFairness, counterfactual_flips, ndccf
 from skfairverify.counterfactual import (
@@ -36,13 +35,6 @@ from skfairverify.counterfactual import (
     privileged_group,
 )
 from skfairverify.metrics import make_cflips_scorer, make_ndccf_scorer
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # OpenMP spinning of HistGradientBoosting on a shared 2-core machine costs seconds
-    with threadpool_limits(1):
-        yield
 
 
 # --------------------------------------------------------------------------- data

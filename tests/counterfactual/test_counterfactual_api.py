@@ -38,12 +38,6 @@ from skfairverify.counterfactual._fairness import chunk_starts
 from skfairverify.metrics import make_cflips_scorer, make_ndccf_scorer
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with threadpool_limits(1):
-        yield
-
-
 def data(n, seed):
     rng = np.random.default_rng(seed)
     m = rng.random(n) < 0.5

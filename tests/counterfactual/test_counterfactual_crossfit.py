@@ -28,17 +28,10 @@ from sklearn.model_selection import cross_val_score, train_test_split
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
-from threadpoolctl import threadpool_limits
 
 from skfairverify import CounterfactualFairness
 from skfairverify.counterfactual import CounterfactualSet, DiceCounterfactuals, privileged_group
 from skfairverify.metrics import make_cflips_scorer, make_ndccf_scorer
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with threadpool_limits(1):
-        yield
 
 
 def numeric_data(n, seed, independent=False, p_priv=0.6):

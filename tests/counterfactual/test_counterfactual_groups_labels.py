@@ -16,7 +16,6 @@ from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
-from threadpoolctl import threadpool_limits
 
 from skfairverify import CounterfactualFairness, counterfactual_flips, ndccf
 from skfairverify.counterfactual import (
@@ -32,12 +31,6 @@ from skfairverify.counterfactual import (
 )
 from skfairverify.counterfactual._sensitive import group_labels
 from skfairverify.s3p import TableTooLargeError
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with threadpool_limits(1):
-        yield
 
 
 def people(n=900, seed=0, classes=3):

@@ -22,19 +22,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
-from threadpoolctl import threadpool_limits
 
 from skfairverify import CounterfactualFairness
 from skfairverify.counterfactual import privileged_group
 from skfairverify.metrics import make_cflips_scorer, make_ndccf_scorer
 
 FEATURES = ["proxy", "skill", "job"]
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with threadpool_limits(1):
-        yield
 
 
 def make_data(n=400, seed=0):
