@@ -40,7 +40,7 @@ from ..utils._html import (
 from ..utils._verdict import check_thresholds, verdict_table
 from ..verification._display import interval_label, network_frame
 from ._common import ReportData, small_sample_line
-from ._render import group_sample_lines, legend, provenance_lines
+from ._render import group_sample_lines, legend, provenance_lines, verified_rates
 from ._tables import (
     fif_label,
     fif_with_intervals,
@@ -516,10 +516,12 @@ def _methods_items(report: ReportData) -> list[tuple[str, str]]:
     items = []
     v = s.get("verification")
     if v:
+        linear = v.get("method", "exact") == "exact" and v.get("multiplier") is not None
         items += [("quantization", f"each numeric feature in {v['n_bins']} bins, weights "
                                    f"times {v['multiplier']} rounded to integers; the integer "
                                    f"rule agrees with the model on {number(v['agreement'])} "
-                                   "of the training rows"),
+                                   "of the training rows") if linear
+                  else ("rates", verified_rates(v)),
                   ("network", f"learned on the {d.get('train_rows', '?')} training rows; "
                               f"{len(v.get('network_edges', []))} edges (listed above)")]
     c = s.get("counterfactual")

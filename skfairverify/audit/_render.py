@@ -53,6 +53,23 @@ def _parents_text(edges: list) -> str:
     return "; ".join(f"{child} <- {', '.join(ps)}" for child, ps in parents.items())
 
 
+def verified_rates(v: dict) -> str:
+    """How the verification section's rates were computed, by its path (``method``)."""
+    method = v.get("method", "exact")
+    if method == "sampling":
+        return ("Monte Carlo rates of the model's own decisions on "
+                f"{int(v.get('n_samples') or 0):,} rows sampled from the network "
+                f"({v['n_bins']} bins per numeric feature)")
+    if method == "bounds":
+        return ("sound bounds of the tree ensemble's rates (every split threshold a state "
+                f"boundary; {v['n_bins']} bins)")
+    if v.get("multiplier") is None:
+        return ("exact rates of the decision tree's leaves (every split threshold a state "
+                f"boundary; {v['n_bins']} bins)")
+    return (f"exact rates of the model's integer rule (agreement with the model "
+            f"{v['agreement']:.4f}; {v['n_bins']} bins, multiplier {v['multiplier']})")
+
+
 def legend(report: ReportData) -> list[tuple[str, str]]:
     """(column name, what its numbers are) for the verified-vs-empirical tables.
 
@@ -67,10 +84,9 @@ def legend(report: ReportData) -> list[tuple[str, str]]:
                     "(bootstrap) and against its test rows (held out)"
                     + (f". {v['model_check']}" if v.get("model_check") else "")))
     if v:
-        out += [("verified", SOURCES["verified"] + ": exact rates of the model's "
-                 f"integer rule (agreement with the model {v['agreement']:.4f}; "
-                 f"{v['n_bins']} bins, multiplier {v['multiplier']}) when the features follow "
-                 f"the network learned on the {d.get('train_rows', '?')} training rows"),
+        out += [("verified", SOURCES["verified"] + f": {verified_rates(v)} when the "
+                 "features follow the network learned on the "
+                 f"{d.get('train_rows', '?')} training rows"),
                 ("verified, test-row network", SOURCES["verified, test-row network"]
                  + "; on the same rows as the empirical column, so their gap is the "
                  "modelling error of the network and the integer rule"

@@ -27,10 +27,12 @@ from ..plotting import (
     plot_group_rates,
     plot_group_shares,
 )
-from ..utils._compat import HasMethods, Interval, RealNotInt, validate_params
+from ..rules import read_model
+from ..utils._compat import HasMethods, Interval, RealNotInt, StrOptions, validate_params
 from ..utils._validation import check_sensitive_features
 from ..verification import FairnessVerifier
 from ..verification._display import interval_note, model_check_fact
+from ..verification._ensemble_path import estimator_columns, read_ensemble_or_reason
 from ._common import (
     POPULATION_LABEL,
     RELEARNED_LABEL,
@@ -78,6 +80,7 @@ class _Audit:
     figures: bool
     report: AuditReport
     privileged: object = None
+    method: str = "auto"
 
     @property
     def frozen(self) -> FrozenEstimator:
@@ -261,7 +264,7 @@ def _verify_step(audit: _Audit, timings: dict) -> None:
     audit.say("verifying: learning the Bayesian network and computing the group rates")
     t0 = time.perf_counter()
     verifier = FairnessVerifier(audit.frozen, audit.sensitive_features,
-                                tolerance=AUDIT_TOLERANCE,
+                                method=audit.method, tolerance=AUDIT_TOLERANCE,
                                 random_state=audit.random_state,
                                 verbose=audit.verbose).fit(audit.X_train, audit.y_train)
     timings["verify"] = time.perf_counter() - t0
@@ -504,6 +507,23 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> N
         audit.figure("Second-stage contributions", plot_esl_contributions(second))
 
 
+def _check_method(method: str, model, X: pd.DataFrame, description: str) -> None:
+    """Refuse, before any analysis, a ``method`` the model has no path for."""
+    if method == "bounds":
+        reading, reason = read_ensemble_or_reason(
+            FrozenEstimator(model), estimator_columns(model, list(X.columns)))
+        if reading is None:
+            raise ValueError(
+                f"method='bounds' verifies a tree ensemble, and the model ({description}) "
+                f"is not one the bounds path reads: {str(reason).rstrip('.')}. Leave "
+                "method='auto'.")
+    if method == "exact" and read_model(FrozenEstimator(model)).kind is None:
+        raise ValueError(
+            f"method='exact' needs a linear model or a decision tree; the model "
+            f"({description}) is neither. Leave method='auto' (it samples any other "
+            "model).")
+
+
 @validate_params(
     {
         "X": [pd.DataFrame],
@@ -521,6 +541,7 @@ def _esl_step(audit: _Audit, timings: dict, n_features: int, max_fits: int) -> N
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "provenance": [dict, None],
+        "method": [StrOptions({"auto", "exact", "bounds", "sampling"})],
     },
     prefer_skip_nested_validation=True,
 )
@@ -541,6 +562,7 @@ def run_audit(
     privileged=None,
     max_fits: int = 2**12,
     provenance: dict | None = None,
+    method: str = "auto",
 ) -> AuditReport:
     """Audit a linear model for fairness on one dataset.
 
@@ -594,6 +616,11 @@ def run_audit(
         user ``model`` fitted on those labels is read through them),
         ``columns_left_out`` (``{"columns", "reason"}`` records); ``missing_values``
         (column -> count) is counted on ``X``. The command line fills it in.
+    method : {"auto", "exact", "bounds", "sampling"}, default="auto"
+        The verifier's path (:class:`~skfairverify.FairnessVerifier`'s ``method``):
+        ``"bounds"`` verifies a tree-ensemble ``model`` by sound bounds of every rate,
+        much faster than the sampling that ``"auto"`` gives it; ``rate_lower``,
+        ``rate_upper`` and ``settled`` are then in the report's verified groups.
 
     Returns
     -------
@@ -625,6 +652,7 @@ def run_audit(
     model, description = _fit_model(model, X_train, y_train, X, sensitive_features, verbose,
                                     provenance.get("favorable_label"))
     _check_missing(model, X, description)
+    _check_method(method, model, X, description)
     timings["model"] = time.perf_counter() - t0
     report = AuditReport(
         dataset={
@@ -644,10 +672,11 @@ def run_audit(
         },
         settings={"random_state": random_state, "test_size": test_size, "k": k,
                   "n_esl_features": n_esl_features, "max_fits": max_fits,
-                  "steps": list(steps)},
+                  "steps": list(steps), "method": method},
     )
     audit = _Audit(X_train, X_test, y_train, y_test, model, model.predict(X_test),
-                   sensitive_features, random_state, verbose, figures, report, privileged)
+                   sensitive_features, random_state, verbose, figures, report, privileged,
+                   method)
     empirical = empirical_group_metrics(y_test, audit.y_pred, X_test[sensitive_features])
     empirical["small_samples"] = small_samples({
         " / ".join(str(g[c]) for c in sensitive_features): g["rows"]

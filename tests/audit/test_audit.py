@@ -440,3 +440,49 @@ def test_console_script_and_python_m_reach_the_audit(capsys):
     proc = subprocess.run([sys.executable, "-m", "skfairverify", "audit", "--help"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "--sensitive-features COL" in proc.stdout
+
+
+def test_a_tree_ensemble_is_audited_by_its_sound_bounds(tmp_path, capsys):
+    """--method bounds (run_audit's method): the verifier's bounds path, said so in the
+    report's settings, its verified groups (rate_lower, rate_upper, settled) and text; a
+    model it cannot read, or the default logistic regression, refused before the run."""
+    import joblib
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.neighbors import KNeighborsClassifier
+
+    frame, path = _csv_data(tmp_path)
+    X = frame[["proxy", "other"]]
+    model = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0).fit(
+        X, frame.approved == "yes")
+    model_path = tmp_path / "gb.joblib"
+    joblib.dump(model, model_path)
+    argv = ["audit", "--csv", str(path), "--target", "approved", "--positive", "yes",
+            "--sensitive-features", "sex", "--features", "proxy", "other", "--steps",
+            "verify", "--quiet", "--model", str(model_path)]
+    assert main([*argv, "--method", "bounds", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    v = report["verification"]
+    assert report["settings"]["method"] == "bounds" and v["method"] == "bounds"
+    assert v["intervals"]["label"].startswith("95% credible interval and sound bounds")
+    for group in v["groups"]:
+        assert group["rate_lower"] <= group["positive_rate"] <= group["rate_upper"]
+        assert 0.0 <= group["settled"] <= 1.0
+    assert main([*argv, "--method", "bounds"]) == 0
+    text = capsys.readouterr().out
+    assert "sound bounds of the tree ensemble's rates" in " ".join(text.split())
+    # the default model, and a model that is not an ensemble: one line, status 2
+    data = frame.drop(columns="approved")
+    with pytest.raises(ValueError, match="method='bounds' verifies a tree ensemble"):
+        run_audit(data, frame.approved == "yes", "sex", steps=["verify"], method="bounds",
+                  verbose=0)
+    knn = KNeighborsClassifier(5).fit(X, frame.approved == "yes")
+    with pytest.raises(ValueError, match="method='exact' needs a linear model"):
+        run_audit(data, frame.approved == "yes", "sex", model=knn, steps=["verify"],
+                  method="exact", verbose=0)
+    with pytest.raises(ValueError, match="The 'method' parameter of run_audit"):
+        run_audit(data, frame.approved == "yes", "sex", method="fast")
+    with pytest.raises(SystemExit) as exc:
+        main([*argv[:-2], "--method", "bounds"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "method='bounds' verifies a tree ensemble" in err
