@@ -419,3 +419,27 @@ def test_pessimistic_scorer_reads_the_sound_bounds_without_draws():
     assert high - low > 1e-3  # the bounds stopped short of exact
     assert scorer(model, X, y) == pytest.approx(-high, abs=1e-12)
     assert scorer(model, X, y) < -ver.metrics_["statistical_parity"]
+
+
+def test_constrained_refit_picks_by_the_pessimistic_sound_bound():
+    """GridSearchCV over tree ensembles with the bounds path's pessimistic SP scorer and
+    fairness_constrained_refit: the chosen candidate is the most accurate of those whose
+    pessimistic score (minus the upper sound bound of SP, every fold) meets the bound."""
+    from sklearn.model_selection import GridSearchCV
+
+    from skfairverify import fairness_constrained_refit, make_verifier_scorer
+
+    X, y = _continuous(n=1200)
+    sp = make_verifier_scorer(sensitive_features="a", rate="network", bound="pessimistic",
+                              method="bounds", tolerance=0.05, n_draws=0)
+    grid = {"max_depth": [1, 2, 3], "max_iter": [5, 20]}
+    search = GridSearchCV(HistGradientBoostingClassifier(random_state=0), grid, cv=2,
+                          scoring={"acc": "accuracy", "sp": sp}, refit=False).fit(X, y)
+    results = search.cv_results_
+    threshold = float(np.median(results["mean_test_sp"]))
+    refit = fairness_constrained_refit("acc", "sp", threshold)
+    chosen = refit(results)
+    fair = np.flatnonzero(results["mean_test_sp"] >= threshold)
+    assert 0 < len(fair) < len(results["mean_test_sp"])  # the bound excludes some
+    assert chosen in fair
+    assert results["mean_test_acc"][chosen] == results["mean_test_acc"][fair].max()
