@@ -191,16 +191,25 @@ def _prefix_lengths(column: np.ndarray, thresholds, missing_left, dtype):
         prefix = np.all(left == (rank < count[:, None]), axis=1)
         suffix = np.all(left == (rank >= n - count[:, None]), axis=1)
         if not np.all(prefix | suffix):
-            bad = left[~(prefix | suffix)][0]
-            raise ValueError(
-                f"A split sends the states of ranks {np.flatnonzero(bad)[:10].tolist()} "
-                "left, not a range of them: the variable's states cannot be ordered so "
-                "that every split sends a prefix left (a one-hot encoded category among "
-                "others, say).")
+            _refuse_unordered(left[~(prefix | suffix)][0], np.isnan(cast).any())
         # all right: swapped, all left; a suffix: swapped, the rest a prefix
         k[i: i + step] = np.where(prefix, np.where(count == 0, n, count), n - count)
         swap[i: i + step] = ~prefix | (count == 0)
     return k, swap
+
+
+def _refuse_unordered(left_row: np.ndarray, has_missing: bool) -> None:
+    """Refuse a split that sends no range of a variable's state ranks left."""
+    ranks = np.flatnonzero(left_row)
+    shown = ranks[:10].tolist() + (["..."] if ranks.size > 10 else [])
+    why = ("the column has missing values and the trees send them left at some nodes and "
+           "right at others (a model fitted without missing values, say): impute them "
+           "before the model, or use method='sampling'" if has_missing else
+           "a one-hot encoded category among others, say")
+    raise ValueError(
+        f"A split sends the states of ranks {shown} (of {left_row.size}) left, not a range "
+        "of them: the variable's states cannot be ordered so that every split sends a "
+        f"prefix left ({why}).")
 
 
 def _restated_tree(tree, dtype, values: dict, orders: dict) -> Tree:

@@ -443,3 +443,15 @@ def test_constrained_refit_picks_by_the_pessimistic_sound_bound():
     assert 0 < len(fair) < len(results["mean_test_sp"])  # the bound excludes some
     assert chosen in fair
     assert results["mean_test_acc"][chosen] == results["mean_test_acc"][fair].max()
+
+
+def test_missing_values_the_trees_route_both_ways_are_refused_by_name():
+    """A model fitted without missing values sends a NaN to the larger child, left at some
+    nodes and right at others: no order of the states makes every split a range, and the
+    refusal says so (impute, or sample)."""
+    X, y = _continuous(n=600)
+    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
+    holes = X.assign(x=X["x"].where(X.index > 5))
+    with pytest.raises(ValueError, match="missing values and the trees send them left at "
+                                         "some nodes and right at others"):
+        _fit_bounds(model, holes, y)
