@@ -24,6 +24,7 @@ from ._linear import LinearCounterfactuals
 from ._metrics import counterfactual_flips, ndccf
 from ._registry import GENERATORS, make_generator
 from ._results import CounterfactualResult
+from ._shared import fit_sensitive_classifier
 
 __all__ = [
     "GENERATORS",
@@ -41,6 +42,7 @@ __all__ = [
     "PrivilegedGroup",
     "counterfactual_flips",
     "default_sensitive_classifier",
+    "fit_sensitive_classifier",
     "make_generator",
     "ndccf",
     "privileged_group",

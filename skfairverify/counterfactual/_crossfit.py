@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import pickle
 import threading
+import uuid
 from collections import OrderedDict
 from contextvars import ContextVar
 from numbers import Integral
@@ -33,11 +34,17 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from ..s3p import TableTooLargeError
+from ..s3p._errors import DEFAULT_MAX_TABLE_SIZE
 from ..utils._fitting import fit_with_weights
 
 __all__ = ["SENSITIVE_CLASSIFIER_CACHE", "CrossFitCache", "CrossFittedSensitiveClassifier",
            "KeyedCache", "crossfit_cache", "fit_cross_fitted", "group_report", "hash_key",
            "row_keys"]
+
+
+#: Largest out-of-fold probability table (rows x groups) of the sensitive classifier.
+_MAX_PROBA_ENTRIES = DEFAULT_MAX_TABLE_SIZE
 
 
 def row_keys(X: pd.DataFrame) -> np.ndarray:
@@ -68,16 +75,25 @@ def _assign_folds(keys: np.ndarray, y: np.ndarray, n_splits: int, seed) -> np.nd
 
 
 class CrossFittedSensitiveClassifier:
-    """``n_splits`` fold models of the privileged indicator; leak-free predictions.
+    """``n_splits`` fold models of the sensitive group; leak-free predictions.
+
+    Fitted on the rows' non-sensitive columns against their group: the privileged
+    indicator (``1`` / ``0``, as :class:`CounterfactualFairness` fits it on each audit),
+    or the raw sensitive values (any labels). Fitted once on a whole data set (e.g. the
+    data of a model search, by
+    :func:`~skfairverify.counterfactual.fit_sensitive_classifier`) and passed frozen
+    as the ``sensitive_classifier`` of the audit or of the counterfactual scorers, it
+    judges each of those rows, and each counterfactual that is one of them, by the fold
+    model that did not see it, and is fitted once for every fold and candidate of the
+    search.
 
     Parameters
     ----------
     estimator : classifier
-        Unfitted; cloned once per fold and fitted on the other folds against
-        ``1 = privileged`` / ``0 = unprivileged``.
+        Unfitted; cloned once per fold and fitted on the other folds.
     n_splits : int
         Number of folds (>= 2).
-    random_state : int, RandomState instance or None
+    random_state : int, RandomState instance or None, default=None
         Seed of the fold assignment.
 
     Attributes
@@ -86,10 +102,24 @@ class CrossFittedSensitiveClassifier:
         ``estimators_[f]`` is fitted on every training row outside fold ``f``.
     fold_ : numpy.ndarray of int
         Fold of each training row.
-    oof_proba_ : numpy.ndarray of float
-        Out-of-fold probability (or vote) of the privileged group of each training row.
     classes_ : numpy.ndarray
-        ``[0, 1]`` (1 = privileged).
+        The groups, sorted (``[0, 1]`` for the privileged indicator).
+    oof_proba_ : numpy.ndarray of float, shape (n_samples, n_classes)
+        Out-of-fold probabilities (or votes) of each group for each training row.
+    feature_names_in_ : numpy.ndarray of str
+        Columns of ``X`` in ``fit``; ``predict_proba`` reads them by name.
+    fit_id_ : str
+        A random identifier of this fit (a pickled copy keeps it): the scorers key
+        the audits they share by it rather than by a hash of the fold models.
+
+    Notes
+    -----
+    A row is recognised by its values in every column (numbers compared as floats,
+    other values as text): a training row gets its out-of-fold probabilities, any
+    other row (a synthetic counterfactual, a row changed in any value) the mean of
+    the fold models' probabilities (or of their 0/1 votes when the classifier has no
+    ``predict_proba``). With two classes a row is predicted ``classes_[1]`` when its
+    probability of it exceeds 1/2, with more the group of highest probability.
 
     Examples
     --------
@@ -103,6 +133,9 @@ class CrossFittedSensitiveClassifier:
     array([0, 1, 0, 1, 0, 1, 0, 1])
     >>> clf.predict(X)  # each row judged by the fold model that never saw it
     array([1, 0, 0, 0, 1, 0, 1, 0])
+    >>> sex = np.array(["F", "M"] * 4)  # raw values
+    >>> CrossFittedSensitiveClassifier(KNeighborsClassifier(1), 2, 0).fit(X, sex).classes_
+    array(['F', 'M'], dtype='<U1')
     """
 
     def __init__(self, estimator, n_splits: int, random_state=None):
@@ -113,61 +146,146 @@ class CrossFittedSensitiveClassifier:
     def fit(self, X: pd.DataFrame, y, sample_weight=None) -> CrossFittedSensitiveClassifier:
         """Fit one model per fold; record the folds of the distinct training rows.
 
-        ``sample_weight`` (the training rows' weights) is passed to each fold model's
-        fit (a ``TypeError`` when it cannot take them).
+        Parameters
+        ----------
+        X : DataFrame of shape (n_samples, n_features)
+            The non-sensitive columns.
+        y : array-like of shape (n_samples,)
+            The group of each row.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Passed to each fold model's fit (a ``TypeError`` when it cannot take them).
+
+        Returns
+        -------
+        self
         """
-        y = np.asarray(y, dtype=int)
+        X = self._check_frame(X)
+        codes = self._encode(y, len(X))
         keys = row_keys(X)
         seed = self.random_state
         if isinstance(seed, np.random.RandomState):
             seed = seed.randint(np.iinfo(np.int32).max)
-        fold = _assign_folds(keys, y, self.n_splits, seed)
+        fold = _assign_folds(keys, codes, self.n_splits, seed)
         counts = np.bincount(fold, minlength=self.n_splits)
         if (counts == 0).any():
             raise ValueError(
                 f"Cross-fitting the sensitive classifier needs at least cv={self.n_splits} "
                 f"distinct training rows; got {len(np.unique(keys))}. Lower cv."
             )
-        self.estimators_ = []
-        for f in range(self.n_splits):
-            train = fold != f
-            if len(np.unique(y[train])) < 2:
-                raise ValueError(
-                    f"Fold {f} of the sensitive classifier's cross-fitting has a single "
-                    "group in its training rows; lower cv or provide more rows per group."
-                )
-            w = None if sample_weight is None else np.asarray(sample_weight)[train]
-            self.estimators_.append(fit_with_weights(
-                clone(self.estimator), X.loc[train], y[train], w,
-                what="the sensitive classifier"))
-        oof = np.empty(len(X))
+        base = self.estimator
+        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        self.estimators_ = [self._fit_fold(base, X, codes, fold != f, sample_weight, f)
+                            for f in range(self.n_splits)]
+        oof = np.empty((len(X), len(self.classes_)))
         for f, model in enumerate(self.estimators_):
             oof[fold == f] = self._score(model, X.loc[fold == f])
         self.fold_ = fold
         self.oof_proba_ = oof
-        self.classes_ = np.array([0, 1])
-        # copies of a row share a fold, hence an out-of-fold probability: cache it
-        self._key_proba = pd.Series(oof, index=keys).groupby(level=0).first()
+        # copies of a row share a fold, hence out-of-fold probabilities: keep them by row
+        self._key_proba = pd.DataFrame(oof, index=keys).groupby(level=0).first()
+        self.fit_id_ = uuid.uuid4().hex
         return self
 
+    def _encode(self, y, n: int) -> np.ndarray:
+        """``classes_`` and the code of each row's group (refused: one group only)."""
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != n:
+            raise ValueError(
+                f"The groups y of the sensitive classifier must be one value per row of X "
+                f"({n}); got shape {y.shape}."
+            )
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"The sensitive classifier needs at least two groups in y; got "
+                f"{list(self.classes_)}."
+            )
+        size = n * len(self.classes_)
+        if size > _MAX_PROBA_ENTRIES:
+            raise TableTooLargeError(
+                f"The out-of-fold probabilities of {n:,} rows x {len(self.classes_):,} "
+                f"groups would take {size:,} entries, beyond {_MAX_PROBA_ENTRIES:,}: is y "
+                "a sensitive attribute (a few groups)? Group its values first."
+            )
+        return codes.astype(int)
+
+    def _fit_fold(self, base, X, codes, train, sample_weight, f):
+        if len(np.unique(codes[train])) < 2:
+            raise ValueError(
+                f"Fold {f} of the sensitive classifier's cross-fitting has a single "
+                "group in its training rows; lower cv or provide more rows per group."
+            )
+        w = None if sample_weight is None else np.asarray(sample_weight)[train]
+        return fit_with_weights(clone(base), X.loc[train], codes[train], w,
+                                what="the sensitive classifier")
+
+    def _check_frame(self, X) -> pd.DataFrame:
+        """``X`` as a DataFrame; after ``fit``, its columns in the fit's order."""
+        if not isinstance(X, pd.DataFrame):
+            raise TypeError(
+                f"The sensitive classifier takes a DataFrame (its rows are recognised by "
+                f"their values in named columns); got {type(X).__name__}."
+            )
+        names = getattr(self, "feature_names_in_", None)
+        if names is None or list(X.columns) == list(names):
+            return X
+        missing = [c for c in names if c not in X.columns]
+        if missing:
+            raise ValueError(
+                f"The sensitive classifier was fitted on the columns {list(names)}; X "
+                f"lacks {missing} (has {list(X.columns)}). Fit it on the non-sensitive "
+                "columns the audit hands it."
+            )
+        return X[list(names)]
+
     def _score(self, model, X: pd.DataFrame) -> np.ndarray:
+        """The fold model's probabilities (or 0/1 votes) of every group, shape (n, C)."""
+        out = np.zeros((len(X), len(self.classes_)))
         if hasattr(model, "predict_proba"):
             proba = np.asarray(model.predict_proba(X), dtype=float)
-            return proba[:, list(model.classes_).index(1)]
-        return (np.asarray(model.predict(X)) == 1).astype(float)
+            out[:, np.asarray(model.classes_, dtype=int)] = proba
+        else:
+            out[np.arange(len(X)), np.asarray(model.predict(X), dtype=int)] = 1.0
+        return out
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
-        """``[P(unprivileged), P(privileged)]`` of every row, leak-free."""
+        """Probabilities of each group in ``classes_`` for every row, leak-free.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Rows with the columns of ``fit`` (read by name).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_classes)
+        """
+        X = self._check_frame(X)
         p = self._key_proba.reindex(row_keys(X)).to_numpy(dtype=float, copy=True)
-        synthetic = np.isnan(p)
+        synthetic = np.isnan(p[:, 0])
         if synthetic.any():
             Xs = X.loc[synthetic]
             p[synthetic] = np.mean([self._score(m, Xs) for m in self.estimators_], axis=0)
-        return np.column_stack([1.0 - p, p])
+        if len(self.classes_) == 2:  # the complement, as the privileged indicator's
+            p[:, 0] = 1.0 - p[:, 1]
+        return p
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
-        """1 (privileged) when the leak-free probability exceeds 1/2, else 0."""
-        return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
+        """The group of every row from its leak-free probabilities (see Notes).
+
+        Parameters
+        ----------
+        X : DataFrame
+            Rows with the columns of ``fit``.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+        """
+        proba = self.predict_proba(X)
+        if len(self.classes_) == 2:
+            return self.classes_[(proba[:, 1] > 0.5).astype(int)]
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 def _is_seed(value) -> bool:

@@ -38,7 +38,7 @@ from ._base import (
 )
 from ._budget import Budget, GenerationTimeout, single_threaded
 from ._column_subset import ColumnSubsetClassifier
-from ._crossfit import fit_cross_fitted, group_report
+from ._crossfit import CrossFittedSensitiveClassifier, fit_cross_fitted, group_report
 from ._groups import MIN_GROUP_SIZE, group_table, privileged_group
 from ._metrics import _curves, _flip_matrix
 from ._registry import GENERATOR_CONSTRAINT, check_audit_generator, make_generator
@@ -171,7 +171,9 @@ class CounterfactualFairness(BaseEstimator):
         Classifier of the sensitive group from the other columns, cross-fitted over
         ``cv`` folds (``None``: 50 trees of at most 15 leaves,
         :func:`~skfairverify.counterfactual.default_sensitive_classifier`); a
-        :class:`~sklearn.frozen.FrozenEstimator` is used as is.
+        :class:`~sklearn.frozen.FrozenEstimator` (predicting the raw sensitive values)
+        is used as is; :func:`~skfairverify.counterfactual.fit_sensitive_classifier`
+        of a larger data set holding the rows (a search's) judges them out of fold.
     privileged : label or tuple, default=None
         Privileged group: a value of the sensitive attribute, or for several a compound
         label ``"a|b"`` or a tuple ``(a, b)``. ``None``: the group with the highest
@@ -506,7 +508,8 @@ class CounterfactualFairness(BaseEstimator):
             self._check_frozen_classifier(clf)
             self._s_label = self.privileged_
             self.sensitive_classifier_ = clf
-            held_out = False
+            # a cross-fit on these rows (and more) judges each of them out of fold
+            held_out = isinstance(clf.estimator, CrossFittedSensitiveClassifier)
             pred = self._sensitive_pred(X_ns)
             score = self._sensitive_proba(X_ns) if hasattr(clf, "predict_proba") else pred
         else:
@@ -516,7 +519,7 @@ class CounterfactualFairness(BaseEstimator):
             self.sensitive_classifier_ = fit_cross_fitted(
                 base, self.cv, self.random_state, X_ns, s_bin, sample_weight=weights)
             held_out = True
-            score = self.sensitive_classifier_.oof_proba_
+            score = self.sensitive_classifier_.oof_proba_[:, 1]
             pred = (score > 0.5).astype(int)
         self.sensitive_classifier_report_ = group_report(s_bin, pred)
         self._sensitive_summary = {

@@ -10,7 +10,11 @@ import numpy as np
 import pandas as pd
 from sklearn.frozen import FrozenEstimator
 
-from ..counterfactual import ColumnSubsetClassifier, CounterfactualFairness
+from ..counterfactual import (
+    ColumnSubsetClassifier,
+    CounterfactualFairness,
+    CrossFittedSensitiveClassifier,
+)
 from ..counterfactual._crossfit import (
     SENSITIVE_CLASSIFIER_CACHE,
     KeyedCache,
@@ -31,6 +35,19 @@ def _frame_view(estimator, X):
         return FrozenEstimator(estimator), X.reset_index(drop=True)
     frame = pd.DataFrame(np.asarray(X), columns=[f"x{i}" for i in range(X.shape[1])])
     return FrozenEstimator(ColumnSubsetClassifier(estimator, frame.columns, as_array=True)), frame
+
+def _classifier_token(clf):
+    """What the audit key holds of the sensitive classifier.
+
+    A frozen :class:`~skfairverify.counterfactual.CrossFittedSensitiveClassifier`
+    (fitted once on a search's data) by the identifier of its fit: hashing its fold
+    models took most of a call.
+    """
+    inner = clf.estimator if isinstance(clf, FrozenEstimator) else None
+    if isinstance(inner, CrossFittedSensitiveClassifier) and hasattr(inner, "fit_id_"):
+        return ("frozen cross-fit", inner.fit_id_)
+    return clf
+
 
 #: The last audits of the scorers (``cache=True``), by model, rows and parameters: the
 #: CFlips and the nDCCF scorer of one candidate on one fold run one audit. Each entry
@@ -64,7 +81,10 @@ class _CounterfactualScorer(_FairnessScorer):
     ``random_state`` it is fitted once per set of rows and reused by every candidate
     scored on them (see :func:`make_cflips_scorer`). With a prefit
     ``sensitive_classifier`` (a :class:`~sklearn.frozen.FrozenEstimator` predicting
-    the raw sensitive values from the non-sensitive columns) it is used as is.
+    the raw sensitive values from the non-sensitive columns) it is used as is; one
+    cross-fitted on the search's whole data
+    (:func:`~skfairverify.counterfactual.fit_sensitive_classifier`) is fitted once
+    for every fold and still judges each row out of fold.
 
     The privileged group is ``privileged``, or the group with the highest rate of
     favorable decisions on the fold (of three or more groups, among those with at least
@@ -160,6 +180,7 @@ class _CounterfactualScorer(_FairnessScorer):
         model = hash_key(estimator)
         params = {k: v for k, v in vars(self).items()
                   if not k.startswith("_") and k not in ("metric", "cache")}
+        params["sensitive_classifier"] = _classifier_token(self.sensitive_classifier)
         return None if model is None else hash_key(
             "counterfactual audit", model, params, X, y, sensitive, sample_weight)
 
@@ -218,7 +239,15 @@ def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtre
         ``None`` or an unfitted classifier: cross-fitted over ``cv`` parts of each
         fold, so that no row is judged by a model fitted on it. A
         :class:`~sklearn.frozen.FrozenEstimator` (predicting the raw sensitive values
-        from the non-sensitive columns) is used as is.
+        from the non-sensitive columns) is used as is. To fit it once for a whole
+        search, pass
+        ``fit_sensitive_classifier(X, sensitive_features, random_state=...)``
+        (:func:`~skfairverify.counterfactual.fit_sensitive_classifier`) of the data
+        the search splits: cross-fitted over ``X``, it judges every validation row
+        and every kd-tree counterfactual (a row of the fold) by the part model that
+        did not see it, recognising the row by its values. Its scores are those of a
+        classifier fitted on more rows than a fold's, so they differ from the
+        default's (see ``docs/counterfactual.md``).
     privileged : label, default=None
         Privileged value; ``None``: the group with the highest (weighted) favorable
         rate on the fold (of three or more groups, among those with at least
@@ -239,7 +268,9 @@ def make_cflips_scorer(*, sensitive_features=None, k: int = 10, generator="kdtre
         :class:`~skfairverify.CounterfactualFairness`).
     cache : bool, default=True
         Fit the cross-fitted sensitive classifier once per set of rows and reuse it
-        for every model scored on them (every candidate of a search on one fold): the
+        for every model scored on them (every candidate of a search on one fold; a
+        classifier shared by the whole search is
+        :func:`~skfairverify.counterfactual.fit_sensitive_classifier`): the
         classifier depends on the rows (their values, sensitive groups and weights),
         its parameters, ``cv`` and ``random_state``, not on the model. The scores are
         those of ``cache=False``. Only fits that repeat exactly are reused:

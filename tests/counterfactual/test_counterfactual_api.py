@@ -363,7 +363,7 @@ def test_layers_without_cycles():
     """base <- generators <- registry <- audit: no module imports one above it."""
     layer = {"_base": 0, "_column_subset": 0, "_metrics": 1, "_crossfit": 0, "_kdtree": 1,
              "_linear": 1, "_dice": 1, "_registry": 2, "_results": 1, "_sensitive": 0,
-             "_fairness": 3, "_budget": -1, "_groups": 0}
+             "_fairness": 3, "_budget": -1, "_groups": 0, "_shared": 4}
     assert {p.stem for p in BOX.glob("_*.py")} - {"__init__"} == set(layer)
     for name, level in layer.items():
         for imported in _relative_imports(BOX / f"{name}.py"):

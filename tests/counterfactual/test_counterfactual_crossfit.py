@@ -153,7 +153,7 @@ def test_independent_attribute_gives_chance_flips():
                                    random_state=0).fit(X, y)
     res = audit.evaluate(Xt)
     # the fold models' out-of-fold predictions are draws of the training groups
-    q = float(np.mean(audit.sensitive_classifier_.oof_proba_ > 0.5))
+    q = float(np.mean(audit.sensitive_classifier_.oof_proba_[:, 1] > 0.5))
     assert q == pytest.approx(0.7, abs=0.03)
     # CFlips(M) = P(pred F) = 1 - q, CFlips(F) = P(pred M) = q; SE < 0.02 (>= 300 rows
     # of each group, 5 correlated counterfactuals each)
