@@ -15,6 +15,9 @@ __all__ = ["KDTreeCounterfactuals"]
 
 _TIE = 1e-9  # scale of the candidate-position offset that breaks distance ties
 _PAIRS = 2**19  # (query, neighbour) pairs of one neighbour search (rows of its frame)
+#: The model judges every candidate once per combination of the queries' immutable values
+#: when that is at most this many times the pairs of a first round (k per query).
+_TABLE_RATIO = 2
 
 
 class KDTreeCounterfactuals(BaseGenerator):
@@ -112,9 +115,12 @@ class KDTreeCounterfactuals(BaseGenerator):
         self.candidates_ = cand.reset_index(drop=True)
         n = len(self.candidates_)
         tie = _TIE * np.arange(n, dtype=float)[:, None] / n  # canonical order of ties
+        self._index_rows = np.hstack([self.proximity_.encode(self.candidates_), tie])
         self.nn_ = NearestNeighbors(metric="manhattan", n_jobs=self.n_jobs).fit(
-            np.hstack([self.proximity_.encode(self.candidates_), tie])
-        )
+            self._index_rows)
+        # the method scikit-learn's "auto" chose, for the indices of accepted subsets
+        dims = self._index_rows.shape[1]
+        self._method = "brute" if dims > 15 or 5 >= n // 2 else "kd_tree"
         return self
 
     def max_counterfactuals(self, k: int) -> int:
@@ -138,6 +144,70 @@ class KDTreeCounterfactuals(BaseGenerator):
         """The ``k`` nearest accepted rows of every query row (see :meth:`generate`)."""
         n_cand = len(self.candidates_)
         enc = np.hstack([self.proximity_.encode(Xq), np.zeros((len(Xq), 1))])
+        table = self._acceptance(Xq, k)
+        parts = (self._search_rounds(Xq, enc, k) if table is None
+                 else self._search_accepted(Xq, enc, k, *table))
+        frames, positions, dists, cands = parts
+        cfs = pd.concat(frames, ignore_index=True) if frames else Xq.iloc[:0]
+        key, cand = np.concatenate([[], *dists]), np.concatenate([[], *cands]).astype(int)
+        return self._finalize(Xq, cfs, np.concatenate([[], *positions]).astype(int),
+                              key - _TIE * cand / n_cand, k, tiebreak=cand, search_key=key)
+
+    def _acceptance(self, Xq: pd.DataFrame, k: int):
+        """Which candidates the model accepts with each query's immutable values, or ``None``.
+
+        A counterfactual is a candidate with the query's immutable values; its decision
+        depends on the query only through them. When the queries hold few combinations
+        of immutable values (the sensitive groups of the audit), the model judges every
+        candidate once per combination: ``(combination of each query, accepted table of
+        shape (n_combinations, n_candidates))``. ``None`` (no immutable column, or more
+        pairs than ``_TABLE_RATIO`` times the first round's): the rounds of
+        :meth:`_search_rounds`.
+        """
+        immutable = self.immutable_features_
+        if not immutable or not len(Xq):
+            return None
+        combination = Xq.groupby(immutable, sort=False, dropna=False).ngroup().to_numpy()
+        n_comb, n_cand = int(combination.max()) + 1, len(self.candidates_)
+        if n_comb * n_cand > _TABLE_RATIO * len(Xq) * min(k, n_cand):
+            return None
+        first = np.unique(combination, return_index=True)[1]  # a query of each one
+        qpos, cidx = np.repeat(first, n_cand), np.tile(np.arange(n_cand), n_comb)
+        ok = np.concatenate([
+            self._accepted(self._compose(Xq, qpos[i:i + _PAIRS], cidx[i:i + _PAIRS]))
+            for i in range(0, len(qpos), _PAIRS)])
+        return combination, ok.reshape(n_comb, n_cand)
+
+    def _search_accepted(self, Xq, enc, k: int, combination, table):
+        """The ``k`` nearest accepted candidates of each query, one index per combination.
+
+        The candidates' rows of the fitted index (with their tie offsets) restricted to
+        those accepted with a combination's immutable values: the same neighbours, in
+        the same order and at the same distances, as the rounds would find.
+        """
+        frames, positions, dists, cands = [], [], [], []
+        for g, accepted in enumerate(table):
+            rows, sub = np.flatnonzero(combination == g), np.flatnonzero(accepted)
+            if not len(sub):
+                continue
+            index = self.nn_ if len(sub) == len(accepted) else NearestNeighbors(
+                metric="manhattan", algorithm=self._method, n_jobs=self.n_jobs,
+            ).fit(self._index_rows[sub])
+            n_nb = min(k, len(sub))
+            batch = max(1, min(self.batch_size, _PAIRS // n_nb))
+            for start in range(0, len(rows), batch):
+                query = rows[start:start + batch]
+                d, idx = index.kneighbors(enc[query], n_neighbors=n_nb)
+                qpos, cidx = np.repeat(query, n_nb), sub[idx.ravel()]
+                frames.append(self._compose(Xq, qpos, cidx))
+                positions.append(qpos)
+                dists.append(d.ravel())
+                cands.append(cidx)
+        return frames, positions, dists, cands
+
+    def _search_rounds(self, Xq, enc, k: int):
+        """The nearest candidates, checked by the model, searched again with more when short."""
+        n_cand = len(self.candidates_)
         frames, positions, dists, cands = [], [], [], []
         pending = np.arange(len(Xq))
         n_nb = min(k, n_cand)
@@ -155,10 +225,7 @@ class KDTreeCounterfactuals(BaseGenerator):
                 cands.append(cidx)
             pending = np.concatenate(next_pending)
             n_nb = min(2 * n_nb, n_cand)
-        cfs = pd.concat(frames, ignore_index=True) if frames else Xq.iloc[:0]
-        key, cand = np.concatenate(dists), np.concatenate(cands)
-        return self._finalize(Xq, cfs, np.concatenate(positions), key - _TIE * cand / n_cand,
-                              k, tiebreak=cand, search_key=key)
+        return frames, positions, dists, cands
 
     def _search(self, Xq: pd.DataFrame, enc: np.ndarray, rows: np.ndarray, n_nb: int, k: int):
         """The ``n_nb`` nearest candidates of a batch of query rows, checked by the model.
