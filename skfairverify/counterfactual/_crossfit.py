@@ -43,21 +43,27 @@ __all__ = ["SENSITIVE_CLASSIFIER_CACHE", "CrossFitCache", "CrossFittedSensitiveC
            "row_keys"]
 
 
+_MIX = np.uint64(0x100000001B3)  # the FNV-1a prime: mixes the hashes of the columns
 #: Largest out-of-fold probability table (rows x groups) of the sensitive classifier.
 _MAX_PROBA_ENTRIES = DEFAULT_MAX_TABLE_SIZE
 
 
 def row_keys(X: pd.DataFrame) -> np.ndarray:
-    """A 64-bit hash of every row's values (dtype-insensitive: 3 and 3.0 match)."""
-    cols = {}
-    for c in X.columns:
-        col = X[c]
+    """A 64-bit hash of every row's values (dtype-insensitive: 3 and 3.0 match).
+
+    Numbers are hashed as floats (``-0.0`` as ``0.0``), other values as their text;
+    the columns' hashes are combined in the order of the columns (the arrays hashed
+    directly: a frame of them and ``hash_pandas_object`` took five times as long).
+    """
+    keys = np.zeros(len(X), dtype=np.uint64)
+    for j in range(X.shape[1]):
+        col = X.iloc[:, j]
         if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
-            cols[c] = col.to_numpy(dtype=float) + 0.0  # -0.0 -> 0.0
+            values = col.to_numpy(dtype=float) + 0.0  # -0.0 -> 0.0
         else:
-            cols[c] = col.astype(str).to_numpy(dtype=object)
-    frame = pd.DataFrame(cols, index=pd.RangeIndex(len(X)))
-    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+            values = col.astype(str).to_numpy(dtype=object)
+        keys = (keys * _MIX) ^ pd.util.hash_array(values)
+    return keys
 
 
 def _assign_folds(keys: np.ndarray, y: np.ndarray, n_splits: int, seed) -> np.ndarray:
