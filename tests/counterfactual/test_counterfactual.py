@@ -617,3 +617,48 @@ def test_dice_planted_proxy():
     assert (cs.counterfactuals["sex"].to_numpy() ==
             queries["sex"].iloc[cs.query_positions].to_numpy()).all()
     assert np.all(np.diff(cs.distances.to_numpy()) >= 0)
+
+
+@pytest.mark.parametrize("table", [True, False])
+def test_kdtree_with_a_model_reading_the_immutable_column_matches_brute_force(
+        data, table, monkeypatch):
+    """The k nearest candidates accepted with the query's immutable value (issue 26).
+
+    With few combinations of immutable values the model judges every candidate once
+    per combination (``table``); else rows short of k are searched again with more
+    neighbours (rounds). Both against a brute force, and equal to each other.
+    """
+    import skfairverify.counterfactual._kdtree as kdtree
+    if not table:
+        monkeypatch.setattr(kdtree, "_TABLE_RATIO", 0)  # every call goes by rounds
+    X, yb, _, _ = data
+    X = X.iloc[:300]
+    num = ["proxy", "skill", "years"]
+    # the model reads sex: a candidate accepted as a man may be refused as a woman
+    model = make_pipeline(
+        ColumnTransformer([("n", "passthrough", num), ("c", OneHotEncoder(), ["sex"])]),
+        DecisionTreeClassifier(max_depth=5, random_state=0)).fit(X, yb.iloc[:300])
+    gen = KDTreeCounterfactuals(immutable_features=["sex"]).fit(X, model)
+    queries = X[model.predict(X) == 0].iloc[:40]
+    cs = gen.generate(queries, k=6)
+    assert (gen._acceptance(queries, 6) is not None) is table  # the path under test
+    accepted = X[model.predict(X) == 1].drop_duplicates(num + ["city"])
+    short = 0
+    for label, q in queries.iterrows():
+        composed = accepted.assign(sex=q["sex"])
+        ok = composed[model.predict(composed) == 1]
+        brute = sorted(documented_distance(q, c, X, num, ["city"])
+                       for _, c in ok.iterrows())[:6]
+        got = cs.distances.loc[label].to_numpy() if label in cs.distances.index else []
+        np.testing.assert_allclose(got, brute, rtol=1e-9, atol=1e-12)
+        nearest = sorted(documented_distance(q, c, X, num, ["city"])
+                         for _, c in composed.iterrows())[:6]
+        short += not np.allclose(nearest, brute)  # a refused one among the 6 nearest
+    assert short >= 5  # the check of the composed rows matters here
+    assert (model.predict(cs.counterfactuals) == 1).all()
+    if table:  # the same set as by rounds, bit for bit
+        monkeypatch.setattr(kdtree, "_TABLE_RATIO", 0)
+        rounds = gen.generate(queries, k=6)
+        pd.testing.assert_frame_equal(cs.counterfactuals, rounds.counterfactuals,
+                                      check_exact=True)
+        pd.testing.assert_series_equal(cs.distances, rounds.distances, check_exact=True)

@@ -27,6 +27,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -293,3 +294,25 @@ def test_fit_sensitive_classifier_refuses_bad_arguments():
         fit_sensitive_classifier(X[["s"]], "s")
     with pytest.raises(ValueError, match="'cv' parameter"):
         fit_sensitive_classifier(X, "s", cv=1)
+
+
+def test_the_classifier_report_kept_for_later_audits_is_theirs_to_change():
+    """Audits of the same rows share the sensitive classifier's scores (issue 26)."""
+    X, y = _data(600)
+    shared = fit_sensitive_classifier(X, "s", random_state=0)
+    results = []
+    for C in (0.01, 1.0):  # two candidates on the same rows: the second reads the first's
+        model = FrozenEstimator(_pipeline().set_params(logisticregression__C=C).fit(X, y))
+        audit = CounterfactualFairness(model, "s", k=3, sensitive_classifier=shared,
+                                       privileged=1, random_state=0, verbose=0).fit(X, y)
+        results.append(audit.evaluate(X).sensitive_classifier)
+        results[-1]["by_group"].loc["privileged", "recall"] = -1.0  # the caller's copy
+    s = X.s.to_numpy()
+    p = shared.predict_proba(X.drop(columns="s"))[:, 1]
+    for summary in results:
+        assert summary["roc_auc"] == roc_auc_score(s, p)
+        assert summary["accuracy"] == np.mean((p > 0.5) == s)
+    fresh = CounterfactualFairness(model, "s", k=3, sensitive_classifier=shared,
+                                   privileged=1, random_state=0, verbose=0).fit(X, y)
+    recall = np.mean(p[s == 1] > 0.5)
+    assert fresh.sensitive_classifier_report_.loc["privileged", "recall"] == recall
