@@ -167,7 +167,8 @@ class KDTreeCounterfactuals(BaseGenerator):
         immutable = self.immutable_features_
         if not immutable or not len(Xq):
             return None
-        combination = Xq.groupby(immutable, sort=False, dropna=False).ngroup().to_numpy()
+        combination = Xq.groupby(immutable, sort=False, dropna=False,
+                                 observed=True).ngroup().to_numpy()
         n_comb, n_cand = int(combination.max()) + 1, len(self.candidates_)
         if n_comb * n_cand > _TABLE_RATIO * len(Xq) * min(k, n_cand):
             return None

@@ -19,6 +19,7 @@ import pytest
 import sklearn
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
@@ -662,3 +663,31 @@ def test_kdtree_with_a_model_reading_the_immutable_column_matches_brute_force(
         pd.testing.assert_frame_equal(cs.counterfactuals, rounds.counterfactuals,
                                       check_exact=True)
         pd.testing.assert_series_equal(cs.distances, rounds.distances, check_exact=True)
+
+
+def test_kdtree_acceptance_table_with_unused_categories_and_missing_values(monkeypatch):
+    """Combinations of immutable values: a categorical with an unused category and NaN."""
+    import skfairverify.counterfactual._kdtree as kdtree
+    rng = np.random.default_rng(4)
+    n = 200
+    X = pd.DataFrame({
+        "a": rng.normal(size=n), "b": rng.normal(size=n),
+        "g": pd.Categorical(rng.choice(["x", "y"], n), categories=["x", "y", "z"]),
+        "h": np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 2, n).astype(float)),
+    })
+    y = ((X.a + X.b + (X.g == "x") > 0.5) & (X.h.fillna(1) > 0)).astype(int)
+    model = make_pipeline(
+        ColumnTransformer([("n", "passthrough", ["a", "b"]),
+                           ("g", OneHotEncoder(), ["g"]),
+                           ("h", "passthrough", ["h"])]),
+        HistGradientBoostingClassifier(max_iter=20, random_state=0)).fit(X, y)
+    gen = KDTreeCounterfactuals(immutable_features=["g", "h"]).fit(X, model)
+    queries = X[model.predict(X) == 0]
+    assert gen._acceptance(queries, 5) is not None  # 6 combinations (NaN one of h's)
+    table = gen.generate(queries, k=5)
+    monkeypatch.setattr(kdtree, "_TABLE_RATIO", 0)
+    rounds = gen.generate(queries, k=5)
+    pd.testing.assert_frame_equal(table.counterfactuals, rounds.counterfactuals,
+                                  check_exact=True)
+    pd.testing.assert_series_equal(table.distances, rounds.distances, check_exact=True)
+    assert table.counterfactuals["h"].isna().any()
