@@ -30,8 +30,11 @@ class KDTreeCounterfactuals(BaseGenerator):
     weight 1/2, i.e. exactly the module's distance). ``generate`` answers all queries
     in batches. Immutable columns (the sensitive feature in
     :class:`CounterfactualFairness`) keep the query's values, take no part in the
-    distance, and every counterfactual is re-checked with the model; rows short of
-    ``k`` accepted ones are searched again with more neighbours. Candidates at equal
+    distance, and every counterfactual is checked with the model: when the queries hold
+    few combinations of immutable values, every candidate is judged once per
+    combination and each query's ``k`` nearest accepted ones are found in one search;
+    otherwise rows short of ``k`` accepted ones are searched again with more
+    neighbours (the same counterfactuals either way). Candidates at equal
     distance (or within ``1e-9``) are ranked by their position in ``candidates_``:
     the index adds ``1e-9 * position / n_candidates`` to each candidate's distance
     (removed from the reported distance), so the neighbour search has no ties and
