@@ -470,7 +470,8 @@ def protocol(args):
     for name, pop, n in protocol_samples(args):
         groups, metrics, seconds, warned = [], [], [], []
         for r in range(args.reps):
-            gr, me, se, wa = protocol_fit(pop, n, 1000 * n + args.first_seed + r, args)
+            with _lever(args.lever):
+                gr, me, se, wa = protocol_fit(pop, n, 1000 * n + args.first_seed + r, args)
             groups += gr
             metrics.append(me)
             seconds.append(se)
@@ -1237,6 +1238,9 @@ def main():
                         help="instead: the labelled plain fit without parts of its solves")
     parser.add_argument("--cost-batch", action="store_true",
                         help="instead: labelled fits, today's batches against the former")
+    parser.add_argument("--lever", default="today",
+                        choices=["today", "draws' rule without its row check"],
+                        help="--protocol: the fits as today or with a --cost-levers variant")
     parser.add_argument("--cost-parts", action="store_true",
                         help="instead: the estimate's tables and solves, ours vs former")
     parser.add_argument("--sp-methods", action="store_true",
