@@ -61,13 +61,18 @@ credible intervals with ``--network-draws``), of SP and DI (and EO with ``--labe
 the MAE over the empirical one on the groups of fewer than 50 rows whose model check
 passes, the share of model checks rejected at 5% and of samples with a
 :class:`ModelCheckWarning` (Holm), and the CPU seconds of a fit. ``--cost`` times
-plain fits (``n_draws=0``) and default fits (50 posterior draws) on Adult with the
-population estimate against the same fits with ``n_bootstrap=0`` (the fit of the
+plain fits (``n_draws=0``) and default fits (50 posterior draws) on Adult (or the
+datasets and synthetic designs of ``--cost-data``) with the population estimate
+against the same fits with ``n_bootstrap=0`` (the fit of the
 releases before it). ``--cost-parts`` times the estimate's two parts on Adult's
 replicates against their former implementation, on the same inputs: the replicates'
 tables (one sparse product per chunk of replicates) against one ``np.bincount`` per table
 and replicate, and their engine solves (the batched frontier engine) against one run per
-replicate, with the largest difference of the results.
+replicate, with the largest difference of the results. ``--cost-levers`` times the
+labelled plain fit of the ``--cost-data`` datasets with its replicates' solves free
+(the point rates in their place: the bound of any cheaper solve) and with the draws'
+rule choosing its coarser rule by the probability check alone; ``--cost-batch`` the
+labelled fits with the batched engine's batches of today's entries against twice them.
 ``--sp-methods`` compares the coverage of the package's SP and DI intervals with
 candidates on the same fits (``--sp-cache FILE`` keeps the fits' estimates; the default
 verifier, no labels): the near-extreme pairs at their joint level (``--kappas``, the
@@ -465,7 +470,8 @@ def protocol(args):
     for name, pop, n in protocol_samples(args):
         groups, metrics, seconds, warned = [], [], [], []
         for r in range(args.reps):
-            gr, me, se, wa = protocol_fit(pop, n, 1000 * n + args.first_seed + r, args)
+            with _lever(args.lever):
+                gr, me, se, wa = protocol_fit(pop, n, 1000 * n + args.first_seed + r, args)
             groups += gr
             metrics.append(me)
             seconds.append(se)
@@ -574,27 +580,45 @@ def compare_prasad_rao(args):
     print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:.3f}"))
 
 
-def cost(args):
-    """CPU seconds of fits on Adult with the population estimate and without it.
+#: Rows of a synthetic design's sample in ``--cost`` (labels drawn from the model).
+COST_SYNTHETIC_ROWS = 20_000
 
-    Plain fits (``n_draws=0``) and default fits (``n_draws=50`` posterior draws), each
-    with and without labels; "without" is ``n_bootstrap=0`` (the fit of the releases
-    before the estimate; ``prior="bdeu"`` in both).
+
+def cost_population(name: str, folder: str):
+    """``(X, y, model, sensitive)`` of ``--cost``: a real dataset, or a synthetic sample.
+
+    A synthetic design has no labels: ``y`` is drawn from the model's probability of
+    the positive class (a label of the same rows for the equalized-odds fits).
     """
     import population_designs as designs
 
-    pop = designs.real("adult", args.datasets)
-    X, y = pop.X, pop.y
+    if name in designs.REAL:
+        pop = designs.real(name, folder)
+        return pop.X, pop.y, pop.model, pop.sensitive
+    pop = designs.synthetic(name)
+    rng = np.random.default_rng(2026)
+    X, _ = pop.sample(COST_SYNTHETIC_ROWS, rng)
+    y = (rng.random(len(X)) < pop.model.predict_proba(X)[:, 1]).astype(int)
+    return X, y, pop.model, pop.sensitive
+
+
+def cost_rows(X, y, model, sensitive, reps: int) -> dict:
+    """Median CPU seconds of ``reps`` fits with and without the estimate, per setting.
+
+    The two fits of a repetition run one after the other (same seed, interleaved),
+    after a first round that warms the caches.
+    """
     rows = {}
     for draws in (0, 50):
         for labels in (False, True):
             times = {"with population estimate": [], "n_bootstrap=0": []}
-            for rep in range(args.reps + 1):
+            for rep in range(reps + 1):
                 for label, boot in (("with population estimate", 30), ("n_bootstrap=0", 0)):
                     t0 = time.process_time()
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", ModelCheckWarning)
-                        FairnessVerifier(FrozenEstimator(pop.model), pop.sensitive,
+                        warnings.simplefilter("ignore", LowAgreementWarning)
+                        FairnessVerifier(FrozenEstimator(model), sensitive,
                                          n_draws=draws, n_bootstrap=boot,
                                          random_state=rep).fit(X, y if labels else None)
                     if rep:  # the first round warms the caches
@@ -603,8 +627,149 @@ def cost(args):
             rows[(f"n_draws={draws}", "with y (EO)" if labels else "no labels")] = {
                 **medians, "ratio": medians["with population estimate"]
                 / medians["n_bootstrap=0"]}
-    print(f"Adult, {len(X):,} rows, sex x race, median CPU seconds of {args.reps} fits")
-    print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:.3f}"))
+    return rows
+
+
+def cost(args):
+    """CPU seconds of fits with the population estimate and without it, per dataset.
+
+    Plain fits (``n_draws=0``) and default fits (``n_draws=50`` posterior draws), each
+    with and without labels; "without" is ``n_bootstrap=0`` (the fit of the releases
+    before the estimate; ``prior="bdeu"`` in both). ``--cost-data`` names the
+    datasets (Adult by default; a synthetic design is a sample of
+    :data:`COST_SYNTHETIC_ROWS` rows).
+    """
+    for name in args.cost_data:
+        X, y, model, sensitive = cost_population(name, args.datasets)
+        rows = cost_rows(X, y, model, sensitive, args.reps)
+        print(f"{name}, {len(X):,} rows, {' x '.join(sensitive)}, median CPU seconds of "
+              f"{args.reps} fits")
+        print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:.3f}"), flush=True)
+
+
+def _free_replicate_solver(evaluator, plan_of, n_rows):
+    """A replicate solver that costs nothing: every replicate gets the point rates."""
+    def solve(sub, tables):
+        return np.tile(sub.rates, (len(tables[0]), 1)), None
+
+    return solve
+
+
+def _no_row_check(rule, multiplier, rows):
+    """The draws' rule's row check passed by every rule (the probability check only)."""
+    return np.zeros(rows[2])
+
+
+@contextmanager
+def _lever(name):
+    """Patch the fit for one of :func:`cost_levers`' variants (``"today"``: none)."""
+    from skfairverify.verification import _draw_rule, _evaluation
+
+    patches = {"replicate solves free": (_evaluation.Evaluator, "replicate_solver",
+                                         _free_replicate_solver),
+               "draws' rule without its row check": (_draw_rule.DrawRule, "_row_share",
+                                                      _no_row_check)}
+    if name not in patches:
+        yield
+        return
+    owner, attr, value = patches[name]
+    original = getattr(owner, attr)
+    setattr(owner, attr, value)
+    try:
+        yield
+    finally:
+        setattr(owner, attr, original)
+
+
+def cost_levers(args):
+    """What the labelled plain fit would cost without its replicate solves' parts.
+
+    Median CPU seconds of ``--reps`` plain fits (``n_draws=0``, with labels) per
+    dataset of ``--cost-data``: today's, the same fits with the replicates' engine
+    solves replaced by the point rates (the bound of any cheaper solve, e.g. a
+    linearisation: the estimate's numbers are then wrong), and with the draws'
+    rule choosing its coarser rule by the probability check alone (the rule the
+    replicates are solved on; the numbers move), against ``n_bootstrap=0``; with the
+    largest difference of ``population_`` from today's. Interleaved, one seed per
+    repetition.
+    """
+    variants = ("today", "replicate solves free", "draws' rule without its row check")
+    for name in args.cost_data:
+        X, y, model, sensitive = cost_population(name, args.datasets)
+        times = {v: [] for v in (*variants, "n_bootstrap=0")}
+        moved = {v: 0.0 for v in variants}
+        for rep in range(args.reps + 1):
+            tables = {}
+            for variant in (*variants, "n_bootstrap=0"):
+                boot = 0 if variant == "n_bootstrap=0" else 30
+                with _lever(variant), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ModelCheckWarning)
+                    warnings.simplefilter("ignore", LowAgreementWarning)
+                    t0 = time.process_time()
+                    ver = FairnessVerifier(FrozenEstimator(model), sensitive, n_draws=0,
+                                           n_bootstrap=boot, random_state=rep).fit(X, y)
+                    seconds = time.process_time() - t0
+                if rep:  # the first round warms the caches
+                    times[variant].append(seconds)
+                if boot:
+                    tables[variant] = ver.population_[["estimate", "ci_low", "ci_high",
+                                                       "pvalue"]].to_numpy(float)
+            for variant in variants:
+                moved[variant] = max(moved[variant], float(np.nanmax(np.abs(
+                    tables[variant] - tables["today"]))))
+        base = float(np.median(times["n_bootstrap=0"]))
+        frame = pd.DataFrame({v: {"median CPU s": float(np.median(t)),
+                                  "ratio": float(np.median(t)) / base,
+                                  "largest change of population_": moved.get(v, np.nan)}
+                              for v, t in times.items()}).T
+        print(f"{name}, {len(X):,} rows, plain fits with labels, {args.reps} seeds")
+        print(frame.to_string(float_format=lambda v: f"{v:.3g}"), flush=True)
+
+
+def cost_batch(args):
+    """Labelled fits with the batched engine's batches of today's and of twice the entries.
+
+    Median CPU seconds of ``--reps`` fits (``n_draws=0`` and ``50``, with labels) per
+    dataset of ``--cost-data`` with ``BATCH_ENTRIES`` at today's value and at twice it
+    (the former), interleaved, with the largest difference of ``population_`` and of
+    ``groups_``'s rates.
+    """
+    from skfairverify.s3p import _batched
+
+    today = _batched.BATCH_ENTRIES
+    for name in args.cost_data:
+        X, y, model, sensitive = cost_population(name, args.datasets)
+        rows = {}
+        for draws in (0, 50):
+            times = {today: [], 2 * today: []}
+            moved = 0.0
+            for rep in range(args.reps + 1):
+                out = {}
+                for entries in times:
+                    _batched.BATCH_ENTRIES = entries
+                    try:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            t0 = time.process_time()
+                            ver = FairnessVerifier(FrozenEstimator(model), sensitive,
+                                                   n_draws=draws,
+                                                   random_state=rep).fit(X, y)
+                            seconds = time.process_time() - t0
+                    finally:
+                        _batched.BATCH_ENTRIES = today
+                    if rep:
+                        times[entries].append(seconds)
+                    out[entries] = np.concatenate([
+                        ver.population_[["estimate", "ci_low", "ci_high"]].to_numpy(
+                            float).ravel(),
+                        ver.groups_.select_dtypes("number").to_numpy(float).ravel()])
+                moved = max(moved, float(np.nanmax(np.abs(out[today] - out[2 * today]))))
+            ours, former = (float(np.median(times[e])) for e in (today, 2 * today))
+            rows[f"n_draws={draws}, with y"] = {
+                f"BATCH_ENTRIES={today:,}": ours, f"former {2 * today:,}": former,
+                "ratio": ours / former, "largest difference": moved}
+        print(f"{name}, {len(X):,} rows, median CPU seconds of {args.reps} fits")
+        print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:.3g}"), flush=True)
 
 
 def bincount_replicate_tables(network, codes, decisions, group_of_row, n_groups, *,
@@ -1067,6 +1232,15 @@ def main():
                         help="instead: the population estimate on designs and real data")
     parser.add_argument("--cost", action="store_true",
                         help="instead: plain fits on Adult with and without the estimate")
+    parser.add_argument("--cost-data", nargs="+", default=["adult"],
+                        help="--cost: the datasets / synthetic designs timed")
+    parser.add_argument("--cost-levers", action="store_true",
+                        help="instead: the labelled plain fit without parts of its solves")
+    parser.add_argument("--cost-batch", action="store_true",
+                        help="instead: labelled fits, today's batches against the former")
+    parser.add_argument("--lever", default="today",
+                        choices=["today", "draws' rule without its row check"],
+                        help="--protocol: the fits as today or with a --cost-levers variant")
     parser.add_argument("--cost-parts", action="store_true",
                         help="instead: the estimate's tables and solves, ours vs former")
     parser.add_argument("--sp-methods", action="store_true",
@@ -1096,6 +1270,10 @@ def main():
     args = parser.parse_args()
     if args.cost_parts:
         return cost_parts(args)
+    if args.cost_levers:
+        return cost_levers(args)
+    if args.cost_batch:
+        return cost_batch(args)
     if args.protocol or args.cost or args.compare_pr or args.sp_methods:
         import population_designs as designs
 

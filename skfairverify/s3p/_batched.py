@@ -48,8 +48,9 @@ _TRIM_MIN = 256
 ARRAYS_PER_PEAK = 3
 # Private switch: False runs the frontier plans' draws one at a time (tests, benchmarks).
 _FRONTIER_BATCHED = True
-# Largest batch, in entries of the plan's peak table summed over the draws (16 MiB).
-BATCH_ENTRIES = 1 << 21
+# Largest batch, in entries of the plan's peak table summed over the draws (8 MiB: with
+# the batch's other arrays, within a core's share of the last-level cache).
+BATCH_ENTRIES = 1 << 20
 
 
 class _Factor:
@@ -70,8 +71,9 @@ def batch_size(plan, n_draws: int, max_table_size: int) -> int:
     batch holds at most ``BATCH_ENTRIES`` entries of peak tables: batching pays for the
     engine's per-variable Python work, which matters for small tables; for large
     ones the time is in the arithmetic and larger batches only leave the cache
-    (measured on Adult and on 100 features: no gain). At least one draw (the plan
-    itself fits in ``max_table_size``).
+    (``docs/benchmarks.md``, issue 23's cost: on the bootstrap replicates of Adult,
+    German and COMPAS, 0.88x the time of batches of twice as many entries). At least
+    one draw (the plan itself fits in ``max_table_size``).
 
     Examples
     --------

@@ -686,6 +686,66 @@ def _pairs_of(draws, level: float):
     return draws, (1 - level) / 2, pairs
 
 
+def _lerp(a, b, t):
+    """numpy's interpolation of its quantiles (``numpy.quantile``'s ``_lerp``)."""
+    diff = b - a
+    out = a + diff * t
+    np.subtract(b, diff * (1 - t), out=out, where=t >= 0.5)
+    return out
+
+
+def row_quantiles(rows, qs, mirrored=False) -> np.ndarray:
+    """``np.quantile(rows, qs, axis=1)`` (or of ``-rows``), with one partition of the rows.
+
+    The rows (no NaN) are partitioned in place at the order statistics of every ``q``
+    of ``qs`` and of its mirror (``-rows``' quantiles are read from the same
+    partition), and interpolated as :func:`numpy.quantile`'s linear method does: the
+    same values to the last digit, with one partition for both signs and for every
+    level, where numpy partitions a copy for each call (the metrics' intervals ask
+    several levels of every pair and of its reverse).
+
+    Parameters
+    ----------
+    rows : ndarray of shape (n_rows, n)
+        C-contiguous; partitioned in place along its rows.
+    qs : array-like of float
+        Levels in [0, 1].
+    mirrored : bool, default=False
+        The quantiles of ``-rows`` instead.
+
+    Returns
+    -------
+    ndarray of shape (len(qs), n_rows)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._population import row_quantiles
+    >>> x = np.random.default_rng(0).normal(size=(3, 101))
+    >>> bool(np.array_equal(row_quantiles(x.copy(), [0.1, 0.975]),
+    ...                     np.quantile(x, [0.1, 0.975], axis=1)))
+    True
+    >>> bool(np.array_equal(row_quantiles(x.copy(), [0.1], mirrored=True),
+    ...                     np.quantile(-x, [0.1], axis=1)))
+    True
+    """
+    n = rows.shape[1]
+    virtual = (n - 1) * np.asarray(qs, dtype=float)
+    prev = np.floor(virtual)
+    nxt = prev + 1
+    prev[virtual >= n - 1], nxt[virtual >= n - 1] = n - 1, n - 1
+    prev[virtual < 0], nxt[virtual < 0] = 0, 0
+    prev, nxt = prev.astype(np.intp), nxt.astype(np.intp)
+    gamma = (virtual - np.where(virtual >= n - 1, -1, prev))[:, None]
+    if mirrored:  # the k-th smallest of -x is minus the (n - 1 - k)-th smallest of x
+        prev, nxt = n - 1 - prev, n - 1 - nxt
+    rows.partition(np.unique(np.concatenate(([0, n - 1], prev, nxt))), axis=1)
+    a, b = rows[:, prev].T, rows[:, nxt].T
+    if mirrored:
+        a, b = -a, -b
+    return _lerp(a, b, gamma)
+
+
 def gap_bounds(draws, level: float) -> tuple[float, float]:
     """Interval of ``max_a theta_a - min_a theta_a`` from draws of the groups' rates.
 
@@ -694,7 +754,9 @@ def gap_bounds(draws, level: float) -> tuple[float, float]:
     bounds to hold together over that set: the pairs that can be the extreme one (whose
     upper bound reaches the largest unadjusted lower bound), with Bonferroni's level
     over their number. ``SP <= U`` needs every pair's difference below ``U``: the
-    largest of the pairs' upper bounds. Groups with NaN draws are left out.
+    largest of the pairs' upper bounds. Groups with NaN draws are left out. The
+    difference of a pair is minus its reverse's, so each unordered pair's differences
+    are partitioned once (:func:`row_quantiles`).
 
     Examples
     --------
@@ -708,11 +770,19 @@ def gap_bounds(draws, level: float) -> tuple[float, float]:
     draws, tail, pairs = _pairs_of(draws, level)
     if pairs is None:
         return np.nan, np.nan
-    diffs = (draws[:, :, None] - draws[:, None, :])[:, pairs]
-    low0, high0 = np.quantile(diffs, [tail, 1 - tail], axis=0)
+    first, second = np.triu_indices(draws.shape[1], 1)
+    by_group = np.ascontiguousarray(draws.T)
+    diffs = by_group[first] - by_group[second]  # a row per pair (i, j), i < j
+    qs = [tail, 1 - tail]
+    ends = np.concatenate([row_quantiles(diffs, qs),  # (i, j), then (j, i), i < j
+                           row_quantiles(diffs, qs, mirrored=True)], axis=1)
+    low0, high0 = ends
     candidates = high0 >= low0.max()
     n_pairs = max(1.0, candidates.sum() / 2.0)  # each unordered pair counted once
-    low = np.quantile(diffs[:, candidates], tail / n_pairs, axis=0).max()
+    n_up = len(first)
+    lows = [row_quantiles(diffs[candidates[:n_up]], [tail / n_pairs])]
+    lows.append(row_quantiles(diffs[candidates[n_up:]], [tail / n_pairs], mirrored=True))
+    low = np.concatenate(lows, axis=1).max()
     return max(0.0, float(low)), max(0.0, float(high0.max()))
 
 
@@ -735,15 +805,16 @@ def ratio_bounds(draws, level: float) -> tuple[float, float]:
     draws, tail, pairs = _pairs_of(draws, level)
     if pairs is None:
         return np.nan, np.nan
-    num, den = draws[:, :, None], draws[:, None, :]
+    by_group = np.ascontiguousarray(draws.T)
+    num, den = by_group[:, None, :], by_group[None, :, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         # theta_j = 0 < theta_i: the pair cannot be (min, max); both 0: a ratio of 1
         ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0),
-                          np.where(num > 0, np.inf, 1.0))[:, pairs]
-    low0, high0 = np.quantile(ratios, [tail, 1 - tail], axis=0)
+                          np.where(num > 0, np.inf, 1.0))[pairs]  # a row per pair
+    low0, high0 = row_quantiles(ratios, [tail, 1 - tail])
     candidates = low0 <= high0.min()
     n_pairs = max(1.0, candidates.sum() / 2.0)
-    high = np.quantile(ratios[:, candidates], 1 - tail / n_pairs, axis=0).min()
+    high = row_quantiles(ratios[candidates], [1 - tail / n_pairs]).min()
     return float(np.clip(low0.min(), 0.0, 1.0)), float(np.clip(high, 0.0, 1.0))
 
 
@@ -1022,20 +1093,20 @@ def population_table(groups, sensitive, estimates: dict):
     import pandas as pd
 
     parts = []
-    for name, est in estimates.items():
-        part = groups[list(sensitive)].copy()
-        part["rate"] = name
-        part["network"] = groups[name].to_numpy()
-        part["network_se"] = np.sqrt(est.network_variance)
-        part["direct"] = est.direct
-        part["rows"] = est.n_eff
-        part["estimate"] = est.rate
-        part["ci_low"], part["ci_high"] = est.low, est.high
-        part["effective_rows"] = est.effective_rows
-        part["direct_weight"] = est.direct_weight
-        part["discrepancy"] = est.discrepancy
-        part["pvalue"] = est.pvalue
-        parts.append(part[~np.isnan(est.rate)])
+    for name, est in estimates.items():  # one frame per rate, built at once
+        kept = ~np.isnan(est.rate)
+        columns = {s: groups[s][kept] for s in sensitive}
+        values = {"network": groups[name].to_numpy(),
+                  "network_se": np.sqrt(est.network_variance), "direct": est.direct,
+                  "rows": est.n_eff, "estimate": est.rate, "ci_low": est.low,
+                  "ci_high": est.high, "effective_rows": est.effective_rows,
+                  "direct_weight": est.direct_weight, "discrepancy": est.discrepancy,
+                  "pvalue": est.pvalue}
+        part = pd.DataFrame({**columns, "rate": name},
+                            index=groups.index[kept])
+        parts.append(pd.concat([part, pd.DataFrame(
+            {k: np.asarray(v)[kept] for k, v in values.items()}, index=part.index)],
+            axis=1))
     return pd.concat(parts, ignore_index=True)
 
 

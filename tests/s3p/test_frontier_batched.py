@@ -197,3 +197,33 @@ def test_a_leaf_of_two_parents_in_either_order_matches_enumeration(monkeypatch):
                 assert pos[d, a] == pytest.approx(want, abs=1e-15)
                 assert single[0][a] == pytest.approx(want, abs=1e-15)
     assert len(leaves) == 2 + 2 * 3  # the batched run and every single one took the step
+
+
+def test_batches_hold_at_most_batch_entries_and_do_not_change_the_rates(monkeypatch):
+    """A batch holds ``BATCH_ENTRIES // peak`` draws; any split of the draws, the same rates.
+
+    The draws are cut into batches of that size (the chunk's rates are one run per
+    batch): the runs with batches of 1, 3 and all draws (``BATCH_ENTRIES`` set so) give
+    the single runs' probabilities.
+    """
+    from skfairverify.verification import _posterior
+
+    rng = np.random.default_rng(5)
+    net = random_network(rng, 6, max_parents=2)
+    weights = random_weights(rng, net)
+    p = _frontier_plan(weights, 1, net)
+    stacked = _draws(net, 8, rng)
+    peak = max(int(p.peak_entries), 1)
+    single = np.stack([_single(p, stacked, d)[0] for d in range(8)])
+    sizes = []
+    original = _posterior.run_batched
+    monkeypatch.setattr(_posterior, "run_batched",
+                        lambda q, cpts: sizes.append(len(cpts[0])) or original(q, cpts))
+    for per_batch in (1, 3, 8):
+        monkeypatch.setattr(_batched, "BATCH_ENTRIES", per_batch * peak)
+        assert _batched.batch_size(p, 8, 10**9) == per_batch
+        sizes.clear()
+        rates = _posterior._chunk_rates(p, stacked, (), 10**9)
+        assert sizes == [per_batch] * (8 // per_batch) + [8 % per_batch] * (8 % per_batch > 0)
+        totals = np.stack([_single(p, stacked, d)[1] for d in range(8)])
+        np.testing.assert_allclose(rates, single / totals, rtol=0, atol=1e-12)

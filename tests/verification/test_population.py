@@ -36,9 +36,11 @@ from skfairverify.verification._population import (
     metric_intervals_from_estimates,
     misfits,
     population_estimates,
+    population_table,
     ratio_bounds,
     replicate_tables,
     reweighted_rates,
+    row_quantiles,
 )
 
 
@@ -186,6 +188,106 @@ def test_gap_and_ratio_bounds_of_separated_and_tied_groups():
     assert gap_bounds(tied, 0.95)[0] == 0.0  # a tie: the gap's lower bound reaches 0
     assert ratio_bounds(tied, 0.95)[1] == 1.0
     assert np.isnan(gap_bounds(np.full((10, 2), np.nan), 0.95)[0])
+
+
+def _reference_gap_bounds(draws, level):
+    """gap_bounds as numpy's quantiles of every ordered pair give it (one call per level)."""
+    draws = draws[:, ~np.isnan(draws).any(axis=0)]
+    if draws.shape[1] < 2:
+        return np.nan, np.nan
+    tail, pairs = (1 - level) / 2, ~np.eye(draws.shape[1], dtype=bool)
+    diffs = (draws[:, :, None] - draws[:, None, :])[:, pairs]
+    low0, high0 = np.quantile(diffs, [tail, 1 - tail], axis=0)
+    candidates = high0 >= low0.max()
+    n_pairs = max(1.0, candidates.sum() / 2.0)
+    low = np.quantile(diffs[:, candidates], tail / n_pairs, axis=0).max()
+    return max(0.0, float(low)), max(0.0, float(high0.max()))
+
+
+def _reference_ratio_bounds(draws, level):
+    """ratio_bounds as numpy's quantiles of every ordered pair give it."""
+    draws = draws[:, ~np.isnan(draws).any(axis=0)]
+    if draws.shape[1] < 2:
+        return np.nan, np.nan
+    tail, pairs = (1 - level) / 2, ~np.eye(draws.shape[1], dtype=bool)
+    num, den = draws[:, :, None], draws[:, None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0),
+                          np.where(num > 0, np.inf, 1.0))[:, pairs]
+    low0, high0 = np.quantile(ratios, [tail, 1 - tail], axis=0)
+    candidates = low0 <= high0.min()
+    n_pairs = max(1.0, candidates.sum() / 2.0)
+    high = np.quantile(ratios[:, candidates], 1 - tail / n_pairs, axis=0).min()
+    return float(np.clip(low0.min(), 0.0, 1.0)), float(np.clip(high, 0.0, 1.0))
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 40, 401, 4000])
+def test_row_quantiles_are_numpys_to_the_last_digit(n):
+    """One partition for both signs and every level: numpy's quantiles, bit for bit."""
+    rng = np.random.default_rng(n)
+    rows = np.round(rng.normal(size=(7, n)), 1 if n > 40 else 6)  # ties when n is large
+    qs = [0.0, 0.0025, 0.025, 0.5, 0.975, 0.9975, 1.0]
+    assert np.array_equal(row_quantiles(rows.copy(), qs), np.quantile(rows, qs, axis=1))
+    assert np.array_equal(row_quantiles(rows.copy(), qs, mirrored=True),
+                          np.quantile(-rows, qs, axis=1))
+
+
+def test_gap_and_ratio_bounds_are_those_of_numpys_quantiles_of_every_pair():
+    """The bounds from one partition per pair equal numpy's quantiles of every ordered pair.
+
+    Draws with ties, a rate of 0 in every draw (infinite ratios), a NaN group and
+    levels other than 95%, against the bounds computed with one ``np.quantile`` call
+    per level over the ordered pairs: equal to the last digit.
+    """
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        m, n = int(rng.integers(2, 13)), int(rng.choice([7, 400, 4000]))
+        draws = rng.beta(rng.uniform(1, 60), rng.uniform(1, 60), size=(n, m))
+        if trial % 3 == 1:
+            draws = np.round(draws, 2)
+        if trial % 5 == 2:
+            draws[:, int(rng.integers(m))] = 0.0
+        if trial % 7 == 3:
+            draws[:, int(rng.integers(m))] = np.nan
+        level = float(rng.choice([0.5, 0.9, 0.95, 0.99]))
+        with np.errstate(invalid="ignore"):  # infinite ratios: NaN bounds in both
+            np.testing.assert_array_equal(gap_bounds(draws, level),
+                                          _reference_gap_bounds(draws, level))
+            try:
+                expected = _reference_ratio_bounds(draws, level)
+            except ValueError:  # no candidate pair (infinite ratios of two groups at 0)
+                continue
+            np.testing.assert_array_equal(ratio_bounds(draws, level), expected)
+
+
+def test_population_table_rows_follow_the_estimates():
+    """One row per group with a rate and per rate, the estimate's arrays in its columns."""
+    groups = pd.DataFrame({"sex": pd.Categorical(["f", "m", "f"]), "race": ["a", "a", "b"],
+                           "positive_rate": [0.2, 0.4, 0.6],
+                           "true_positive_rate": [0.5, np.nan, 0.7]})
+
+    def estimates(rate, seed):
+        values = np.random.default_rng(seed).random((9, 3))
+        return PopulationEstimates(rate=np.where(np.isnan(rate), np.nan, values[0]),
+                                   low=values[1], high=values[2], effective_rows=values[3],
+                                   direct=values[4], n_eff=values[5],
+                                   discrepancy=values[6], pvalue=values[7],
+                                   direct_weight=values[8], sigma=0.1,
+                                   network_variance=values[1] ** 2)
+
+    ests = {"positive_rate": estimates(groups["positive_rate"].to_numpy(), 0),
+            "true_positive_rate": estimates(groups["true_positive_rate"].to_numpy(), 1)}
+    table = population_table(groups, ["sex", "race"], ests)
+    assert table["rate"].tolist() == ["positive_rate"] * 3 + ["true_positive_rate"] * 2
+    assert table["sex"].dtype == groups["sex"].dtype
+    assert table["race"].tolist() == ["a", "a", "b", "a", "b"]
+    tpr = table[table["rate"] == "true_positive_rate"]
+    assert tpr["network"].tolist() == [0.5, 0.7]
+    est = ests["true_positive_rate"]
+    assert tpr["estimate"].tolist() == est.rate[[0, 2]].tolist()
+    assert tpr["network_se"].tolist() == np.sqrt(est.network_variance[[0, 2]]).tolist()
+    assert tpr["pvalue"].tolist() == est.pvalue[[0, 2]].tolist()
+    assert table.index.tolist() == list(range(5))
 
 
 def _metric_coverage(rows, rates, reps, seed=0):
