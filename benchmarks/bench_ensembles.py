@@ -32,12 +32,27 @@ marital-status and relationship (420 combinations of states), the same steps.
 
 Every time is CPU time (``time.process_time``), one thread (threadpoolctl).
 
+With ``--verifier``: ``method="auto"``'s check (``plan_bounds``: read, states taken, the
+cost estimate, ``log2`` of the joint states of the variables the trees read) of every
+model, HGB / GB / RF / ExtraTrees / XGBoost / LightGBM of 10-500 trees and depth 3-8 on
+Adult, COMPAS and German (categories as ordinal codes, ``y`` given), then
+``FairnessVerifier(method="bounds")`` and ``method="sampling"`` one after the other on
+the same rows (``n_draws=0, tolerance=0.01``, or the defaults with ``--defaults``;
+``max_time`` six times ``--max-time`` for the bounds, where it stops the branching, and
+the default 600 CPU s for the sampling, where it only refuses): the CPU time of each
+whole ``fit``, the widest interval, the ratio, and what ``method="auto"`` takes.
+``--variants``: ensembles built to break the rule (1,000 trees, unlimited depth,
+learning rate 0.3).
+
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py           # every model
     OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --quick   # three models
     OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --datasets German --max-time 10
     OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --datasets German --models "RF 500"
+    OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --verifier --max-time 10
+    OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --verifier --variants --max-time 10
+    OMP_NUM_THREADS=1 python benchmarks/bench_ensembles.py --verifier --defaults --models "10 x"
 """
 
 from __future__ import annotations
@@ -328,6 +343,115 @@ OTHER_MODELS = ("HGB 10 x depth 3", "HGB 100 x depth 3", "HGB 100 x depth 8",
                 "RF 100 x depth 5", "RF 500 x depth 8")
 
 
+# ----------------------------------------------------------------- the verifier's paths
+def _frame(columns, loader):
+    """The rows of a data set as the verifier takes them: categories as ordinal codes."""
+    X, y = loader()
+    X = X[columns].iloc[:N_ROWS].copy()
+    for c in X.columns:
+        if hasattr(X[c], "cat"):
+            X[c] = X[c].cat.codes
+    return X, np.asarray(y)[:N_ROWS]
+
+
+def _fit_verifier(model, X, y, sensitive, **params):
+    from skfairverify import FairnessVerifier
+
+    start = time.process_time()
+    ver = FairnessVerifier(model, sensitive, random_state=0, **params).fit(X, y)
+    g = ver.groups_
+    return {"seconds": time.process_time() - start, "method": ver.method_,
+            "width": float((g.ci_high - g.ci_low).max()), "rows": int(ver.n_samples_),
+            "settled": float(g["settled"].min()) if "settled" in g else None}
+
+
+def verifier_row(name, model, X, y, params):
+    """``method="auto"``'s check, then the bounds and the sampling paths, one after the other."""
+    from sklearn.frozen import FrozenEstimator
+
+    from skfairverify import FairnessVerifier
+    from skfairverify.verification._ensemble_path import plan_bounds
+    from skfairverify.verification._settings import Settings
+
+    sensitive = X.columns[0]
+    with threadpool_limits(1):
+        model = FrozenEstimator(model.fit(X, y))
+        settings = Settings.of(FairnessVerifier(model, sensitive, method="auto", **params))
+        start = time.process_time()
+        plan = plan_bounds(settings, model, X, None, [sensitive], list(X.columns))
+        check = time.process_time() - start
+        bounds = (_fit_verifier(model, X, y, sensitive, method="bounds", **params)
+                  if plan.path is not None else None)
+        # the sampling path's max_time is a refusal, not a stop: the default 600 CPU s
+        sampling = _fit_verifier(model, X, y, sensitive, method="sampling",
+                                 **{**params, "max_time": 600.0})
+    cost = plan.cost
+    head = (f"| {name} | {cost.n_trees if cost else '-'} | "
+            f"{f'{cost.n_leaves:,}' if cost else '-'} | "
+            f"{'x'.join(map(str, cost.states)) if cost else '-'} | "
+            f"{f'{cost.cost:.1f}' if cost else '-'} | {check:.2f} | ")
+    if bounds is None:
+        return head + (f"refused | - | - | - | {sampling['seconds']:.2f} | "
+                       f"{sampling['width']:.4f} | - | samples: {plan.reason[:70]} |")
+    return head + (f"{bounds['seconds']:.2f} | {bounds['width']:.4f} | "
+                   f"{bounds['settled']:.4f} | {bounds['rows']:,} | "
+                   f"{sampling['seconds']:.2f} | {sampling['width']:.4f} | "
+                   f"{bounds['seconds'] / sampling['seconds']:.2f} | "
+                   f"{'bounds' if plan.takes else 'samples: ' + plan.reason[:70]} |")
+
+
+VERIFIER_HEADER = (
+    "| model | trees | leaves | states read | cost (log2 joint states) | check: CPU s | "
+    "bounds: CPU s | width | settled | rows sampled | sampling: CPU s | width | "
+    "bounds / sampling | auto |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def _extra_trees():
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    return [("ET 100 x depth 5", ExtraTreesClassifier(100, max_depth=5, random_state=0)),
+            ("ET 500 x depth 8", ExtraTreesClassifier(500, max_depth=8, random_state=0))]
+
+
+def _variants():
+    """Ensembles built to break method="auto"'s rule: many deep trees, large leaf values."""
+    import lightgbm
+    import xgboost
+
+    return [
+        ("RF default (100 x unlimited depth)", RandomForestClassifier(100, random_state=0)),
+        ("GB 1000 x depth 5", GradientBoostingClassifier(n_estimators=1000, max_depth=5,
+                                                         random_state=0)),
+        ("HGB 500 x depth 8, learning rate 0.3", HistGradientBoostingClassifier(
+            max_iter=500, max_depth=8, learning_rate=0.3, early_stopping=False,
+            random_state=0)),
+        ("XGB 500 x depth 8", xgboost.XGBClassifier(n_estimators=500, max_depth=8, n_jobs=1,
+                                                    random_state=0)),
+        ("LGBM 500 x 63 leaves", lightgbm.LGBMClassifier(
+            n_estimators=500, num_leaves=63, n_jobs=1, verbose=-1, random_state=0)),
+    ]
+
+
+def verifier_main(args, params):
+    """Every model of every data set through the verifier's bounds and sampling paths."""
+    import warnings
+
+    from skfairverify.verification import ModelCheckWarning
+
+    warnings.simplefilter("ignore", ModelCheckWarning)
+    print(f"FairnessVerifier params: {params}", flush=True)
+    print(VERIFIER_HEADER, flush=True)
+    for dataset in args.datasets:
+        loader, columns = DATASETS[dataset]
+        X, y = _frame(columns, loader)
+        models = _variants() if args.variants else _models() + _extra_trees()
+        if args.models:
+            models = [m for m in models if any(w in m[0] for w in args.models)]
+        for name, model in models:
+            print(verifier_row(f"{dataset}: {name}", model, X, y, params), flush=True)
+
+
 def main(argv=None):
     global MAX_TIME
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -338,8 +462,22 @@ def main(argv=None):
                         help="CPU seconds per bounds run")
     parser.add_argument("--models", nargs="+", default=None,
                         help="only the models whose name contains one of these")
+    parser.add_argument("--verifier", action="store_true",
+                        help="FairnessVerifier's bounds and sampling paths side by side, "
+                             "with method='auto''s check and cost estimate")
+    parser.add_argument("--defaults", action="store_true",
+                        help="with --verifier: the verifier's defaults (n_draws=50, "
+                             "tolerance=0.005), else n_draws=0, tolerance=0.01")
+    parser.add_argument("--variants", action="store_true",
+                        help="with --verifier: the ensembles built to break the rule")
     args = parser.parse_args(argv)
     MAX_TIME = args.max_time
+    if args.verifier:
+        params = {"max_time": 6 * MAX_TIME}
+        if not args.defaults:
+            params.update(n_draws=0, tolerance=0.01)
+        verifier_main(args, params)
+        return
     print(HEADER, flush=True)
     for dataset in args.datasets:
         loader, columns = DATASETS[dataset]

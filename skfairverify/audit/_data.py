@@ -564,7 +564,7 @@ def favorable_model(model, X: pd.DataFrame, label: dict | None):
     are the target's labels (``"no"`` / ``"yes"``) is read through them: when the
     favorable label is its ``classes_[1]`` its classes are renamed 0/1 in a copy (any
     exact path of the verifier is kept); otherwise :class:`FavorableDecisions` wraps it
-    (the verifier then samples it).
+    (the verifier samples it, or bounds a tree ensemble through it).
     """
     classes = getattr(model, "classes_", None)
     if classes is None:
@@ -586,7 +586,7 @@ def favorable_model(model, X: pd.DataFrame, label: dict | None):
         renamed = _renamed_classes(model, X)
         if renamed is not None:
             return renamed, note
-    return FavorableDecisions(model, label["value"]), note + " (through a wrapper: sampled)"
+    return FavorableDecisions(model, label["value"]), note + " (through a wrapper)"
 
 
 def _renamed_classes(model, X: pd.DataFrame):

@@ -93,6 +93,12 @@ def legend(report: ReportData) -> list[tuple[str, str]]:
                  + (f" (not available here: {v['network_relearned_on_test_rows_error']})"
                     if v.get("network_relearned_on_test_rows_error") else "")),
                 ("intervals", _intervals_text(report))]
+        if v.get("method") == "bounds":
+            out.append(("rate_lower, rate_upper, settled", "the tree-ensemble path's "
+                        "sound bounds of the verified selection rate under the network "
+                        "(certain, no sampling error; the verified value is their midpoint, "
+                        "or the sampled estimate of the mass they left unsettled) and the "
+                        "share of the network's mass whose decision they settled (1: exact)"))
     out.append(("empirical", SOURCES["empirical"] + ": the model's own "
                 f"decisions on the {d.get('test_rows', '?')} test rows"))
     return out

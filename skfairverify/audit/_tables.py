@@ -66,6 +66,15 @@ def population_note(report: ReportData) -> dict | None:
     return {"level": level, "label": f"{level:.0%} interval"}
 
 
+#: The groups' records of the tree-ensemble path's sound bounds (``method == "bounds"``).
+BOUNDS_KEYS = ("rate_lower", "rate_upper", "settled")
+
+
+def _bounds_path(report: ReportData) -> bool:
+    """Whether the verification's rates are the tree-ensemble path's sound bounds."""
+    return report.sections.get("verification", {}).get("method") == "bounds"
+
+
 def _held_out(report: ReportData, sensitive_features) -> dict:
     rows = report.sections.get("verification", {}).get("model_check_held_out") or []
     return {_group_key(r, sensitive_features): r.get("pvalue") for r in rows}
@@ -88,6 +97,10 @@ def _rate_columns(report, rate, name, verified, empirical, keys) -> tuple[list, 
         for bound in ("ci_low", "ci_high"):
             columns.append((name, f"verified {bound}"))
             data.append([verified.get(k, {}).get(bound) for k in keys])
+    if rate == "selection_rate" and _bounds_path(report):
+        for key in BOUNDS_KEYS:
+            columns.append((name, key))
+            data.append([verified.get(k, {}).get(key) for k in keys])
     columns.append((name, "empirical"))
     data.append([empirical.get(k, {}).get(rate) for k in keys])
     return columns, data
@@ -104,7 +117,10 @@ def group_comparison(report: ReportData) -> pd.DataFrame:
     rows) and the rows behind each: ``("rows", "train")`` (the network's support) and
     ``("rows", "test")``. With intervals, the selection rate has ``"population ci_low"``
     / ``"population ci_high"`` and ``"verified ci_low"`` / ``"verified ci_high"`` after
-    the values (the other rates are point estimates).
+    the values (the other rates are point estimates). On the tree-ensemble path
+    (``method == "bounds"``), the selection rate has ``"rate_lower"``, ``"rate_upper"``
+    (its sound bounds) and ``"settled"`` (the share of the mass whose decision the
+    bounds settled) after them.
     """
     sensitive_features = report.dataset["sensitive_features"]
     verified = {_group_key(r, sensitive_features): r

@@ -13,7 +13,7 @@ positive when the score is ``> decision_threshold`` (``strict``) or ``>=`` it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -284,3 +284,42 @@ class TreeEnsemble:
         """
         found = [tree.threshold[tree.feature == feature] for tree in self.trees]
         return np.unique(np.concatenate(found)) if found else np.empty(0)
+
+
+def complement(ensemble: TreeEnsemble, classes) -> TreeEnsemble:
+    """The ensemble whose positive decision is ``ensemble``'s negative one.
+
+    ``score > t`` fails exactly when ``-score >= -t``: every leaf value, the base score
+    and the threshold are negated (exact in floating point, the sums in the same order)
+    and the comparison's strictness flipped. ``classes`` are the new ``classes`` (the
+    positive decision ``classes[1]``), e.g. ``[0, 1]`` of a wrapper deciding 1 where the
+    model decides its ``classes[0]``.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The model.
+    classes : array-like of shape (2,)
+        The classes of the complement.
+
+    Returns
+    -------
+    TreeEnsemble
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from skfairverify.ensembles import read_ensemble
+    >>> from skfairverify.ensembles._structure import complement
+    >>> X = np.arange(40.0).reshape(20, 2)
+    >>> model = GradientBoostingClassifier(n_estimators=5, max_depth=2).fit(X, X[:, 0] > 18)
+    >>> flipped = complement(read_ensemble(model), [0, 1])
+    >>> bool((flipped.predict(X) == (model.predict(X) == model.classes_[0])).all())
+    True
+    """
+    trees = tuple(make_tree(t.children_left, t.children_right, t.feature, t.threshold,
+                            t.missing_left, -t.value) for t in ensemble.trees)
+    return replace(ensemble, trees=trees, base_score=-float(ensemble.base_score),
+                   decision_threshold=-float(ensemble.decision_threshold),
+                   strict=not ensemble.strict, classes=np.asarray(classes))

@@ -24,28 +24,31 @@ and the bootstrap replicates reweigh the nodes of the point network's search
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
 from ..ensembles import FeatureStates, ensemble_bounds, read_ensemble
+from ..ensembles._cost import branching_cost
 from ..ensembles._reweight import reweighted_bounds, same_structure
 from ..ensembles._states import index_ensemble
+from ..ensembles._structure import complement
 from ..ensembles._unsettled import sample_unsettled
 from ..rules import CategorySet, TreeLeaves
 from ..rules._steps import split_final, unwrap_frozen
 from ..rules._tree_steps import NumericFeature, push
-from ..s3p import BayesNet
+from ..s3p import BayesNet, TableTooLargeError
 from ._evaluation import RATE_COLUMNS, Evaluation, Evaluator
 from ._intervals import hull_bounds
 from ._learning import NetworkLearner
 from ._quantization import Quantized
 from ._trees_states import MAX_STATES, tree_encoding, tree_encoding_from_network
 
-__all__ = ["ENSEMBLE_BINS", "EnsemblePath", "EnsembleReading", "StateModel",
-           "estimator_columns", "read_ensemble_or_reason"]
+__all__ = ["AUTO_MAX_COST", "ENSEMBLE_BINS", "BoundsPlan", "EnsemblePath",
+           "EnsembleReading", "StateModel", "estimator_columns", "plan_bounds",
+           "read_ensemble_or_reason"]
 
 #: Quantile bins merged with a numeric column's thresholds with ``n_bins="auto"`` (at
 #: most ``max_bins``), as on the tree path.
@@ -53,6 +56,11 @@ ENSEMBLE_BINS = 10
 #: Largest number of states of a binned column: HistGradientBoosting splits a column at
 #: up to 254 bin edges, every one a state boundary.
 MAX_ENSEMBLE_STATES = 1024
+#: Largest estimated cost of the branching (``BranchingCost.cost``: ``log2`` of the joint
+#: states of the variables the trees read) at which ``method="auto"`` takes the
+#: tree-ensemble path: 2**22, about 4 million joint states; chosen by measurement
+#: (``docs/benchmarks.md``, "method='auto' on tree ensembles").
+AUTO_MAX_COST = 22.0
 #: Leaf values (rows x trees) computed at once when the ensemble decides rows.
 _CHUNK_ENTRIES = 4_000_000
 
@@ -71,11 +79,20 @@ def read_ensemble_or_reason(estimator, columns):
 
     The final step is read by :func:`skfairverify.ensembles.read_ensemble`; the steps
     before it by the tree reader's per-column maps (:mod:`skfairverify.rules`), which
-    refuse any other step by name.
+    refuse any other step by name. A favorable-label wrapper (the audit's
+    ``FavorableDecisions``: 1 where the model decides its ``favorable`` class) is read
+    through: when that class is the model's
+    ``classes_[0]``, the ensemble's decision is complemented
+    (``skfairverify.ensembles._structure.complement``), so the bounds of its rate are
+    ``1 - upper`` and ``1 - lower`` of the model's.
     """
     try:
-        steps, final = split_final(estimator)
+        inner, favorable = _favorable_wrapper(estimator)
+        steps, final = split_final(inner)
         ensemble = read_ensemble(final)
+        if favorable is not None:
+            ensemble = (complement(ensemble, [0, 1]) if favorable == 0
+                        else replace(ensemble, classes=np.array([0, 1])))
         features = [NumericFeature(c) for c in columns]
         for name, step in steps:
             features = push(step, features, name if name is not None else type(step).__name__)
@@ -86,6 +103,73 @@ def read_ensemble_or_reason(estimator, columns):
             f"the steps before the ensemble produce {len(features)} features but it was "
             f"fitted on {ensemble.n_features}")
     return EnsembleReading(ensemble, list(steps), features), None
+
+
+@dataclass(frozen=True)
+class BoundsPlan:
+    """What ``method="auto"`` checks of a model before it takes the tree-ensemble path.
+
+    ``path`` is the prepared :class:`EnsemblePath` (None when the model is not read,
+    or its variables are refused), ``reason`` why it is not taken (None when it is),
+    ``cost`` the :class:`~skfairverify.ensembles._cost.BranchingCost` (None when
+    unknown).
+    """
+
+    path: object
+    reason: str | None
+    cost: object = None
+
+    @property
+    def takes(self) -> bool:
+        """Whether ``method="auto"`` takes the path."""
+        return self.reason is None
+
+
+def plan_bounds(settings, estimator, frame, weight, sensitive, feature_names) -> BoundsPlan:
+    """The check of ``method="auto"``, whether the tree-ensemble path will work and pay off.
+
+    Deterministic from the model and the encoding of ``frame``, before any search: the
+    model is read (:func:`read_ensemble_or_reason`), every column's states are within
+    the path's limit and every split sends a range of them left
+    (:meth:`EnsemblePath.prepare`), and the estimated cost of the branching
+    (:func:`~skfairverify.ensembles._cost.branching_cost`) is at most
+    :data:`AUTO_MAX_COST`.
+    """
+    columns = estimator_columns(estimator, feature_names)
+    reading, reason = read_ensemble_or_reason(estimator, columns)
+    if reading is None:
+        return BoundsPlan(None, f"not read: {reason}")
+    path = EnsemblePath(settings, estimator, reading, columns)
+    try:
+        model = path.prepare(frame, sensitive, weight)
+    except (TypeError, ValueError, TableTooLargeError) as exc:
+        return BoundsPlan(None, f"refused: {exc}")
+    cost = branching_cost(model.indexed, model.states)
+    if cost.cost > AUTO_MAX_COST:
+        return BoundsPlan(path, f"2**{cost.cost:.1f} joint states of the variables the "
+                                f"trees read, above 2**{AUTO_MAX_COST:g}", cost)
+    return BoundsPlan(path, None, cost)
+
+
+def _favorable_wrapper(estimator):
+    """``(model, index of its favorable class)`` of a favorable-label wrapper, else ``(it, None)``.
+
+    A wrapper is an estimator whose parameters are ``estimator`` (a fitted binary
+    classifier) and ``favorable`` (one of its classes), with ``classes_`` 0 and 1: it
+    decides 1 where the model decides ``favorable`` (the audit's
+    ``FavorableDecisions``, read by its parameters: the audit is a layer above).
+    """
+    est = unwrap_frozen(estimator)
+    get_params = getattr(est, "get_params", None)
+    if get_params is None or set(get_params(deep=False)) != {"estimator", "favorable"}:
+        return estimator, None
+    if [str(c) for c in getattr(est, "classes_", [])] != ["0", "1"]:
+        return estimator, None
+    classes = [str(c) for c in getattr(est.estimator, "classes_", [])]
+    if str(est.favorable) not in classes or len(classes) != 2:
+        raise ValueError(f"The favorable class {est.favorable!r} is not one of the two "
+                         f"classes {classes} of the wrapped model.")
+    return est.estimator, classes.index(str(est.favorable))
 
 
 def _chunked(n_trees: int, max_table_size: int) -> int:
@@ -222,6 +306,7 @@ class EnsemblePath:
         self.template = None  # one row of fit's inputs: the columns the trees do not read
         self._restated = None  # (encoding, its StateModel)
         self.budget = (settings.max_time, settings.max_time)  # CPU s: point, other searches
+        self._prepared = None  # (frame, sensitive, weight, Quantized) of prepare
 
     # ------------------------------------------------------------------ variables
     def _used(self) -> list[int]:
@@ -275,8 +360,28 @@ class EnsemblePath:
         s = self.settings
         return min(ENSEMBLE_BINS, s.max_bins) if s.n_bins == "auto" else int(s.n_bins)
 
+    def prepare(self, frame, sensitive, weight) -> StateModel:
+        """The encoding of ``frame`` and the ensemble restated on it, kept for ``encode``.
+
+        Raises what :meth:`encode` and :meth:`model_of` refuse: a column with more
+        states than the path takes (``TableTooLargeError``), a split that sends no
+        range of a variable's states left (``ValueError``: a one-hot encoder of three
+        or more categories, missing values routed both ways), a column read both as a
+        number and through a one-hot encoder (``TypeError``).
+        """
+        quantized = self._encode(frame, sensitive, weight)
+        self._prepared = (frame, list(sensitive), weight, quantized)
+        return self.model_of(quantized.encoding)
+
     def encode(self, frame, sensitive, weight) -> Quantized:
         """The variables: the ensemble's columns, refined at its thresholds."""
+        kept = self._prepared
+        if (kept is not None and kept[0] is frame and kept[1] == list(sensitive)
+                and kept[2] is weight):
+            return kept[3]
+        return self._encode(frame, sensitive, weight)
+
+    def _encode(self, frame, sensitive, weight) -> Quantized:
         s = self.settings
         leaves = self._thresholds()
         self.template = frame[self.columns].iloc[[0]].reset_index(drop=True)

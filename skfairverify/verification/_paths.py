@@ -19,7 +19,12 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from ..rules import read_model
-from ._ensemble_path import EnsemblePath, estimator_columns, read_ensemble_or_reason
+from ._ensemble_path import (
+    EnsemblePath,
+    estimator_columns,
+    plan_bounds,
+    read_ensemble_or_reason,
+)
 from ._evaluation import Evaluation
 from ._linear_path import LinearPath
 from ._paths_sampling import SamplingPath
@@ -64,12 +69,15 @@ class Path(Protocol):
 
 
 def select_path(settings, estimator, frame, weight, y, *, feature_names,
-                input_labels) -> Path:
+                input_labels, sensitive=None) -> Path:
     """The path of the fitted ``estimator``: linear, tree or ensemble when read, else sampling.
 
     ``method="auto"`` takes the exact path when a reader of :mod:`skfairverify.rules`
-    reads the model (a linear rule first, then a decision tree), the sampling path
-    otherwise; ``method="exact"`` refuses a model no reader reads, with the reader's
+    reads the model (a linear rule first, then a decision tree), the tree-ensemble path
+    when the check of :func:`~._ensemble_path.plan_bounds` passes (the model is read, its
+    variables are taken, the estimated cost of the branching is within the limit; made
+    only with the ``sensitive`` columns of pandas rows), the sampling path otherwise;
+    ``method="exact"`` refuses a model no reader reads, with the reader's
     reason; ``method="bounds"`` takes the tree-ensemble path
     (:func:`skfairverify.ensembles.read_ensemble` reads the model) and refuses any
     other model, with the reader's reason; ``method="sampling"`` samples every model.
@@ -94,6 +102,10 @@ def select_path(settings, estimator, frame, weight, y, *, feature_names,
                 "'auto'), which verifies any classifier with certified confidence "
                 "intervals; method='bounds' bounds a tree ensemble's rates soundly."
             ) from reason
+        if sensitive is not None:
+            plan = plan_bounds(settings, estimator, frame, weight, sensitive, feature_names)
+            if plan.takes:
+                return plan.path
     classes = sampling_classes(estimator, y, settings.estimator_name)
     return SamplingPath(settings, estimator, classes, feature_names, input_labels)
 

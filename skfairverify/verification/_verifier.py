@@ -87,8 +87,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ``"learn"``: a K2-scored structure, the sensitive variables parents of every
         other; ``"independent"``: smoothed marginals; a BayesNet: taken as it is.
     method : {"auto", "exact", "bounds", "sampling"}, default="auto"
-        ``"auto"``: exact for linear models and decision trees, sampling otherwise;
-        ``"bounds"``: a tree ensemble by sound bounds of every rate (``docs/any-classifier.md``).
+        ``"auto"``: exact for linear models and trees, bounds for an ensemble read with at most
+        ``2**22`` joint states (``docs/any-classifier.md``), else sampling; ``"bounds"``: ensembles.
     tolerance : float in (0, 1), default=0.005
         Sampling path: largest width of every point estimate's Monte Carlo interval;
         bounds path: of every rate's bounds (the branching stops there).
@@ -499,7 +499,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         settings = Settings.of(self)
         path = select_path(settings, self.estimator_, frame, weight, y,
                            feature_names=self.feature_names_in_,
-                           input_labels=self._input_labels)
+                           input_labels=self._input_labels, sensitive=sensitive)
         y_pos = None if y is None else positive_labels(y, len(frame), path.classes)
         self._fit_path(path, settings, X, frame, sensitive, y_pos, weight)
         return self

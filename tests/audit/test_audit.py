@@ -19,7 +19,7 @@ from skfairverify.__main__ import main
 from skfairverify.audit import empirical_group_metrics, run_audit
 
 
-def _csv_data(tmp_path, n=600, seed=0):
+def _frame_data(n=600, seed=0):
     rng = np.random.default_rng(seed)
     sex = rng.choice(["F", "M"], n)
     proxy = (sex == "M") + rng.normal(0, 0.7, n)
@@ -30,6 +30,11 @@ def _csv_data(tmp_path, n=600, seed=0):
         {"proxy": proxy.round(3), "other": other.round(3), "colour": colour, "sex": sex,
          "approved": np.where(score > 0.6, "yes", "no")}
     )
+    return frame
+
+
+def _csv_data(tmp_path, n=600, seed=0):
+    frame = _frame_data(n, seed)
     path = tmp_path / "data.csv"
     frame.to_csv(path, index=False)
     return frame, path
@@ -486,3 +491,66 @@ def test_a_tree_ensemble_is_audited_by_its_sound_bounds(tmp_path, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "method='bounds' verifies a tree ensemble" in err
+
+
+def test_the_group_tables_show_the_sound_bounds_on_the_bounds_path():
+    """Text and HTML group tables: rate_lower, rate_upper and settled of every group,
+    the JSON's values, on the bounds path only (the sampling path's tables without)."""
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    from skfairverify.audit import group_comparison
+
+    frame = _frame_data(600)
+    X, y = frame[["proxy", "other"]], frame.approved == "yes"
+    model = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0).fit(X, y)
+    reports = {m: run_audit(frame[["proxy", "other", "sex"]], y, "sex", model=model,
+                            steps=["verify"], method=m, verbose=0)
+               for m in ("bounds", "sampling")}
+    bounds = reports["bounds"]
+    records = bounds.sections["verification"]["groups"]
+    table = group_comparison(bounds)
+    name = "selection rate P(Yhat=1)"
+    for r in records:
+        row = table.loc[r["sex"]]
+        assert r["rate_lower"] <= r["positive_rate"] <= r["rate_upper"]
+        for key in ("rate_lower", "rate_upper", "settled"):
+            assert row[(name, key)] == pytest.approx(r[key])
+    text, page = bounds.to_text(), bounds.to_html()
+    for key in ("rate_lower", "rate_upper", "settled"):
+        assert key in text and f">{key}<" in page
+    lines = [line for line in text.splitlines() if line.startswith(tuple(
+        str(r["sex"]) + " " for r in records))]
+    assert any(f"{records[0]['rate_lower']:.4f}" in line for line in lines)
+    assert f"{records[0]['rate_upper']:.4f}" in page
+    sampled = reports["sampling"]
+    assert sampled.sections["verification"]["method"] == "sampling"
+    assert not any(c[1] in ("rate_lower", "rate_upper", "settled")
+                   for c in group_comparison(sampled).columns)
+    assert "rate_lower" not in sampled.to_text() and ">rate_lower<" not in sampled.to_html()
+
+
+def test_a_model_whose_favorable_label_is_its_class_zero_is_bounded(tmp_path, capsys):
+    """--positive of the model's classes_[0] wraps it (FavorableDecisions); --method bounds
+    reads through the wrapper (was refused): the favorable decision's sound bounds, the
+    rate inside them and 1 minus the rate of the other label's decision under the same
+    network (tests/verification/test_ensemble_path.py checks the bounds' identity)."""
+    import joblib
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    frame, path = _csv_data(tmp_path)
+    model = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0).fit(
+        frame[["proxy", "other"]], frame.approved)
+    assert list(model.classes_) == ["no", "yes"]
+    model_path = tmp_path / "gb.joblib"
+    joblib.dump(model, model_path)
+    argv = ["audit", "--csv", str(path), "--target", "approved", "--sensitive-features",
+            "sex", "--features", "proxy", "other", "--steps", "verify", "--quiet",
+            "--model", str(model_path), "--method", "bounds", "--json", "--positive", "no"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    v = report["verification"]
+    assert v["method"] == "bounds"
+    assert "through a wrapper" in report["model"]["description"]
+    for g in v["groups"]:
+        assert g["rate_lower"] <= g["positive_rate"] <= g["rate_upper"]
+        assert 0.0 < g["settled"] <= 1.0

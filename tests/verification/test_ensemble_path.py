@@ -232,16 +232,18 @@ def test_fairness_influence_runs_on_the_bounds_path():
 
 
 def test_the_single_tree_path_is_unchanged():
-    """A decision tree still takes the exact tree path, and auto still samples ensembles."""
+    """A decision tree still takes the exact tree path; method="sampling" samples an
+    ensemble that method="auto" bounds."""
     X, y = _continuous()
     tree = FairnessVerifier(DecisionTreeClassifier(max_depth=3, random_state=0), "a",
                             n_draws=0, n_bootstrap=0).fit(X, y)
     assert tree.method_ == "exact"
     assert "rate_lower" not in tree.groups_
-    auto = FairnessVerifier(RandomForestClassifier(5, max_depth=2, random_state=0), "a",
-                            n_draws=0, n_bootstrap=0, tolerance=0.05,
-                            random_state=0).fit(X, y)
-    assert auto.method_ == "sampling"
+    forest = RandomForestClassifier(5, max_depth=2, random_state=0)
+    params = {"n_draws": 0, "n_bootstrap": 0, "tolerance": 0.05, "random_state": 0}
+    assert FairnessVerifier(forest, "a", **params).fit(X, y).method_ == "bounds"
+    sampled = FairnessVerifier(forest, "a", method="sampling", **params).fit(X, y)
+    assert sampled.method_ == "sampling" and "rate_lower" not in sampled.groups_
 
 
 @pytest.mark.parametrize("model, match", [
@@ -455,3 +457,102 @@ def test_missing_values_the_trees_route_both_ways_are_refused_by_name():
     with pytest.raises(ValueError, match="missing values and the trees send them left at "
                                          "some nodes and right at others"):
         _fit_bounds(model, holes, y)
+
+
+# ---------------------------------------------------------------- method="auto"
+@pytest.mark.parametrize("kind", ["HGB", "RF", "GB", "ET"])
+def test_auto_bounds_an_ensemble_the_check_passes(kind):
+    """method="auto" takes the bounds path when the check passes: method_ "bounds", the
+    groups and rates of method="bounds" (the same path, the same fit)."""
+    X, y = _continuous(n=800)
+    auto = FairnessVerifier(MODELS[kind](0), "a", n_draws=0, n_bootstrap=0,
+                            random_state=0).fit(X, y)
+    bounds = _fit_bounds(MODELS[kind](0), X, y, tolerance=0.005)
+    assert auto.method_ == "bounds"
+    pd.testing.assert_frame_equal(auto.groups_, bounds.groups_)
+
+
+def test_auto_samples_what_the_check_refuses():
+    """What the bounds path refuses or would not pay off is sampled by method="auto",
+    with no error: a one-hot encoder of three categories, missing values routed both
+    ways, more joint states than the limit; method="bounds" refuses the first two by
+    name."""
+    from skfairverify.verification import _ensemble_path
+
+    rng = np.random.default_rng(0)
+    X, y = _continuous(n=800)
+    X["c"] = rng.choice(["p", "q", "r"], len(X))
+    y = (y + (X["c"] == "q")).clip(0, 1)
+    onehot = make_pipeline(
+        make_column_transformer((OneHotEncoder(sparse_output=False), ["c"]),
+                                remainder="passthrough"),
+        GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0))
+    fast = {"n_draws": 0, "n_bootstrap": 0, "tolerance": 0.05, "random_state": 0}
+    assert FairnessVerifier(onehot, "a", **fast).fit(X, y).method_ == "sampling"
+    with pytest.raises(ValueError, match="not a range"):
+        FairnessVerifier(onehot, "a", method="bounds", **fast).fit(X, y)
+    X, y = _continuous(n=600)
+    model = FrozenEstimator(HistGradientBoostingClassifier(max_iter=10,
+                                                           random_state=0).fit(X, y))
+    holes = X.assign(x=X["x"].where(X.index > 5))
+    assert FairnessVerifier(model, "a", **fast).fit(holes, y).method_ == "sampling"
+    assert FairnessVerifier(model, "a", **fast).fit(X, y).method_ == "bounds"
+    limit = _ensemble_path.AUTO_MAX_COST
+    try:
+        _ensemble_path.AUTO_MAX_COST = 1.0
+        assert FairnessVerifier(model, "a", **fast).fit(X, y).method_ == "sampling"
+    finally:
+        _ensemble_path.AUTO_MAX_COST = limit
+
+
+def test_the_check_estimates_the_cost_from_the_restated_ensemble():
+    """plan_bounds: the cost's trees, leaves and states are the model's and the
+    encoding's; a model no reader reads is not planned."""
+    from skfairverify.verification._ensemble_path import plan_bounds
+    from skfairverify.verification._settings import Settings
+
+    X, y = _continuous(n=800)
+    model = GradientBoostingClassifier(n_estimators=12, max_depth=2, random_state=0).fit(X, y)
+    ver = FairnessVerifier(FrozenEstimator(model), "a")
+    plan = plan_bounds(Settings.of(ver), FrozenEstimator(model), X, None, ["a"],
+                       list(X.columns))
+    assert plan.takes and plan.path is not None
+    ensemble = read_ensemble(model)
+    assert plan.cost.n_trees == 12 and plan.cost.n_leaves == ensemble.n_leaves
+    fitted = _fit_bounds(FrozenEstimator(model), X, y)
+    read = [v.cardinality for v in fitted._variables.encoding.variables
+            if v.name in {"x", "z", "w"} & set(fitted.variables_)]
+    assert sorted(plan.cost.states) == sorted(read)
+    assert plan.cost.cost == pytest.approx(np.log2(np.prod(read)))
+    logistic = plan_bounds(Settings.of(ver), LogisticRegression().fit(X, y), X, None,
+                           ["a"], list(X.columns))
+    assert not logistic.takes and logistic.path is None
+
+
+# ---------------------------------------------------------------- the favorable label
+@pytest.mark.parametrize("kind", ["HGB", "GB", "RF"])
+def test_the_favorable_label_wrapper_is_read_through(kind):
+    """The audit's FavorableDecisions of the model's classes_[0]: the bounds of the
+    complement decision, 1 - upper and 1 - lower of the model's own, and the truth of
+    the wrapper's rates (enumerated) inside them; of classes_[1], the model's bounds."""
+    from skfairverify.audit._data import FavorableDecisions
+
+    X, y = _categorical(seed=1, n_features=3)
+    model = MODELS[kind](1).fit(X, y)
+    own = _fit_bounds(FrozenEstimator(model), X, y, tolerance=0.02)
+    for favorable, flipped in ((0, True), (1, False)):
+        wrapped = FrozenEstimator(FavorableDecisions(model, favorable))
+        labels = (y == favorable).astype(int)
+        ver = _fit_bounds(wrapped, X, labels, tolerance=0.02)
+        assert ver.method_ == "bounds"
+        g, o = ver.groups_, own.groups_
+        if flipped:
+            np.testing.assert_allclose(g["rate_lower"], 1 - o["rate_upper"], atol=1e-12)
+            np.testing.assert_allclose(g["rate_upper"], 1 - o["rate_lower"], atol=1e-12)
+        else:
+            np.testing.assert_allclose(g["rate_lower"], o["rate_lower"], atol=1e-12)
+            np.testing.assert_allclose(g["rate_upper"], o["rate_upper"], atol=1e-12)
+        truth = _enumerated_rates(ver)
+        assert np.all(g["rate_lower"] - 1e-12 <= truth)
+        assert np.all(truth <= g["rate_upper"] + 1e-12)
+        assert ver.agreement_ == 1.0

@@ -182,7 +182,8 @@ def test_labels_without_posterior(model):
     assert fif.ci_low is None
     assert fif.intervals["label"] == "point estimate only (a user network: no posterior draws)"
     hgb = HistGradientBoostingClassifier(max_iter=10)
-    sampled = FairnessVerifier(hgb, "a", tolerance=0.05, random_state=0).fit(data, y)
+    sampled = FairnessVerifier(hgb, "a", method="sampling", tolerance=0.05,
+                               random_state=0).fit(data, y)
     assert sampled.method_ == "sampling"
     fif = sampled.fairness_influence()
     assert fif.ci_low is None and fif.ci_high is None

@@ -91,6 +91,7 @@ def test_large_groups_keep_max_bins_and_fixed_bins_are_kept():
 def test_bins_reason_names_the_path_and_is_reset_by_a_refit():
     """Every path sets n_bins_reason_: a refit on another path never keeps the old one."""
     from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.neighbors import KNeighborsClassifier
     from sklearn.tree import DecisionTreeClassifier
 
     rng = np.random.default_rng(0)
@@ -100,7 +101,8 @@ def test_bins_reason_names_the_path_and_is_reset_by_a_refit():
                            random_state=0)
     expected = {LogisticRegression(): "held-out agreement",
                 DecisionTreeClassifier(max_depth=3): "tree path (10, at most max_bins)",
-                HistGradientBoostingClassifier(max_iter=5): "sampling path (20, at most "}
+                HistGradientBoostingClassifier(max_iter=5): "tree-ensemble path (10, at most",
+                KNeighborsClassifier(5): "sampling path (20, at most "}
     for est, says in expected.items():
         ver.set_params(estimator=est).fit(X, y)
         assert ver.n_bins_reason_.startswith(f"{ver.n_bins_} ")

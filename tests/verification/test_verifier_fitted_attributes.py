@@ -44,6 +44,7 @@ def test_n_bins_reports_the_bins_formed(kind):
 def test_state_names_and_group_dtypes(kind, rebuilt):
     X, y = _data()
     ver = FairnessVerifier(MODELS[kind], "a", n_bins=20, n_draws=0, tolerance=0.05,
+                           method="sampling" if kind == "sampling" else "auto",
                            random_state=0).fit(X, y)
     net = ver.network_
     names = dict(zip(net.names, net.state_names))

@@ -597,7 +597,7 @@ def test_the_default_meter_is_the_process_cpu_time():
 
 def test_fit_refuses_a_sampling_beyond_max_time():
     X, y = _discrete_data()
-    ver = FairnessVerifier(HistGradientBoostingClassifier(max_iter=5), "a",
+    ver = FairnessVerifier(HistGradientBoostingClassifier(max_iter=5), "a", method="sampling",
                            network="independent", tolerance=0.0005, max_samples=10**9,
                            max_time=1.0, random_state=0)
     with pytest.raises(TableTooLargeError, match="Sampling refused.*max_time=1.0 s"):
