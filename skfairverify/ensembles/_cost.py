@@ -38,14 +38,9 @@ class BranchingCost(NamedTuple):
     states: tuple
 
     @property
-    def log2_product(self) -> float:
-        """``log2`` of the number of joint states of the variables the trees read."""
-        return float(np.sum(np.log2(np.maximum(self.states, 1))))
-
-    @property
     def cost(self) -> float:
         """The estimate: ``log2`` of the joint states of the variables the trees read."""
-        return self.log2_product
+        return float(np.sum(np.log2(np.maximum(self.states, 1))))
 
 
 def branching_cost(ensemble, states) -> BranchingCost:
