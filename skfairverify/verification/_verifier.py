@@ -135,6 +135,9 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Classes of the estimator; a positive decision means ``classes_[1]``.
     method_ : {"exact", "bounds", "sampling"}
         The path that computed the rates.
+    method_reason_ : str
+        Why ``method`` chose that path: the reader that read the model, or why none did
+        (with ``method="auto"`` on a tree ensemble: why it was bounded or sampled).
     rule_ : LinearRule or None
         The estimator as a rule on raw columns (None off the linear path).
     discretizer_ : BinningDiscretizer or None
@@ -347,7 +350,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """Every fitted attribute, from the path, the variables and fit's evaluation."""
         encoding = variables.encoding
         self._path, self._variables = path, variables
-        self.method_ = path.name
+        self.method_, self.method_reason_ = path.name, path.reason
         self.classes_ = path.classes
         self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
                                   if path.settings.learned else None)
