@@ -133,11 +133,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         The fitted estimator (``predict``, ``predict_proba``, ... delegate to it).
     classes_ : ndarray
         Classes of the estimator; a positive decision means ``classes_[1]``.
-    method_ : {"exact", "bounds", "sampling"}
-        The path that computed the rates.
-    method_reason_ : str
-        Why ``method`` chose that path: the reader that read the model, or why none did
-        (with ``method="auto"`` on a tree ensemble: why it was bounded or sampled).
+    method_, method_reason_ : {"exact", "bounds", "sampling"}, str
+        The path that computed the rates, and why ``method`` chose it.
     rule_ : LinearRule or None
         The estimator as a rule on raw columns (None off the linear path).
     discretizer_ : BinningDiscretizer or None
