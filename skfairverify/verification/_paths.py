@@ -111,7 +111,7 @@ def select_path(settings, estimator, frame, weight, y, *, feature_names,
                                       "states of the variables the trees read, within "
                                       f"2**{AUTO_MAX_COST:g}")
         if plan.path is not None or _is_ensemble(estimator):
-            reason = f"a tree ensemble, sampled: {plan.reason}"
+            reason = f"a tree ensemble, not bounded: {plan.reason}"
     return _chosen(_sampling_path(settings, estimator, y, feature_names, input_labels),
                    reason)
 
