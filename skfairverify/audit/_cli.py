@@ -109,14 +109,17 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--model", metavar="FILE",
                        help="a fitted binary classifier saved with joblib, taking the data's "
                             "columns (linear models and decision trees are verified "
-                            "exactly, any other by sampling; unpickling runs code: only "
-                            "files you trust)")
+                            "exactly, tree ensembles by sound bounds where that pays, any "
+                            "other by sampling; unpickling runs code: only files you "
+                            "trust)")
     audit.add_argument("--method", choices=["auto", "exact", "bounds", "sampling"],
                        default="auto",
-                       help="the verifier's path: 'bounds' verifies a tree ensemble "
-                            "(gradient boosting, random forests, XGBoost, LightGBM) by sound "
-                            "bounds of every rate, much faster than the sampling 'auto' "
-                            "gives it (default: auto)")
+                       help="the verifier's path: 'auto' reads linear models and "
+                            "decision trees exactly, bounds a tree ensemble (gradient "
+                            "boosting, random forests, XGBoost, LightGBM) where a check "
+                            "says the bounds pay, and samples any other model (the report "
+                            "says why); 'bounds' bounds a tree ensemble whatever it costs "
+                            "(default: auto)")
     audit.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
     audit.add_argument("--test-size", type=_ranged(float, 0, 1, closed=False,
                                                    name="--test-size"),

@@ -57,9 +57,10 @@ def verified_rates(v: dict) -> str:
     """How the verification section's rates were computed, by its path (``method``)."""
     method = v.get("method", "exact")
     if method == "sampling":
+        why = f"; why sampled: {v['method_reason']}" if v.get("method_reason") else ""
         return ("Monte Carlo rates of the model's own decisions on "
                 f"{int(v.get('n_samples') or 0):,} rows sampled from the network "
-                f"({v['n_bins']} bins per numeric feature)")
+                f"({v['n_bins']} bins per numeric feature{why})")
     if method == "bounds":
         return ("sound bounds of the tree ensemble's rates (every split threshold a state "
                 f"boundary; {v['n_bins']} bins)")

@@ -89,6 +89,7 @@ class AuditReport:
       ``metric_intervals_network_relearned_on_test_rows`` (or null with
       ``network_relearned_on_test_rows_error``), ``most_favored_group``,
       ``least_favored_group``, ``agreement``, ``n_bins`` (and ``n_bins_reason``), ``multiplier``,
+      ``method`` (and ``method_reason``: why that path),
       ``network_edges`` (``[parent, child]`` pairs), ``fairness_influence`` (records),
       ``fairness_influence_ci_low`` / ``fairness_influence_ci_high`` (records of the
       same shape: the credible bounds of every influence, or null without posterior

@@ -226,6 +226,7 @@ def _verification_section(verifier, fif, X_test, y_test) -> dict:
         "n_bins_reason": verifier.n_bins_reason_,
         "multiplier": None if verifier.multiplier_ is None else int(verifier.multiplier_),
         "method": verifier.method_,
+        "method_reason": verifier.method_reason_,
         "metric_intervals": jsonable(verifier.metric_intervals_),
         "intervals": _interval_note(verifier),
         "n_samples": int(verifier.n_samples_),
@@ -618,9 +619,11 @@ def run_audit(
         (column -> count) is counted on ``X``. The command line fills it in.
     method : {"auto", "exact", "bounds", "sampling"}, default="auto"
         The verifier's path (:class:`~skfairverify.FairnessVerifier`'s ``method``):
-        ``"bounds"`` verifies a tree-ensemble ``model`` by sound bounds of every rate,
-        much faster than the sampling that ``"auto"`` gives it; ``rate_lower``,
-        ``rate_upper`` and ``settled`` are then in the report's verified groups.
+        ``"auto"`` bounds a tree-ensemble ``model`` where the check of the verifier
+        says the bounds pay and samples it otherwise (the report's ``method_reason``
+        says why), ``"bounds"`` bounds it whatever it costs; on the bounds path
+        ``rate_lower``, ``rate_upper`` and ``settled`` are in the report's verified
+        groups.
 
     Returns
     -------

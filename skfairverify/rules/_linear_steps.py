@@ -386,14 +386,44 @@ def _one_hot(enc: OneHotEncoder, aff: Affine, label: str) -> Affine:
 
 
 def _ordinal(enc: OrdinalEncoder, aff: Affine, label: str) -> Affine:
+    """OrdinalEncoder: category ``i`` of ``categories_`` is the code ``i``.
+
+    A missing value seen in ``fit`` is ``encoded_missing_value``.
+    """
     check_is_fitted(enc)
+    _refuse_unread_ordinal(enc, label)
     rows = {}
     read: set[str] = set()
     for j, cats in enumerate(enc.categories_):
         col = aff.raw_column(j, label)
         read.add(col)
-        rows[j] = {("cat", col, py_scalar(v)): float(i) for i, v in enumerate(cats)}
+        rows[j] = {("cat", col, py_scalar(v)):
+                   float(enc.encoded_missing_value) if _is_nan(v) else float(i)
+                   for i, v in enumerate(cats)}
     return Affine(rows, np.zeros(len(rows)), read, aff.bins, aff.fills)
+
+
+def _is_nan(v) -> bool:
+    return isinstance(v, float) and np.isnan(v)
+
+
+def _refuse_unread_ordinal(enc: OrdinalEncoder, label: str) -> None:
+    """Refuse what a category's own term cannot hold.
+
+    Infrequent categories, and the code ``unknown_value`` of a category the encoder does
+    not know.
+    """
+    if getattr(enc, "infrequent_categories_", None) is not None and any(
+        c is not None for c in enc.infrequent_categories_
+    ):
+        raise TypeError(f"Step {label!r}: OrdinalEncoder with infrequent categories is not "
+                        "read.")
+    if enc.handle_unknown == "use_encoded_value":
+        raise TypeError(
+            f"Step {label!r}: OrdinalEncoder(handle_unknown='use_encoded_value', "
+            f"unknown_value={enc.unknown_value}) is not read: a linear rule has no term "
+            "for a category the encoder does not know; use handle_unknown='error' or "
+            "a OneHotEncoder(handle_unknown='ignore').")
 
 
 #: How this reader reads each row of PIPELINE_STEPS that it reads (see ``_steps``).

@@ -100,7 +100,8 @@ PIPELINE_STEPS: dict[str, StepReading] = {
         "a set of categories per split"),
     "OrdinalEncoder": StepReading(
         "OrdinalEncoder (on raw columns)", (OrdinalEncoder,),
-        "one term per category, the coefficient times its code", None),
+        "one term per category, the coefficient times its code",
+        "a set of categories per split (those of the codes it sends left)"),
     "SimpleImputer": StepReading(
         "SimpleImputer", (SimpleImputer,),
         "a missing value read as the imputed raw value; add_indicator: a missing term",

@@ -147,15 +147,18 @@ class NumericFeature:
 
 @dataclass(frozen=True)
 class CodedFeature:
-    """A feature taking the value ``ops(k)`` when ``x`` is in ``parts[k]``.
+    """A feature taking the value ``ops(codes[k])`` when ``x`` is in ``parts[k]``.
 
     An ordinal bin code (``parts`` the bins), a bin or category indicator (``parts``
-    = outside, inside), possibly scaled afterwards by affine ``ops``.
+    = outside, inside), an ordinal encoder's category code, possibly scaled afterwards
+    by affine ``ops``. ``codes`` are ``0, 1, ...`` when None; a NaN code is a missing
+    value, which goes where the node sends missing values.
     """
 
     column: str
     parts: tuple
     ops: tuple = ()
+    codes: tuple | None = None
 
     def affine(self, ops) -> CodedFeature:
         return replace(self, ops=self.ops + tuple(ops))
@@ -165,12 +168,14 @@ class CodedFeature:
     def left(self, t: float, missing_left: bool = False):
         """Values of ``x`` that the tree sends left (``float32(feature) <= t``).
 
-        A coded feature is never missing (its parts say where a missing raw value
-        falls), so ``missing_left`` does not apply.
+        The parts say where a missing raw value falls; one coded NaN (an ordinal
+        encoder's ``encoded_missing_value``) goes left when ``missing_left``.
         """
         out = self.parts[0] & ~self.parts[0]  # the empty set of the column's kind
-        for k, part in enumerate(self.parts):
-            if _as_float32(_apply(self.ops, float(k))) <= t:
+        codes = range(len(self.parts)) if self.codes is None else self.codes
+        for code, part in zip(codes, self.parts):
+            value = _as_float32(_apply(self.ops, float(code)))
+            if (missing_left if np.isnan(value) else value <= t):
                 out = out | part
         return out
 
@@ -299,6 +304,47 @@ def _one_hot(enc, feats, label):
     return out
 
 
+def _ordinal_encoder(enc, feats, label):
+    """OrdinalEncoder on raw columns: category ``k`` of ``categories_`` is the code ``k``.
+
+    A missing value seen in ``fit`` is ``encoded_missing_value`` (NaN: routed as the
+    node routes missing values); a category the encoder does not know is
+    ``unknown_value`` with ``handle_unknown="use_encoded_value"`` (with ``"error"`` the
+    model refuses it).
+    """
+    check_is_fitted(enc)
+    if getattr(enc, "infrequent_categories_", None) is not None and any(
+        c is not None for c in enc.infrequent_categories_
+    ):
+        raise TypeError(f"Cannot read step {label!r}: OrdinalEncoder with infrequent "
+                        "categories.")
+    unknown = (float(enc.unknown_value) if enc.handle_unknown == "use_encoded_value"
+               else None)
+    return [_ordinal_feature(feats[j], [_category(v) for v in cats],
+                             float(enc.encoded_missing_value), unknown, label)
+            for j, cats in enumerate(enc.categories_)]
+
+
+def _ordinal_feature(f, values, missing_code, unknown_code, label) -> CodedFeature:
+    """One ordinal-encoded raw column: a part per category, its code, the unknown ones."""
+    if not (isinstance(f, NumericFeature) and f.is_raw):
+        raise TypeError(f"Cannot read step {label!r}: an ordinal encoder is read only when "
+                        "it is applied to a raw input column.")
+    filled = None
+    if f.fill is not None:  # an imputed missing value is the fill's category
+        filled = next((v for v in values if _is_category(f.fill, v)), None)
+    universe = frozenset(values) | ({np.nan} if filled is not None else set())
+    parts, codes = [], []
+    for k, v in enumerate(values):
+        members = {v} | ({np.nan} if filled is not None and filled is v else set())
+        parts.append(CategorySet(frozenset(members), False, universe))
+        codes.append(missing_code if v is np.nan else float(k))
+    if unknown_code is not None:
+        parts.append(CategorySet(frozenset(), True, universe))
+        codes.append(unknown_code)
+    return CodedFeature(f.column, tuple(parts), codes=tuple(codes))
+
+
 def _category(v):
     """An encoder's category as a Python value; every missing category the one ``np.nan``.
 
@@ -377,6 +423,7 @@ _READERS = {
     "MaxAbsScaler": _affine_scaler,
     "RobustScaler": _affine_scaler,
     "OneHotEncoder": _one_hot,
+    "OrdinalEncoder": _ordinal_encoder,
     "SimpleImputer": _imputer,
     "MissingIndicator": _imputer,
     "KBinsDiscretizer": _kbins,

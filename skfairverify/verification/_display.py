@@ -406,7 +406,8 @@ def network_frame(edges, variables=None) -> pd.DataFrame:
 # ---------------------------------------------------------------- fitted verifier
 def _verifier_facts(verifier) -> list[tuple[str, str]]:
     items = [("sensitive features", ", ".join(map(str, verifier.sensitive_features_)))]
-    for label, attr in (("method", "method_"), ("bins", "n_bins_"),
+    for label, attr in (("method", "method_"), ("why this method", "method_reason_"),
+                        ("bins", "n_bins_"),
                         ("integer multiplier", "multiplier_"),
                         ("agreement of the integer rule with the model", "agreement_")):
         value = getattr(verifier, attr, None)

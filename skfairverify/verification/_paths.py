@@ -18,8 +18,11 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from ..ensembles import read_ensemble
 from ..rules import read_model
+from ..rules._steps import split_final
 from ._ensemble_path import (
+    AUTO_MAX_COST,
     EnsemblePath,
     estimator_columns,
     plan_bounds,
@@ -41,10 +44,11 @@ class Path(Protocol):
     ``name`` is ``method_`` (``"exact"``, ``"bounds"`` or ``"sampling"``), ``kind`` the
     path's model (``"linear"``, ``"tree"``, ``"ensemble"``; None when sampling);
     ``classes``, ``rule`` and ``decision_scale`` are the fitted attributes of the same
-    names.
+    names; ``reason`` (``method_reason_``) is why :func:`select_path` chose it.
     """
 
     name: str
+    reason: str
     kind: str | None
     classes: np.ndarray
     rule: object
@@ -86,28 +90,65 @@ def select_path(settings, estimator, frame, weight, y, *, feature_names,
     ``input_labels`` the columns the sampling path gives the model.
     """
     if settings.method == "bounds":
-        return _ensemble_path(settings, estimator, feature_names)
-    if settings.method != "sampling":
-        reading = read_model(estimator, settings.estimator_name)
-        if reading.kind == "linear":
-            return LinearPath(settings, reading.rule, frame, weight)
-        if reading.kind == "tree":
-            return TreePath(settings, reading.leaves)
-        if settings.method == "exact":
-            reason = reading.reasons[-1]
-            raise TypeError(
-                f"method='exact': {settings.estimator_name} has no exact path "
-                "(the exact paths read linear classifiers and decision trees, alone or "
-                f"behind per-column steps: {reason}). Use method='sampling' (or "
-                "'auto'), which verifies any classifier with certified confidence "
-                "intervals; method='bounds' bounds a tree ensemble's rates soundly."
-            ) from reason
-        if sensitive is not None:
-            plan = plan_bounds(settings, estimator, frame, weight, sensitive, feature_names)
-            if plan.takes:
-                return plan.path
+        return _chosen(_ensemble_path(settings, estimator, feature_names),
+                       "method='bounds': the tree ensemble is read")
+    if settings.method == "sampling":
+        return _chosen(_sampling_path(settings, estimator, y, feature_names, input_labels),
+                       "method='sampling'")
+    reading = read_model(estimator, settings.estimator_name)
+    if reading.kind == "linear":
+        return _chosen(LinearPath(settings, reading.rule, frame, weight),
+                       "a linear rule is read from the model")
+    if reading.kind == "tree":
+        return _chosen(TreePath(settings, reading.leaves), "a decision tree is read")
+    if settings.method == "exact":
+        raise _no_exact_path(settings, reading.reasons[-1]) from reading.reasons[-1]
+    reason = f"no exact or bounds path reads the model: {reading.reasons[-1]}"
+    if sensitive is not None:
+        plan = plan_bounds(settings, estimator, frame, weight, sensitive, feature_names)
+        if plan.takes:
+            return _chosen(plan.path, f"a tree ensemble: 2**{plan.cost.cost:.1f} joint "
+                                      "states of the variables the trees read, within "
+                                      f"2**{AUTO_MAX_COST:g}")
+        if plan.path is not None or _is_ensemble(estimator):
+            reason = f"a tree ensemble, not bounded: {plan.reason}"
+    return _chosen(_sampling_path(settings, estimator, y, feature_names, input_labels),
+                   reason)
+
+
+def _chosen(path, reason: str):
+    """``path`` with why it was chosen (its ``reason``, ``method_reason_``)."""
+    path.reason = reason
+    return path
+
+
+def _is_ensemble(estimator) -> bool:
+    """Whether the final step of ``estimator`` is a tree ensemble of a kind the reader reads.
+
+    Even with options it refuses (those raise ValueError: categorical splits, ...).
+    """
+    try:
+        read_ensemble(split_final(estimator)[1])
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
+
+
+def _sampling_path(settings, estimator, y, feature_names, input_labels) -> SamplingPath:
     classes = sampling_classes(estimator, y, settings.estimator_name)
     return SamplingPath(settings, estimator, classes, feature_names, input_labels)
+
+
+def _no_exact_path(settings, reason) -> TypeError:
+    """The refusal of ``method="exact"`` for a model no exact reader reads."""
+    return TypeError(
+        f"method='exact': {settings.estimator_name} has no exact path "
+        "(the exact paths read linear classifiers and decision trees, alone or "
+        f"behind per-column steps: {reason}). Use method='sampling' (or "
+        "'auto'), which verifies any classifier with certified confidence "
+        "intervals; method='bounds' bounds a tree ensemble's rates soundly.")
 
 
 def _ensemble_path(settings, estimator, feature_names):

@@ -133,8 +133,8 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         The fitted estimator (``predict``, ``predict_proba``, ... delegate to it).
     classes_ : ndarray
         Classes of the estimator; a positive decision means ``classes_[1]``.
-    method_ : {"exact", "bounds", "sampling"}
-        The path that computed the rates.
+    method_, method_reason_ : {"exact", "bounds", "sampling"}, str
+        The path that computed the rates, and why ``method`` chose it.
     rule_ : LinearRule or None
         The estimator as a rule on raw columns (None off the linear path).
     discretizer_ : BinningDiscretizer or None
@@ -347,7 +347,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """Every fitted attribute, from the path, the variables and fit's evaluation."""
         encoding = variables.encoding
         self._path, self._variables = path, variables
-        self.method_ = path.name
+        self.method_, self.method_reason_ = path.name, path.reason
         self.classes_ = path.classes
         self.structure_search_ = (resolve_structure_search("auto", self.max_indegree)
                                   if path.settings.learned else None)

@@ -524,6 +524,9 @@ def test_the_group_tables_show_the_sound_bounds_on_the_bounds_path():
     assert f"{records[0]['rate_upper']:.4f}" in page
     sampled = reports["sampling"]
     assert sampled.sections["verification"]["method"] == "sampling"
+    assert sampled.sections["verification"]["method_reason"] == "method='sampling'"
+    assert "why sampled: method='sampling'" in " ".join(sampled.to_text().split())
+    assert bounds.sections["verification"]["method_reason"].startswith("method='bounds'")
     assert not any(c[1] in ("rate_lower", "rate_upper", "settled")
                    for c in group_comparison(sampled).columns)
     assert "rate_lower" not in sampled.to_text() and ">rate_lower<" not in sampled.to_html()

@@ -199,3 +199,41 @@ def test_sensitive_columns_counts_binned_columns_as_read():
                                 (OneHotEncoder(), ["c"])),
         LogisticRegression()).fit(X, y)
     assert sensitive_columns(model, X) == ["b", "k"]
+
+
+def test_ordinal_encoder_codes_a_missing_value_by_its_encoded_missing_value():
+    """A missing category seen in fit takes ``encoded_missing_value`` (not its index in
+    ``categories_``): the rule decides every row as the pipeline does."""
+    from sklearn.preprocessing import OrdinalEncoder
+
+    rng = np.random.default_rng(0)
+    n = 1000
+    X = pd.DataFrame({"c": rng.choice(["p", "q", "r"], n), "x": rng.normal(size=n)})
+    X.loc[rng.random(n) < 0.3, "c"] = np.nan
+    y = ((X["x"] - 3 * X["c"].isna() + (X["c"] == "r") + rng.normal(size=n)) > 0)
+    for missing in (-1, 5):
+        model = make_pipeline(make_column_transformer(
+            (OrdinalEncoder(encoded_missing_value=missing), ["c"]), remainder="passthrough"),
+            LogisticRegression()).fit(X, y)
+        rule = linear_rule(model)
+        np.testing.assert_array_equal(rule.predict(X), model.predict(X))
+        assert X["c"].isna().any() and (model.predict(X[X["c"].isna()]) == 0).mean() > 0.5
+
+
+@pytest.mark.parametrize("encoder, match", [
+    ({"handle_unknown": "use_encoded_value", "unknown_value": -1},
+     "no term for a category the encoder does not know"),
+    ({"min_frequency": 200}, "infrequent categories"),
+])
+def test_ordinal_encoder_options_a_rule_cannot_hold_are_refused(encoder, match):
+    from sklearn.preprocessing import OrdinalEncoder
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"c": rng.choice(["p", "q", "r", "s"], 600, p=[0.6, 0.2, 0.1, 0.1]),
+                      "x": rng.normal(size=600)})
+    y = X["x"] + (X["c"] == "q") > 0
+    model = make_pipeline(make_column_transformer((OrdinalEncoder(**encoder), ["c"]),
+                                                  remainder="passthrough"),
+                          LogisticRegression()).fit(X, y)
+    with pytest.raises(TypeError, match=match):
+        linear_rule(model)

@@ -16,7 +16,12 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
+from sklearn.preprocessing import (
+    OneHotEncoder,
+    OrdinalEncoder,
+    PolynomialFeatures,
+    StandardScaler,
+)
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -317,6 +322,14 @@ PIPELINES = {
         make_column_transformer((OneHotEncoder(sparse_output=False), ["g"]),
                                 remainder="passthrough"),
         HistGradientBoostingClassifier(max_iter=10, random_state=0)),
+    "ordinal + HGB": lambda: make_pipeline(
+        make_column_transformer((OrdinalEncoder(), ["g"]), remainder="passthrough"),
+        HistGradientBoostingClassifier(max_iter=10, random_state=0)),
+    "ordinal + RF": lambda: make_pipeline(
+        make_column_transformer((OrdinalEncoder(handle_unknown="use_encoded_value",
+                                                unknown_value=-1), ["g"]),
+                                remainder="passthrough"),
+        RandomForestClassifier(10, max_depth=4, random_state=0)),
 }
 
 
@@ -326,6 +339,8 @@ def test_an_ensemble_behind_per_column_steps(name):
     X, y = _categorical(seed=5, n_features=2)
     if "one-hot" in name:
         X = X.assign(g=np.where(X["c0"] > 0, "p", "q"))
+    if "ordinal" in name:  # three categories: a split sends a range of the codes left
+        X = X.assign(g=np.array(["p", "q", "r"])[X["c0"].to_numpy() % 3])
     if "imputer" in name:
         X = X.astype({"c1": float})
         X.loc[X.index[::7], "c1"] = np.nan

@@ -125,3 +125,36 @@ def test_the_path_alone_gives_the_verifiers_groups(name, two_group_data):
     pd.testing.assert_frame_equal(ev.groups, ver.groups_)
     assert ev.metrics == ver.metrics_
     assert path.agreement(quantized.encoding, X, ev.multiplier, None) == ver.agreement_
+
+
+def test_method_reason_says_why_each_path_was_chosen(two_group_data, monkeypatch):
+    """method_reason_ names the reader that read the model, or why the ensemble was
+    sampled (refused by the check, or above its cost limit), or method='sampling'."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from skfairverify.verification import _ensemble_path
+
+    X, y = two_group_data(seed=2)
+    fast = {"n_draws": 0, "n_bootstrap": 0, "tolerance": 0.05, "random_state": 0}
+
+    def reason(model, **kw):
+        ver = FairnessVerifier(model, "a", **fast, **kw).fit(X, y)
+        return ver.method_, ver.method_reason_
+
+    assert reason(LogisticRegression()) == ("exact", "a linear rule is read from the model")
+    assert reason(DecisionTreeClassifier(max_depth=2)) == ("exact", "a decision tree is read")
+    assert reason(LogisticRegression(), method="sampling") == ("sampling", "method='sampling'")
+    method, why = reason(KNeighborsClassifier(5))
+    assert method == "sampling" and "KNeighborsClassifier cannot be read" in why
+    hgb = FrozenEstimator(HistGradientBoostingClassifier(max_iter=5, max_depth=2,
+                                                         random_state=0).fit(X, y))
+    method, why = reason(hgb)
+    assert method == "bounds" and why.startswith("a tree ensemble: 2**") and "within" in why
+    assert reason(hgb, method="bounds")[1] == "method='bounds': the tree ensemble is read"
+    monkeypatch.setattr(_ensemble_path, "AUTO_MAX_COST", 1.0)
+    method, why = reason(hgb)
+    assert method == "sampling"
+    assert why.startswith("a tree ensemble, not bounded: 2**") and why.endswith("above 2**1")
+    holes = X.assign(x=X["x"].where(X.index > 5))
+    ver = FairnessVerifier(hgb, "a", **fast).fit(holes, y)
+    assert ver.method_ == "sampling" and "a tree ensemble, not bounded: refused" in ver.method_reason_

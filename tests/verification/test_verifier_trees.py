@@ -14,6 +14,7 @@ from sklearn.preprocessing import (
     MaxAbsScaler,
     MinMaxScaler,
     OneHotEncoder,
+    OrdinalEncoder,
     PolynomialFeatures,
     RobustScaler,
     StandardScaler,
@@ -75,6 +76,14 @@ def _pipelines(depth=6, seed=0):
                 (KBinsDiscretizer(5, quantile_method="averaged_inverted_cdf"), ["x", "z"]),
                 (OneHotEncoder(), ["a", "c"])),
             _tree(depth, seed)),
+        "ordinal_encoder": make_pipeline(
+            make_column_transformer((StandardScaler(), ["x", "z"]),
+                                    (OrdinalEncoder(), ["a", "c"])),
+            _tree(depth, seed)),
+        "ordinal_unknown_value": make_pipeline(
+            make_column_transformer(("passthrough", ["x", "z"]), (OrdinalEncoder(
+                handle_unknown="use_encoded_value", unknown_value=-1), ["a", "c"])),
+            _tree(depth, seed)),
         "binning_discretizer": make_pipeline(
             make_column_transformer((make_pipeline(MinMaxScaler(), BinningDiscretizer(5)),
                                      ["x", "z"]), (OneHotEncoder(), ["a", "c"])),
@@ -102,6 +111,45 @@ def test_regions_reproduce_predict_through_pipelines(name):
         np.testing.assert_array_equal(leaves.predict_positive(frame), expected)
     assert list(leaves.classes) == ["no", "yes"]
     assert set(leaves.read) <= {"a", "x", "z", "c"}
+
+
+@pytest.mark.parametrize("encoder", [
+    {}, {"encoded_missing_value": -1},
+    {"handle_unknown": "use_encoded_value", "unknown_value": 7},
+    {"handle_unknown": "use_encoded_value", "unknown_value": np.nan},
+])
+def test_ordinal_encoder_missing_and_unknown_categories_go_where_predict_sends_them(encoder):
+    """An OrdinalEncoder's codes before a tree: a missing category (its NaN code routed
+    as the node routes missing values, or its own code), an unknown one (its
+    unknown_value), each decided as the pipeline's predict decides it."""
+    X, y = _data(n=600, seed=2)
+    X.loc[X.index % 7 == 0, "c"] = np.nan
+    model = make_pipeline(make_column_transformer(("passthrough", ["x", "z"]),
+                                                  (OrdinalEncoder(**encoder), ["a", "c"])),
+                          _tree(6, 0)).fit(X, y)
+    leaves = positive_leaves(model)
+    assert "c" in leaves.categories
+    X_new, _ = _data(n=2000, seed=3)
+    X_new.loc[X_new.index % 5 == 0, "c"] = np.nan
+    if encoder.get("handle_unknown") == "use_encoded_value":
+        X_new.loc[X_new.index % 11 == 0, "c"] = "unseen"
+    expected = model.predict(X_new) == "yes"
+    np.testing.assert_array_equal(leaves.predict_positive(X_new), expected)
+    assert 0 < expected.mean() < 1
+
+
+def test_ordinal_encoder_refusals_name_the_step():
+    X, y = _data()
+    rare = make_pipeline(make_column_transformer(
+        ("passthrough", ["x", "z"]), (OrdinalEncoder(min_frequency=150), ["a", "c"])),
+        _tree(3)).fit(X, y)
+    with pytest.raises(TypeError, match="OrdinalEncoder with infrequent categories"):
+        positive_leaves(rare)
+    scaled = make_pipeline(make_column_transformer(
+        (make_pipeline(StandardScaler(), OrdinalEncoder()), ["x"])), _tree(3)).fit(X, y)
+    with pytest.raises(TypeError, match="ordinal encoder is read only when it is applied "
+                                        "to a raw input column"):
+        positive_leaves(scaled)
 
 
 def test_regions_exact_at_thresholds_and_in_float32():
