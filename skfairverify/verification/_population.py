@@ -173,18 +173,19 @@ def check_replicate_memory(n_boot: int, n_rows: int, table_sizes, max_table_size
 
     The replicates' tables (``n_boot`` times the network's), a few arrays of row weights,
     the rows' count matrix (:func:`_count_matrix`: an index and a value per row and
-    table, and two for its group) and the counts of one replicate (the tables and two
-    per group; further replicates are counted together as the budget allows,
-    :func:`_replicate_chunk`).
+    table, and two for its group), a copy of the rows' codes (an entry per variable) and
+    the counts of one replicate (the tables and two per group; further replicates are
+    counted together as the budget allows, :func:`_replicate_chunk`).
 
     Examples
     --------
     >>> from skfairverify.verification._population import check_replicate_memory
     >>> check_replicate_memory(50, 1000, [10, 40], 10**6)
-    16550
+    18550
     """
     sizes = [int(s) for s in table_sizes]
-    per_row = 5 + 2 * (len(sizes) + 2) + 1  # weights, the count matrix, a replicate's
+    codes = len(sizes)  # a copy of the rows' codes (at most 8 bytes per variable)
+    per_row = 5 + 2 * (len(sizes) + 2) + 1 + codes  # weights, count matrix, a replicate's
     entries = n_boot * int(sum(sizes)) + per_row * int(n_rows) + int(sum(sizes))
     if entries > max_table_size:
         raise TableTooLargeError(
@@ -318,7 +319,9 @@ def replicate_tables(network, codes, decisions, group_of_row, n_groups: int, *,
     single = np.isclose(gamma_shape, 1.0)  # rows of data: Exp(1) variates, cheaper
     single_rows, many_rows = np.flatnonzero(single), np.flatnonzero(~single)
     many_shape = gamma_shape[many_rows]
-    families = [_family_index(codes, cards, i, p) for i, p in enumerate(network.parents)]
+    by_column = np.asfortranarray(codes)  # each variable's codes contiguous
+    families = [_family_index(by_column, cards, i, p) for i, p in enumerate(network.parents)]
+    del by_column
     counts_of, offsets, slots = _count_matrix(families, n_rows, np.asarray(group_of_row),
                                        decisions, n_groups)
     n_cells = int(offsets[-1])
