@@ -22,7 +22,19 @@ disagreeing states to the rest of the distribution, and the measured error is fi
 smaller (``benchmarks/bench_intervals.py --draw-rule``). ``U`` is checked twice: as the
 share of each group's rows on which the decisions differ, and as ``|r_l - r_c|`` at the
 point estimate; the coarsest rule passing both is used, the verified rule itself when
-none does. ``tests/verification/test_draw_rule.py`` checks the draws against the verified rule's,
+none does. The share of a group's ``n`` rows resolves ``U`` only to one row, ``1 / n``:
+a group of 200 rows with ``r = 0.05`` allows ``0.1 r (1 - r) n = 0.95`` rows, so a single
+row decided differently, which any coarser rule may move across its threshold, would
+refuse every coarser rule (and the verified rule's table, up to 16 times as long, would
+be solved for every draw and bootstrap replicate). The row check therefore allows one
+row more than ``tolerance * r (1 - r)`` of each group (``1 / n`` of its rows, a row of
+its mean weight when weighted): it still refuses a band of disagreement of many rows,
+which is what it guards against (the probability check alone misses a band whose two
+sides cancel). The bound above becomes ``sqrt(tolerance + 1 / (n r (1 - r)))`` of the
+rate's spread (0.45 in that group; where ``n r (1 - r)`` is larger than
+``1 / tolerance``, within ``sqrt(2 tolerance)``), and the probability check still
+bounds the point estimate's disagreement by ``tolerance * r (1 - r)``.
+``tests/verification/test_draw_rule.py`` checks the draws against the verified rule's,
 solved draw by draw, on known networks.
 """
 
@@ -30,7 +42,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DRAW_RULE_TOLERANCE", "DrawRule", "coarser_multipliers", "within_tolerance"]
+__all__ = ["DRAW_RULE_TOLERANCE", "DrawRule", "coarser_multipliers", "one_row_share",
+           "within_tolerance"]
 
 #: Largest disagreement of the draws' rule, as a share of ``r (1 - r)`` of every group.
 DRAW_RULE_TOLERANCE = 0.1
@@ -53,8 +66,8 @@ def coarser_multipliers(multiplier: int) -> list[int]:
     return sorted(m for m in found if m >= 2)
 
 
-def within_tolerance(disagreement, rates, tolerance) -> bool:
-    """Whether ``|disagreement| <= tolerance * r (1 - r)`` for every group with a rate.
+def within_tolerance(disagreement, rates, tolerance, slack=0.0) -> bool:
+    """Whether ``|disagreement| <= tolerance * r (1 - r) + slack`` for every group with a rate.
 
     Parameters
     ----------
@@ -65,6 +78,8 @@ def within_tolerance(disagreement, rates, tolerance) -> bool:
         (not checked).
     tolerance : float
         Largest disagreement, as a share of ``r (1 - r)``.
+    slack : float or array-like of shape (n_groups,), default=0.0
+        Added to every group's allowance (the row check's resolution: one row).
 
     Returns
     -------
@@ -79,11 +94,31 @@ def within_tolerance(disagreement, rates, tolerance) -> bool:
     True
     >>> within_tolerance([0.03], [0.5], 0.1)
     False
+    >>> within_tolerance([0.03], [0.5], 0.1, slack=0.01)  # one row of a hundred more
+    True
     """
     disagreement = np.abs(np.asarray(disagreement, dtype=float))
     rates = np.asarray(rates, dtype=float)
-    allowed = tolerance * rates * (1.0 - rates)
+    allowed = tolerance * rates * (1.0 - rates) + np.asarray(slack, dtype=float)
     return bool(np.all(np.isnan(rates) | (disagreement <= allowed)))
+
+
+def one_row_share(rows) -> np.ndarray:
+    """The row check's resolution: ``1 / n_g``, one row's share of each group's rows.
+
+    ``rows`` is :meth:`DrawRule.rates_function`'s ``(mask, group_of_row, n_groups,
+    weight)``; a group without rows gets 0 (its share is NaN and not checked).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._draw_rule import one_row_share
+    >>> one_row_share((None, np.array([0, 0, 0, 0, 2]), 3, None)).tolist()
+    [0.25, 0.0, 1.0]
+    """
+    counts = np.bincount(rows[1], minlength=rows[2]).astype(float)
+    with np.errstate(divide="ignore"):
+        return np.where(counts > 0, 1.0 / counts, 0.0)
 
 
 def _shifted(drawn, shift):
@@ -195,7 +230,7 @@ class DrawRule:
                 continue
             if (rows is not None and self.decisions_at is not None and not
                     within_tolerance(self._row_share(multiplier, rows), exact,
-                                     self.tolerance)):
+                                     self.tolerance, one_row_share(rows))):
                 continue
             rule = self._rule(multiplier)
             shift = exact - self.solve(network, rule)

@@ -173,18 +173,19 @@ def check_replicate_memory(n_boot: int, n_rows: int, table_sizes, max_table_size
 
     The replicates' tables (``n_boot`` times the network's), a few arrays of row weights,
     the rows' count matrix (:func:`_count_matrix`: an index and a value per row and
-    table, and two for its group) and the counts of one replicate (the tables and two
-    per group; further replicates are counted together as the budget allows,
-    :func:`_replicate_chunk`).
+    table, and two for its group), a copy of the rows' codes (an entry per variable) and
+    the counts of one replicate (the tables and two per group; further replicates are
+    counted together as the budget allows, :func:`_replicate_chunk`).
 
     Examples
     --------
     >>> from skfairverify.verification._population import check_replicate_memory
     >>> check_replicate_memory(50, 1000, [10, 40], 10**6)
-    16550
+    18550
     """
     sizes = [int(s) for s in table_sizes]
-    per_row = 5 + 2 * (len(sizes) + 2) + 1  # weights, the count matrix, a replicate's
+    codes = len(sizes)  # a copy of the rows' codes (at most 8 bytes per variable)
+    per_row = 5 + 2 * (len(sizes) + 2) + 1 + codes  # weights, count matrix, a replicate's
     entries = n_boot * int(sum(sizes)) + per_row * int(n_rows) + int(sum(sizes))
     if entries > max_table_size:
         raise TableTooLargeError(
@@ -208,16 +209,17 @@ def _replicate_chunk(n_boot: int, n_rows: int, n_columns: int, entries: int,
     """Replicates counted together: their row weights and counts within the budget left.
 
     ``entries`` (:func:`check_replicate_memory`) holds one replicate's; each further one
-    needs ``n_rows + n_columns``. At most :data:`REPLICATE_CHUNK`, at least one.
+    needs ``2 n_rows + n_columns`` (its weights, filled a replicate at a time, and their
+    copy laid out for the product). At most :data:`REPLICATE_CHUNK`, at least one.
 
     Examples
     --------
     >>> from skfairverify.verification._population import _replicate_chunk
     >>> _replicate_chunk(30, 1000, 100, 10_000, 10**6), _replicate_chunk(30, 1000, 100,
     ...                                                                 10_000, 15_000)
-    (30, 5)
+    (30, 3)
     """
-    room = (int(max_table_size) - int(entries)) // max(1, n_rows + n_columns)
+    room = (int(max_table_size) - int(entries)) // max(1, 2 * n_rows + n_columns)
     return int(max(1, min(n_boot, REPLICATE_CHUNK, 1 + room)))
 
 
@@ -315,9 +317,11 @@ def replicate_tables(network, codes, decisions, group_of_row, n_groups: int, *,
     gamma_shape = np.where(positive, total ** 2 / np.where(squares > 0, squares, 1.0), 1.0)
     gamma_scale = np.where(positive, squares / np.where(positive, total, 1.0), 0.0)
     single = np.isclose(gamma_shape, 1.0)  # rows of data: Exp(1) variates, cheaper
-    n_single, many = int(single.sum()), ~single
-    many_shape = gamma_shape[many]
-    families = [_family_index(codes, cards, i, p) for i, p in enumerate(network.parents)]
+    single_rows, many_rows = np.flatnonzero(single), np.flatnonzero(~single)
+    many_shape = gamma_shape[many_rows]
+    by_column = np.asfortranarray(codes)  # each variable's codes contiguous
+    families = [_family_index(by_column, cards, i, p) for i, p in enumerate(network.parents)]
+    del by_column
     counts_of, offsets, slots = _count_matrix(families, n_rows, np.asarray(group_of_row),
                                        decisions, n_groups)
     n_cells = int(offsets[-1])
@@ -326,14 +330,12 @@ def replicate_tables(network, codes, decisions, group_of_row, n_groups: int, *,
     chunk = _replicate_chunk(n_boot, n_rows, counts_of.shape[0], entries, max_table_size)
     for start in range(0, n_boot, chunk):
         stop = min(start + chunk, n_boot)
-        w = np.empty((n_rows, stop - start))  # a column per replicate (the product's)
-        row = np.empty(n_rows)
-        for b in range(stop - start):  # each replicate's variates in turn, as one by one
-            row[single] = random_state.standard_exponential(n_single)
-            row[many] = random_state.standard_gamma(many_shape)
-            row *= gamma_scale
-            w[:, b] = row
-        counts = np.ascontiguousarray((counts_of @ w).T)
+        w = np.empty((stop - start, n_rows))  # a row per replicate, filled in place
+        for row in w:  # each replicate's variates in turn, as one by one
+            row[single_rows] = random_state.standard_exponential(single_rows.size)
+            row[many_rows] = random_state.standard_gamma(many_shape)
+        w *= gamma_scale
+        counts = np.ascontiguousarray((counts_of @ np.ascontiguousarray(w.T)).T)
         for i, (_, shape) in enumerate(families):
             size = math.prod(shape)
             table = counts[:, offsets[i]:offsets[i] + size].reshape((-1,) + shape)
