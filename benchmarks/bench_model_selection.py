@@ -37,12 +37,21 @@ candidate) and with nothing cached (the first), and of the CFlips then the nDCCF
 The script runs against an older package too (``PYTHONPATH``; the shared rows are left
 out), for a side-by-side comparison.
 
+The verifier scorer (``--part verifier``): every metric, rate and bound of
+``make_verifier_scorer`` on the workload and on German credit (``sex``), 2,000 COMPAS rows
+(``race``) and 3,000 Adult rows (``sex``), each scoring the audit's unaware model (the
+workload's pipeline) at both values of C fitted on 3 folds in turn: the CPU seconds of the
+calls per scorer, and the scores (``--out`` writes them, ``--against`` compares them with
+those of another run, e.g. of another package by ``PYTHONPATH``).
+
 Usage::
 
     python benchmarks/bench_model_selection.py             # 3 repeats, both parts
     python benchmarks/bench_model_selection.py --repeat 1  # one pass
     python benchmarks/bench_model_selection.py --part audit --datasets german
     python benchmarks/bench_model_selection.py --part calls
+    python benchmarks/bench_model_selection.py --part verifier --out new.json \\
+        --against old.json
 """
 
 from __future__ import annotations
@@ -259,19 +268,81 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=4000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--part", choices=["search", "audit", "calls", "both"],
+    parser.add_argument("--part", choices=["search", "audit", "calls", "verifier", "both"],
                         default="both")
+    parser.add_argument("--out", help="--part verifier: write its scores to this JSON file")
+    parser.add_argument("--against", help="--part verifier: compare with this JSON file")
     parser.add_argument("--datasets", nargs="*", default=list(AUDIT_DATASETS),
                         choices=AUDIT_DATASETS)
     args = parser.parse_args(argv)
     if args.part == "calls":
         calls_part(max(args.repeat, 9))
+    if args.part == "verifier":
+        verifier_part(args.out, args.against)
     if args.part in ("search", "both"):
         search_part(args)
     if args.part in ("audit", "both"):
         if args.part == "both":
             print()
         audit_part(args.datasets, args.repeat)
+
+
+def _verifier_sets():
+    """(name, X, y, sensitive columns, unfitted model): the workload and 3 datasets."""
+    from skfairverify.audit import default_model
+    from skfairverify.datasets import load_adult, load_compas, load_german
+
+    X, y = make_data()
+    yield "workload", X, y, "s", make_pipeline(StandardScaler(), LogisticRegression())
+    for loader, sensitive, n in ((load_german, ["sex"], None), (load_compas, ["race"], 2000),
+                                 (load_adult, ["sex"], 3000)):
+        data = loader()
+        X, y = data.data, np.asarray(data.target)
+        if n:
+            rows = np.random.default_rng(SEED).choice(len(X), n, replace=False)
+            X, y = X.iloc[rows].reset_index(drop=True), y[rows]
+        yield loader.__name__, X, y, sensitive, default_model()
+
+
+VERIFIER_SCORERS = {  # name -> parameters of make_verifier_scorer
+    f"{metric} {rate} {bound}": {"metric": metric, "rate": rate, "bound": bound,
+                                 **({"n_draws": 40} if rate == "network" else {})}
+    for metric in ("statistical_parity", "disparate_impact", "equalized_odds")
+    for rate in ("population", "network") for bound in ("estimate", "pessimistic")}
+
+
+def verifier_part(out=None, against=None) -> None:
+    """The verifier scorer's scores and CPU seconds: 3 folds x 2 values of C per set."""
+    scores, cpu = {}, {}
+    with warnings.catch_warnings(), threadpool_limits(limits=1):
+        warnings.simplefilter("ignore")
+        for name, X, y, sensitive, model in _verifier_sets():
+            folds = KFold(CV, shuffle=True, random_state=SEED).split(X)
+            for f, (train, test) in enumerate(folds):
+                for C in GRID["logisticregression__C"]:
+                    fitted = model.set_params(**{f"{model.steps[-1][0]}__C": C})
+                    fitted = fitted.fit(X.iloc[train], y[train])
+                    for label, params in VERIFIER_SCORERS.items():
+                        scorer = make_verifier_scorer(sensitive_features=sensitive,
+                                                      **params)
+                        start = time.process_time()
+                        scores[f"{name} fold {f} C={C} {label}"] = scorer(
+                            fitted, X.iloc[test], y[test])
+                        cpu[label] = cpu.get(label, 0.0) + time.process_time() - start
+    print(f"{len(scores)} verifier scorer calls; load average {os.getloadavg()[0]:.2f}")
+    print("\n| scorer (metric, rate, bound) | CPU s of its calls |\n|---|---|")
+    for label, seconds in cpu.items():
+        print(f"| {label} | {seconds:.2f} |")
+    if out:
+        with open(out, "w") as f:
+            json.dump(scores, f)
+    if against:
+        with open(against) as f:
+            other = json.load(f)
+        common = sorted(set(scores) & set(other))
+        diff = max(abs(scores[k] - other[k]) for k in common)
+        print(f"\nagainst {against}: {len(common)} common scores, max |difference| = "
+              f"{diff:.3g}")
 
 
 def search_part(args) -> None:

@@ -112,8 +112,9 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
         ``metric_intervals_``: ``n_draws`` posterior draws on the exact paths, so
         ``bound="pessimistic"`` needs ``n_draws > 0`` there; the sound bounds of
         ``method="bounds"`` and the Monte Carlo intervals of sampling hold without
-        draws); with ``bound="estimate"`` the
-        verifier then runs with ``n_draws=0`` and ``n_bootstrap=0`` unless given.
+        draws). The verifier then runs with ``n_bootstrap=0`` unless given (the
+        population estimate, which draws its replicates apart, is not read: the same
+        score, without its cost), and with ``bound="estimate"`` with ``n_draws=0``.
     **verifier_params
         Further parameters of :class:`~skfairverify.FairnessVerifier` (``n_bins``,
         ``network``, ``mediators``, ``method``, ``tolerance``, ``random_state``, ...).
@@ -173,7 +174,7 @@ def make_verifier_scorer(*, sensitive_features=None, metric="statistical_parity"
     _check_interval_params(bound, rate, verifier_params)
     if rate == "population" or bound == "estimate":
         verifier_params.setdefault("n_draws", 0)
-    if rate == "network" and bound == "estimate":
+    if rate == "network":  # the population estimate (its own draws) is not read
         verifier_params.setdefault("n_bootstrap", 0)
     # every candidate scored on the same replicates (and held-out split, and draws)
     verifier_params.setdefault("random_state", 0)

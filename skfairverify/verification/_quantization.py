@@ -19,6 +19,7 @@ from ._warnings import MIN_AGREEMENT, LowAgreementWarning
 
 __all__ = [
     "BIN_GRID", "HELD_OUT", "MULTIPLIER_GRID", "Quantized", "Quantizer", "candidates",
+    "choice_is_final",
     "distribution_cap",
     "effective_size", "finest_within_noise", "weighted_scale"
 ]
@@ -62,6 +63,29 @@ def finest_within_noise(scores, n_effective: float) -> tuple[int, int]:
     tol = np.sqrt(best * (1.0 - best) / n_effective) + 1.0 / n_effective
     _, k, l = next(s for s in scores if s[0] >= best - tol)
     return k, l
+
+
+def choice_is_final(scores, n_effective: float) -> bool:
+    """Whether :func:`finest_within_noise` of ``scores`` holds whatever follows them.
+
+    No agreement exceeds 1: once one of ``scores`` is 1, the best of every longer list
+    is 1 too and its tolerance the same, and the first score within that tolerance of
+    the best (one of ``scores``: the perfect one at the latest) stays the first. The
+    search over coarser bins can then stop with the same choice and the same best
+    agreement.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._quantization import choice_is_final
+    >>> choice_is_final([(0.99, 60, 100), (1.0, 60, 50)], 100.0)
+    True
+    >>> choice_is_final([(0.995, 60, 100), (0.999, 60, 50)], 100.0)
+    False
+    """
+    best = max(s[0] for s in scores)
+    # the first score within finest_within_noise's tolerance of best = 1, 1 / n, is
+    # among scores: the perfect one is
+    return bool(best >= 1.0 and n_effective > 0)
 
 
 def distribution_cap(frame, sensitive, weight) -> tuple[int, float]:
@@ -216,15 +240,18 @@ class Quantizer:
         hold = frame.iloc[hold_idx]
         hold_weight = None if weight is None else weight[hold_idx]
         reference = rule.decision_function(hold) > 0
+        n_effective = effective_size(hold_weight, len(hold))
         scores = []  # (agreement, k, l), finest resolution first
         for k in tqdm(bins, desc="bins", disable=not self.settings.verbose):
             enc = Encoding.from_data(frame, rule, sensitive, k, self.settings.random_state,
                                      bin_rows=fit_idx, sample_weight=weight)
             agreements = self.agreements(enc, hold, reference, multipliers, hold_weight)
             scores += [(a, k, l) for a, l in zip(agreements, multipliers)]
+            if choice_is_final(scores, n_effective):
+                break  # the coarser bins cannot change the choice
         choice = (f"the finest within noise of the best held-out agreement "
                   f"({max(s[0] for s in scores):.4f}) among {bins}")
-        k, l = finest_within_noise(scores, effective_size(hold_weight, len(hold)))
+        k, l = finest_within_noise(scores, n_effective)
         return k, l, f"{choice}; {limit}"
 
     def encode(self, frame, sensitive, weight) -> Quantized:
