@@ -32,7 +32,7 @@ from scipy.stats import norm
 
 from ..ensembles import FeatureStates, ensemble_bounds, read_ensemble
 from ..ensembles._cost import branching_cost
-from ..ensembles._reweight import reweighted_bounds, same_structure
+from ..ensembles._reweight import Reweighing, same_structure
 from ..ensembles._states import index_ensemble
 from ..ensembles._structure import complement
 from ..ensembles._unsettled import sample_unsettled
@@ -517,19 +517,21 @@ class EnsemblePath:
         """Rates function of the networks of ``point``'s structure (draws, replicates).
 
         The settled nodes of the point network's search, reweighed under each network
-        (:func:`skfairverify.ensembles._reweight.reweighted_bounds`): sound bounds
-        without a new search; the rate is their midpoint. A network of another
-        structure, or a search that kept no nodes, is bounded by a search of its own.
+        (:class:`skfairverify.ensembles._reweight.Reweighing`, its indices computed
+        once for all the networks): sound bounds without a new search; the rate is
+        their midpoint. A network of another structure, or a search that kept no
+        nodes, is bounded by a search of its own.
         """
         s = self.settings
+        at = _group_index(point.network, sens_idx, model.codes(group_codes, sens_idx))
+        plan = (Reweighing(point.search, point.network, list(sens_idx), s.max_table_size)
+                if point.search.settled_nodes is not None else None)
 
         def rates_of(net):
-            if point.search.settled_nodes is None or not same_structure(point.network, net):
+            if plan is None or not same_structure(point.network, net):
                 return self.bounded_rates(model, net, sens_idx, group_codes,
                                           self.budget[1]).rate
-            lower, upper, _ = reweighted_bounds(point.search, model.network(net),
-                                                list(sens_idx), s.max_table_size)
-            at = _group_index(net, sens_idx, model.codes(group_codes, sens_idx))
+            lower, upper, _ = plan.bounds(model.network(net))
             return np.where(lower[at] == upper[at], lower[at], (lower[at] + upper[at]) / 2)
 
         return rates_of
