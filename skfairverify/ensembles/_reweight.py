@@ -236,7 +236,8 @@ class Reweighing:
         self.groups = GroupWeights(network, sensitive, max_table_size)
         self.n_groups = self.groups.n_groups
         self.nodes = NodeWeights(network, bounds.order, nodes, max_table_size)
-        self.positive, self.group = nodes["positive"], nodes["group"]
+        # group and decision of every node, for one sum of each group's settled mass
+        self.key = 2 * nodes["group"] + nodes["positive"]
 
     def bounds(self, network: BayesNet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``lower, upper, settled`` per group under ``network``, as :func:`reweighted_bounds`.
@@ -251,9 +252,7 @@ class Reweighing:
         if np.any(p_group <= 0):
             raise ValueError("A group has probability 0 under the network.")
         prob = self.nodes.probability(network)
-        positive = self.positive
-        pos = np.bincount(self.group[positive], prob[positive], self.n_groups)
-        neg = np.bincount(self.group[~positive], prob[~positive], self.n_groups)
+        neg, pos = np.bincount(self.key, prob, 2 * self.n_groups).reshape(self.n_groups, 2).T
         lower = np.clip(pos / p_group, 0.0, 1.0)
         upper = np.clip(1.0 - neg / p_group, lower, 1.0)
         settled = np.clip((pos + neg) / p_group, 0.0, 1.0)

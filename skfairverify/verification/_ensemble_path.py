@@ -307,6 +307,7 @@ class EnsemblePath:
         self._restated = None  # (encoding, its StateModel)
         self.budget = (settings.max_time, settings.max_time)  # CPU s: point, other searches
         self._prepared = None  # (frame, sensitive, weight, Quantized) of prepare
+        self._observed = None  # (frame, the model's decisions on it) given to evaluate
 
     # ------------------------------------------------------------------ variables
     def _used(self) -> list[int]:
@@ -449,10 +450,16 @@ class EnsemblePath:
         return out
 
     def agreement(self, encoding, frame, multiplier, weight) -> float:
-        """Share of the rows where the decision on their states is the model's (1 or near)."""
+        """Share of the rows where the decision on their states is the model's (1 or near).
+
+        The model's decisions on ``frame`` are those :meth:`evaluate` was given for
+        the population estimate when it was given them on this frame, else computed.
+        """
         codes = encoding.codes(frame)
+        kept, self._observed = self._observed, None
+        model = kept[1] if kept is not None and kept[0] is frame else self.decisions(frame)
         same = (self.model_of(encoding).decisions(codes, self.settings.max_table_size)
-                == self.decisions(frame))
+                == model)
         return float(np.average(same, weights=weight))
 
     def check_agreement(self, encoding, frame, weight, agreement, multiplier,
@@ -542,6 +549,9 @@ class EnsemblePath:
         learner = NetworkLearner(self.settings, variables)
         data = learner.groups_and_networks(frame, y_pos, encoding, weight)
         model = self.model_of(encoding)
+        self._observed = (None if observed is None or observed.square is not None
+                          or len(observed.decisions) != len(frame)
+                          else (frame, np.asarray(observed.decisions, dtype=bool)))
         max_time, _ = self._budget(y_pos, variables)
         found, rows = {}, [0]  # id of a network bounded -> (it, its BoundedRates)
 
