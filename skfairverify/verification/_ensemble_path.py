@@ -230,13 +230,18 @@ class StateModel:
                         state_names=names)
 
     def decisions(self, codes, max_table_size) -> np.ndarray:
-        """The ensemble's positive decision on every row of state ``codes``."""
-        ranks = self.codes(codes, range(np.shape(codes)[1])).astype(np.float64)
+        """The ensemble's positive decision on every row of state ``codes``.
+
+        Decided once per distinct row of states (rows of data share them).
+        """
+        distinct, inverse = np.unique(np.asarray(codes, dtype=np.int64), axis=0,
+                                      return_inverse=True)
+        ranks = self.codes(distinct, range(distinct.shape[1])).astype(np.float64)
         out = np.empty(len(ranks), dtype=bool)
         step = _chunked(self.indexed.n_trees, max_table_size)
         for i in range(0, len(ranks), step):
             out[i: i + step] = self.indexed.positive(self.indexed.raw_score(ranks[i: i + step]))
-        return out
+        return out[inverse.ravel()]
 
 
 def _state_column(var, dtype, n: int) -> pd.Series:
