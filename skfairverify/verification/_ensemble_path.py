@@ -32,7 +32,7 @@ from scipy.stats import norm
 
 from ..ensembles import FeatureStates, ensemble_bounds, read_ensemble
 from ..ensembles._cost import branching_cost
-from ..ensembles._reweight import reweighted_bounds, same_structure
+from ..ensembles._reweight import Reweighing, same_structure
 from ..ensembles._states import index_ensemble
 from ..ensembles._structure import complement
 from ..ensembles._unsettled import sample_unsettled
@@ -230,13 +230,18 @@ class StateModel:
                         state_names=names)
 
     def decisions(self, codes, max_table_size) -> np.ndarray:
-        """The ensemble's positive decision on every row of state ``codes``."""
-        ranks = self.codes(codes, range(np.shape(codes)[1])).astype(np.float64)
+        """The ensemble's positive decision on every row of state ``codes``.
+
+        Decided once per distinct row of states (rows of data share them).
+        """
+        distinct, inverse = np.unique(np.asarray(codes, dtype=np.int64), axis=0,
+                                      return_inverse=True)
+        ranks = self.codes(distinct, range(distinct.shape[1])).astype(np.float64)
         out = np.empty(len(ranks), dtype=bool)
         step = _chunked(self.indexed.n_trees, max_table_size)
         for i in range(0, len(ranks), step):
             out[i: i + step] = self.indexed.positive(self.indexed.raw_score(ranks[i: i + step]))
-        return out
+        return out[inverse.ravel()]
 
 
 def _state_column(var, dtype, n: int) -> pd.Series:
@@ -307,6 +312,7 @@ class EnsemblePath:
         self._restated = None  # (encoding, its StateModel)
         self.budget = (settings.max_time, settings.max_time)  # CPU s: point, other searches
         self._prepared = None  # (frame, sensitive, weight, Quantized) of prepare
+        self._observed = None  # (frame, the model's decisions on it) given to evaluate
 
     # ------------------------------------------------------------------ variables
     def _used(self) -> list[int]:
@@ -449,10 +455,16 @@ class EnsemblePath:
         return out
 
     def agreement(self, encoding, frame, multiplier, weight) -> float:
-        """Share of the rows where the decision on their states is the model's (1 or near)."""
+        """Share of the rows where the decision on their states is the model's (1 or near).
+
+        The model's decisions on ``frame`` are those :meth:`evaluate` was given for
+        the population estimate when it was given them on this frame, else computed.
+        """
         codes = encoding.codes(frame)
+        kept, self._observed = self._observed, None
+        model = kept[1] if kept is not None and kept[0] is frame else self.decisions(frame)
         same = (self.model_of(encoding).decisions(codes, self.settings.max_table_size)
-                == self.decisions(frame))
+                == model)
         return float(np.average(same, weights=weight))
 
     def check_agreement(self, encoding, frame, weight, agreement, multiplier,
@@ -517,19 +529,21 @@ class EnsemblePath:
         """Rates function of the networks of ``point``'s structure (draws, replicates).
 
         The settled nodes of the point network's search, reweighed under each network
-        (:func:`skfairverify.ensembles._reweight.reweighted_bounds`): sound bounds
-        without a new search; the rate is their midpoint. A network of another
-        structure, or a search that kept no nodes, is bounded by a search of its own.
+        (:class:`skfairverify.ensembles._reweight.Reweighing`, its indices computed
+        once for all the networks): sound bounds without a new search; the rate is
+        their midpoint. A network of another structure, or a search that kept no
+        nodes, is bounded by a search of its own.
         """
         s = self.settings
+        at = _group_index(point.network, sens_idx, model.codes(group_codes, sens_idx))
+        plan = (Reweighing(point.search, point.network, list(sens_idx), s.max_table_size)
+                if point.search.settled_nodes is not None else None)
 
         def rates_of(net):
-            if point.search.settled_nodes is None or not same_structure(point.network, net):
+            if plan is None or not same_structure(point.network, net):
                 return self.bounded_rates(model, net, sens_idx, group_codes,
                                           self.budget[1]).rate
-            lower, upper, _ = reweighted_bounds(point.search, model.network(net),
-                                                list(sens_idx), s.max_table_size)
-            at = _group_index(net, sens_idx, model.codes(group_codes, sens_idx))
+            lower, upper, _ = plan.bounds(model.network(net))
             return np.where(lower[at] == upper[at], lower[at], (lower[at] + upper[at]) / 2)
 
         return rates_of
@@ -540,6 +554,9 @@ class EnsemblePath:
         learner = NetworkLearner(self.settings, variables)
         data = learner.groups_and_networks(frame, y_pos, encoding, weight)
         model = self.model_of(encoding)
+        self._observed = (None if observed is None or observed.square is not None
+                          or len(observed.decisions) != len(frame)
+                          else (frame, np.asarray(observed.decisions, dtype=bool)))
         max_time, _ = self._budget(y_pos, variables)
         found, rows = {}, [0]  # id of a network bounded -> (it, its BoundedRates)
 
