@@ -212,7 +212,7 @@ def _refuse_unordered(left_row: np.ndarray, has_missing: bool) -> None:
         f"prefix left ({why}).")
 
 
-def _restated_tree(tree, dtype, values: dict, orders: dict) -> Tree:
+def _restated_tree(tree, dtype, values: dict, orders: dict, names=None) -> Tree:
     """``tree`` with every split on a variable's state rank (see :func:`index_ensemble`)."""
     left, right = tree.children_left.copy(), tree.children_right.copy()
     threshold, feature = tree.threshold.copy(), tree.feature.copy()
@@ -223,8 +223,12 @@ def _restated_tree(tree, dtype, values: dict, orders: dict) -> Tree:
                              "states; give its values for every column the trees read.")
         v, column = values[int(f)]
         at = np.flatnonzero(split & (tree.feature == f))
-        k, swap = _prefix_lengths(column[orders[v]], threshold[at], tree.missing_left[at],
-                                  dtype)
+        try:
+            k, swap = _prefix_lengths(column[orders[v]], threshold[at],
+                                      tree.missing_left[at], dtype)
+        except ValueError as exc:
+            name = f"variable {v}" if names is None else f"column {names[v]!r}"
+            raise ValueError(f"On {name}: {exc}") from None
         threshold[at] = np.where(k == column.size, np.inf, k - 0.5)
         feature[at] = v
         flip = at[swap]
@@ -233,7 +237,7 @@ def _restated_tree(tree, dtype, values: dict, orders: dict) -> Tree:
                      tree.value)
 
 
-def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int
+def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int, names=None
                    ) -> tuple[TreeEnsemble, dict, dict]:
     """The ensemble restated on the ranks of its variables' states.
 
@@ -255,6 +259,8 @@ def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int
         value on each of that variable's states (in the variable's state order).
     n_variables : int
         Number of variables (the restated ensemble's inputs: one rank per variable).
+    names : list of str, default=None
+        The variables' names, in the refusal of a split (their indices when None).
 
     Returns
     -------
@@ -299,7 +305,7 @@ def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int
         elif column.size != orders[v].size:
             raise ValueError(f"Input column {f} has {column.size} values but variable {v} "
                              f"has {orders[v].size} states.")
-    trees = tuple(_restated_tree(t, ensemble.input_dtype, values, orders)
+    trees = tuple(_restated_tree(t, ensemble.input_dtype, values, orders, names)
                   for t in ensemble.trees)
     indexed = replace(ensemble, trees=trees, input_dtype=np.dtype(np.float64),
                       n_features=int(n_variables))

@@ -200,7 +200,8 @@ class StateModel:
 
     def __init__(self, ensemble, encoding, values):
         n_vars = len(encoding.variables)
-        self.indexed, orders, by_variable = index_ensemble(ensemble, values, n_vars)
+        self.indexed, orders, by_variable = index_ensemble(ensemble, values, n_vars,
+                                                           encoding.names)
         self.order = {v: o for v, o in orders.items() if np.any(o != np.arange(o.size))}
         self.states = [by_variable[v] if v in by_variable
                        else FeatureStates(None, [], n_states=var.cardinality)

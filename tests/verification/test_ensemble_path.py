@@ -469,8 +469,8 @@ def test_missing_values_the_trees_route_both_ways_are_refused_by_name():
     X, y = _continuous(n=600)
     model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
     holes = X.assign(x=X["x"].where(X.index > 5))
-    with pytest.raises(ValueError, match="missing values and the trees send them left at "
-                                         "some nodes and right at others"):
+    with pytest.raises(ValueError, match="On column 'x': .*missing values and the trees "
+                                         "send them left at some nodes and right at others"):
         _fit_bounds(model, holes, y)
 
 
@@ -504,7 +504,7 @@ def test_auto_samples_what_the_check_refuses():
         GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0))
     fast = {"n_draws": 0, "n_bootstrap": 0, "tolerance": 0.05, "random_state": 0}
     assert FairnessVerifier(onehot, "a", **fast).fit(X, y).method_ == "sampling"
-    with pytest.raises(ValueError, match="not a range"):
+    with pytest.raises(ValueError, match="On column 'c': .*not a range"):
         FairnessVerifier(onehot, "a", method="bounds", **fast).fit(X, y)
     X, y = _continuous(n=600)
     model = FrozenEstimator(HistGradientBoostingClassifier(max_iter=10,
