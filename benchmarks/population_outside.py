@@ -70,6 +70,8 @@ def main():
     parser.add_argument("--reps", type=int, default=40)
     parser.add_argument("--labels", action="store_true")
     parser.add_argument("--network-draws", type=int, default=0)
+    parser.add_argument("--prior", default="bdeu", choices=["bdeu", "hierarchical"])
+    parser.add_argument("--lever", default="today")  # read by protocol_fit's callers only
     parser.add_argument("--which", nargs="*", default=list(SIZES), choices=list(SIZES))
     args = parser.parse_args()
     for name in args.which:

@@ -39,6 +39,14 @@ from the direct ones beyond their sampling noise:
   (without it, a small group whose network rate is three standard errors off was shrunk
   to the network, with 27% coverage). With a single group of enough rows there is
   nothing to learn the bias from beyond its own rows: the estimate is the direct one.
+* A network's error can grow as groups get smaller (a prior smoothing a small group's
+  tables): the spread of a group's own bias is ``sigma^2 + kappa^2 psi_a``, ``kappa`` in
+  standard errors of the group's rows on :data:`KAPPA_GRID`, prior
+  :data:`KAPPA_ZERO_PRIOR` at 0, integrated with the rest (:func:`combine_over_bias`).
+* Limited translation (Efron and Morris 1972): the estimate is at most
+  :data:`SHIFT_CAP` standard errors of the direct rate from it, the squared move added
+  to its mean squared error (:func:`limited_translation`): a group the model gets wrong
+  loses at most that much.
 * The interval is the Jeffreys interval of a proportion with the estimate's effective
   number of rows ``n* = p (1 - p) / MSE`` (Korn and Graubard 1998, for survey
   proportions), ``n*`` at most twice the group's own rows: no group is credited with the
@@ -85,6 +93,8 @@ __all__ = [
     "PopulationEstimates",
     "BiasPosterior",
     "combine_given_sigma",
+    "combine_over_bias",
+    "limited_translation",
     "direct_rates",
     "gap_bounds",
     "metric_intervals_from_estimates",
@@ -107,6 +117,15 @@ OUTLIER_PRIOR = 0.2
 OUTLIER_SD = 0.5
 #: Passes of the outlier responsibilities and the common bias (they depend on each other).
 OUTLIER_ITERATIONS = 5
+#: Grid of ``kappa``: a group's own bias has variance ``sigma^2 + kappa^2 psi_a``, the
+#: second part in multiples of its direct rate's variance (a bias that grows as groups get
+#: smaller, as a prior's smoothing of a small group's tables does).
+KAPPA_GRID = np.linspace(0.0, 2.0, 9)
+#: Prior probability of ``kappa = 0`` (the rest spread evenly over the grid's other values).
+KAPPA_ZERO_PRIOR = 0.5
+#: Limited translation (Efron and Morris 1972): the estimate moves from the direct rate by
+#: at most this many standard errors of the direct rate.
+SHIFT_CAP = 0.75
 #: Draws of the groups' rates for the intervals of the metrics.
 METRIC_DRAWS = 4000
 
@@ -472,24 +491,37 @@ class BiasPosterior:
 
     ``N_a - D_a = mu + b_a + noise`` with ``noise ~ N(0, V_a)``: ``mu`` the network's
     common bias (flat prior; its mean ``mu[k]`` and variance ``mu_variance[k]`` given
-    each grid value ``sigma_k``) and each group's own bias ``b_a`` drawn from the others'
-    spread ``N(0, sigma^2)``, or, with prior probability ``prior_outlier``, from
-    ``N(0, OUTLIER_SD^2)``: a group the network gets wrong alone (a scale mixture, as
-    robust small area estimation does; a single Gaussian spread lets one such group be
-    shrunk, confidently, towards the network). ``outlier[k, a]`` is the posterior
-    probability that group ``a`` is one, given ``sigma_k``; ``weights[k]`` the posterior
-    probability of ``sigma_k`` (flat prior on the grid; the likelihood with ``mu``
-    integrated out, REML's, at the groups' responsibilities).
+    each grid row ``k``) and each group's own bias ``b_a`` drawn from the others' spread
+    ``N(0, sigma^2 + extra_a)`` (``extra``: one row per value of a part of the spread of
+    each group alone, :data:`KAPPA_GRID`; the grid rows are every ``sigma`` of
+    :data:`SIGMA_GRID` for each row of ``extra``), or, with prior probability
+    ``prior_outlier``, from ``N(0, OUTLIER_SD^2)``: a group the network gets wrong alone
+    (a scale mixture, as robust small area estimation does; a single Gaussian spread
+    lets one such group be shrunk, confidently, towards the network). ``outlier[k, a]``
+    is the posterior probability that group ``a`` is one, given grid row ``k``;
+    ``weights[k]`` the posterior probability of row ``k`` (flat prior on ``sigma``, times
+    ``exp(log_prior)`` of its row of ``extra``; the likelihood with ``mu`` integrated out,
+    REML's, at the groups' responsibilities); ``log_evidence`` the log of the prior
+    times the likelihood summed over the rows (to weigh posteriors computed apart);
+    ``spread[k, a]`` the variance of group ``a``'s own bias and ``sigma[k]`` the
+    ``sigma`` of row ``k``.
     """
 
     weights: np.ndarray
     mu: np.ndarray
     mu_variance: np.ndarray
     outlier: np.ndarray
+    log_evidence: float = 0.0
+    spread: np.ndarray | None = None
+    sigma: np.ndarray | None = None
 
     @classmethod
-    def of(cls, diff, variance, prior_outlier: float = 0.0) -> BiasPosterior:
-        inlier = SIGMA_GRID[:, None] ** 2 + variance[None, :]
+    def of(cls, diff, variance, prior_outlier: float = 0.0, extra=None,
+           log_prior=None) -> BiasPosterior:
+        extra = np.zeros((1, np.size(diff))) if extra is None else np.atleast_2d(extra)
+        spread = (SIGMA_GRID[None, :, None] ** 2 + extra[:, None, :]).reshape(
+            -1, np.size(diff))
+        inlier = spread + variance[None, :]
         outlying = OUTLIER_SD ** 2 + variance[None, :]
         r = np.zeros_like(inlier)
         for _ in range(OUTLIER_ITERATIONS if prior_outlier > 0 else 1):
@@ -506,7 +538,93 @@ class BiasPosterior:
             else:
                 total = log_in
         loglik = total.sum(axis=1) - 0.5 * np.log(mass)
-        return cls(np.exp(loglik - logsumexp(loglik)), mu, 1.0 / mass, r)
+        if log_prior is not None:
+            loglik = loglik + np.repeat(log_prior, SIGMA_GRID.size)
+        evidence = float(logsumexp(loglik) - np.log(SIGMA_GRID.size))
+        return cls(np.exp(loglik - logsumexp(loglik)), mu, 1.0 / mass, r, evidence,
+                   spread, np.tile(SIGMA_GRID, len(extra)))
+
+
+def _kappa_log_prior() -> np.ndarray:
+    """Log prior of :data:`KAPPA_GRID`: :data:`KAPPA_ZERO_PRIOR` at 0, the rest even."""
+    rest = (1.0 - KAPPA_ZERO_PRIOR) / max(KAPPA_GRID.size - 1, 1)
+    return np.log(np.where(KAPPA_GRID == 0.0, KAPPA_ZERO_PRIOR, rest))
+
+
+#: Entries of one array of the bias posterior (grid rows times groups) at most: the values
+#: of ``kappa`` are taken in chunks that fit.
+MAX_GRID_ENTRIES = 2 ** 16
+
+
+def _posterior_moments(post: BiasPosterior, network, direct, sub: Moments):
+    """Posterior mean of the estimate, of its square plus MSE, and of the direct weight.
+
+    Given each grid value, the GLS combination (:func:`combine_given_sigma`) of the rows
+    with the network corrected by the common bias, for an inlying and for an outlying
+    group, weighed by the group's posterior probability of being one, the MSE with
+    ``mu``'s uncertainty (Prasad and Rao's ``g2`` term).
+    """
+    corrected = network[None, :] - post.mu[:, None]
+    est, second, weight = 0.0, 0.0, 0.0
+    for spread, share in ((post.spread, 1.0 - post.outlier),
+                          (OUTLIER_SD ** 2, post.outlier)):
+        part, err = combine_given_sigma(corrected, direct, sub, spread)
+        w = np.clip((sub.tau + spread - sub.cov) / (spread + sub.diff_variance), 0.0, 1.0)
+        err = err + (1 - w) ** 2 * post.mu_variance[:, None]  # Prasad-Rao's g2
+        est, second = est + share * part, second + share * (err + part ** 2)
+        weight = weight + share * w
+    return post.weights @ est, post.weights @ second, post.weights @ weight
+
+
+def limited_translation(estimate, mse, direct, psi, cap: float = SHIFT_CAP):
+    """The estimate moved back to within ``cap`` standard errors of the direct rate.
+
+    Efron and Morris' limited translation: whatever the model says, a group's estimate
+    is at most ``cap sqrt(psi)`` from its rows' own rate, so a group the model gets wrong
+    loses at most that much; the squared move is added to the mean squared error (the
+    estimate is biased by at most that much relative to the model's).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._population import limited_translation
+    >>> est, mse = limited_translation(np.array([0.5, 0.41]), np.array([1e-4, 1e-4]),
+    ...                                np.array([0.4, 0.4]), np.array([0.0016, 0.0016]))
+    >>> np.round(est, 3).tolist(), np.round(mse, 5).tolist()
+    ([0.43, 0.41], [0.005, 0.0001])
+    """
+    bound = cap * np.sqrt(psi)
+    moved = direct + np.clip(estimate - direct, -bound, bound)
+    return moved, mse + (estimate - moved) ** 2
+
+
+def combine_over_bias(network, direct, variance, sub: Moments):
+    """The estimate, its mean squared error and direct weight, and the mean ``sigma``.
+
+    The bias posterior (:class:`BiasPosterior`) over ``sigma`` and ``kappa``
+    (:data:`KAPPA_GRID`: a group's own bias variance ``sigma^2 + kappa^2 psi_a``, the
+    prior :func:`_kappa_log_prior`), the posterior means of the combination
+    (:func:`_posterior_moments`), then :func:`limited_translation`. The values of
+    ``kappa`` are taken in chunks of at most :data:`MAX_GRID_ENTRIES` entries per array,
+    the chunks' posteriors mixed by their evidence.
+    """
+    diff, m = network - direct, network.size
+    step = max(1, MAX_GRID_ENTRIES // (SIGMA_GRID.size * m))
+    log_prior = _kappa_log_prior()
+    parts, log_post = [], []
+    for start in range(0, KAPPA_GRID.size, step):
+        kappa = KAPPA_GRID[start:start + step]
+        post = BiasPosterior.of(diff, variance, OUTLIER_PRIOR,
+                                kappa[:, None] ** 2 * sub.psi[None, :],
+                                log_prior[start:start + step])
+        parts.append((*_posterior_moments(post, network, direct, sub),
+                      post.weights @ post.sigma))
+        log_post.append(post.log_evidence)
+    share = np.exp(np.asarray(log_post) - logsumexp(log_post))
+    mean, second, weight, sigma = (sum(p * part[i] for p, part in zip(share, parts))
+                                   for i in range(4))
+    rate, mse = limited_translation(mean, second - mean ** 2, direct, sub.psi)
+    return np.clip(rate, 0.0, 1.0), mse, weight, float(sigma)
 
 
 def jeffreys_interval(p, n, level: float):
@@ -615,7 +733,7 @@ def population_estimates(network, direct, n_eff, boot_network, boot_direct, *,
     >>> bd = rng.normal([0.5, 0.4], np.sqrt([0.25 / 400, 0.24 / 30]), (50, 2))
     >>> bn = 0.4 + 0.6 * (bd - 0.4) + rng.normal(0, 0.003, (50, 2))
     >>> est = population_estimates(np.array([0.5, 0.4]), np.array([0.5, 0.42]), n, bn, bd)
-    >>> bool(abs(est.rate[1] - 0.4) < 0.015), bool(est.high[1] - est.low[1] < 0.33)
+    >>> bool(abs(est.rate[1] - 0.4) < 0.02), bool(est.high[1] - est.low[1] < 0.33)
     (True, True)
     """
     network = np.asarray(network, dtype=float)
@@ -638,24 +756,9 @@ def population_estimates(network, direct, n_eff, boot_network, boot_direct, *,
     rate, mse, g = direct[present].copy(), mom.floor.copy(), np.ones(int(present.sum()))
     fit = ~small
     if fit.sum() >= 2:  # a common bias and a spread need two groups
-        post = BiasPosterior.of(diff[fit], variance[fit], OUTLIER_PRIOR)
-        sigma = float(post.weights @ SIGMA_GRID)
         sub = Moments(mom.tau[fit], mom.psi[fit], mom.cov[fit], mom.floor[fit])
-        # the network's rate corrected by the common bias, given each grid value
-        corrected = network[present][fit][None, :] - post.mu[:, None]
-        est, second, weight = 0.0, 0.0, 0.0
-        for spread, share in ((SIGMA_GRID[:, None] ** 2, 1.0 - post.outlier),
-                              (OUTLIER_SD ** 2, post.outlier)):
-            part, err = combine_given_sigma(corrected, direct[present][fit], sub, spread)
-            w = np.clip((sub.tau + spread - sub.cov) / (spread + sub.diff_variance),
-                        0.0, 1.0)
-            err = err + (1 - w) ** 2 * post.mu_variance[:, None]  # Prasad-Rao's g2
-            est, second = est + share * part, second + share * (err + part ** 2)
-            weight = weight + share * w
-        mean = post.weights @ est
-        rate[fit] = np.clip(mean, 0.0, 1.0)
-        mse[fit] = post.weights @ second - mean ** 2
-        g[fit] = post.weights @ weight
+        rate[fit], mse[fit], g[fit], sigma = combine_over_bias(
+            network[present][fit], direct[present][fit], variance[fit], sub)
     n = np.maximum(n_eff[present], 1.0)
     p = np.clip(rate, 0.5 / n, 1 - 0.5 / n)
     rows = np.minimum(p * (1 - p) / np.maximum(mse, 1e-15), MAX_ROWS_FACTOR * n)
