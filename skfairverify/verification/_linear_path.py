@@ -24,6 +24,27 @@ from ._warnings import MIN_AGREEMENT
 __all__ = ["LinearPath"]
 
 
+def planned_once(plan_of):
+    """``plan_of(net, mask)`` computed once per network and rows, then looked up.
+
+    The posterior draws and the bootstrap replicates of a network ask for the same
+    rates function (the draws' rule, chosen by exact solves of the network at coarser
+    rules, and its plan): the second asks for the first's. Networks are matched by
+    identity, rows by their mask's values.
+    """
+    known = []  # (network, mask, rates function)
+
+    def cached(net, mask):
+        for other, rows, found in known:
+            if other is net and np.array_equal(rows, mask):
+                return found
+        found = plan_of(net, mask)
+        known.append((net, mask, found))
+        return found
+
+    return cached
+
+
 class LinearPath:
     """The exact path of a linear rule (one of the paths of :func:`._paths.select_path`).
 
@@ -110,6 +131,7 @@ class LinearPath:
                                     decisions_at=lambda r: encoding.scores(codes, r[0]) >= r[1])
         group_of_row = rows_group(sens_codes, group_codes)
 
+        @planned_once
         def plan_of(net, mask):  # the draws share the network's structure: plan once
             rows = (mask, group_of_row[mask], len(group_codes), weight)
             return draw_rule.rates_function(net, rates_of(net), rows)
