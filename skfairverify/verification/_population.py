@@ -1146,22 +1146,21 @@ def population_table(groups, sensitive, estimates: dict):
     """
     import pandas as pd
 
-    parts = []
-    for name, est in estimates.items():  # one frame per rate, built at once
-        kept = ~np.isnan(est.rate)
-        columns = {s: groups[s][kept] for s in sensitive}
-        values = {"network": groups[name].to_numpy(),
-                  "network_se": np.sqrt(est.network_variance), "direct": est.direct,
-                  "rows": est.n_eff, "estimate": est.rate, "ci_low": est.low,
-                  "ci_high": est.high, "effective_rows": est.effective_rows,
-                  "direct_weight": est.direct_weight, "discrepancy": est.discrepancy,
-                  "pvalue": est.pvalue}
-        part = pd.DataFrame({**columns, "rate": name},
-                            index=groups.index[kept])
-        parts.append(pd.concat([part, pd.DataFrame(
-            {k: np.asarray(v)[kept] for k, v in values.items()}, index=part.index)],
-            axis=1))
-    return pd.concat(parts, ignore_index=True)
+    kept = {name: np.flatnonzero(~np.isnan(est.rate)) for name, est in estimates.items()}
+    rows = np.concatenate(list(kept.values()))  # the groups of every rate, in turn
+    columns = {s: groups[s].take(rows).reset_index(drop=True) for s in sensitive}
+    columns["rate"] = np.repeat(np.array(list(kept), dtype=object),
+                                [len(k) for k in kept.values()])
+    values = {name: {"network": groups[name].to_numpy(),
+                     "network_se": np.sqrt(est.network_variance), "direct": est.direct,
+                     "rows": est.n_eff, "estimate": est.rate, "ci_low": est.low,
+                     "ci_high": est.high, "effective_rows": est.effective_rows,
+                     "direct_weight": est.direct_weight, "discrepancy": est.discrepancy,
+                     "pvalue": est.pvalue} for name, est in estimates.items()}
+    for column in next(iter(values.values())):
+        columns[column] = np.concatenate([np.asarray(values[name][column])[k]
+                                          for name, k in kept.items()])
+    return pd.DataFrame(columns)  # one frame, built at once
 
 
 def misfits(estimates: dict, alpha: float = 0.05) -> list[tuple[str, int, float]]:
