@@ -24,6 +24,27 @@ from ._warnings import MIN_AGREEMENT
 __all__ = ["LinearPath"]
 
 
+def planned_once(plan_of):
+    """``plan_of(net, mask)`` computed once per network and rows, then looked up.
+
+    The posterior draws and the bootstrap replicates of a network ask for the same
+    rates function (the draws' rule, chosen by exact solves of the network at coarser
+    rules, and its plan): the second asks for the first's. Networks are matched by
+    identity, rows by their mask's values.
+    """
+    known = []  # (network, mask, rates function)
+
+    def cached(net, mask):
+        for other, rows, found in known:
+            if other is net and np.array_equal(rows, mask):
+                return found
+        found = plan_of(net, mask)
+        known.append((net, mask, found))
+        return found
+
+    return cached
+
+
 class LinearPath:
     """The exact path of a linear rule (one of the paths of :func:`._paths.select_path`).
 
@@ -49,6 +70,7 @@ class LinearPath:
         self.rescale(weighted_scale(rule.decision_function(frame), weight))
         self.fitted = None  # fit's evaluation (remember)
         self.variables = None
+        self._observed = None  # (frame, the model's decisions on it) given to evaluate
 
     def rescale(self, decision_scale: float) -> None:
         """Divide the rule by ``decision_scale`` (the scale of its decision function)."""
@@ -75,6 +97,9 @@ class LinearPath:
         learner = NetworkLearner(self.settings, variables)
         data = learner.groups_and_networks(frame, y_pos, encoding, weight)
         evaluator = Evaluator(self.settings, variables, learner)
+        self._observed = (None if observed is None or observed.square is not None
+                          or frame is None or len(observed.decisions) != len(frame)
+                          else (frame, np.asarray(observed.decisions, dtype=bool)))
         for k, l in enumerate(multipliers):
             try:
                 return self._evaluate_at(evaluator, l, encoding, data, y_pos, weight,
@@ -110,6 +135,7 @@ class LinearPath:
                                     decisions_at=lambda r: encoding.scores(codes, r[0]) >= r[1])
         group_of_row = rows_group(sens_codes, group_codes)
 
+        @planned_once
         def plan_of(net, mask):  # the draws share the network's structure: plan once
             rows = (mask, group_of_row[mask], len(group_codes), weight)
             return draw_rule.rates_function(net, rates_of(net), rows)
@@ -131,8 +157,14 @@ class LinearPath:
             decisions_at=decisions_at, coarsest=coarsest)
 
     def agreement(self, encoding, frame, multiplier, weight) -> float:
-        """The agreement of the integer rule with the model on ``frame``."""
-        return self.quantizer.agreement(encoding, frame, multiplier, weight)
+        """The agreement of the integer rule with the model on ``frame``.
+
+        The model's decisions on ``frame`` are those :meth:`evaluate` was given for
+        the population estimate when it was given them on this frame, else computed.
+        """
+        kept, self._observed = self._observed, None
+        reference = kept[1] if kept is not None and kept[0] is frame else None
+        return self.quantizer.agreement(encoding, frame, multiplier, weight, reference)
 
     def check_agreement(self, encoding, frame, weight, agreement, multiplier,
                         reference=None) -> None:

@@ -799,15 +799,51 @@ def _lerp(a, b, t):
     return out
 
 
+def _positions(n: int, qs, mirrored=False):
+    """Order statistics and weights of :func:`numpy.quantile`'s linear method.
+
+    ``(prev, nxt, gamma)``: the ``q``-quantile of ``n`` values is ``_lerp(x[prev],
+    x[nxt], gamma)`` of their sorted values ``x``; ``mirrored``: the positions in ``x``
+    of the order statistics of ``-x`` (the ``k``-th smallest of ``-x`` is minus the
+    ``(n - 1 - k)``-th smallest of ``x``).
+    """
+    virtual = (n - 1) * np.asarray(qs, dtype=float)
+    prev = np.floor(virtual)
+    nxt = prev + 1
+    prev[virtual >= n - 1], nxt[virtual >= n - 1] = n - 1, n - 1
+    prev[virtual < 0], nxt[virtual < 0] = 0, 0
+    prev, nxt = prev.astype(np.intp), nxt.astype(np.intp)
+    gamma = (virtual - np.where(virtual >= n - 1, -1, prev))[:, None]
+    if mirrored:
+        prev, nxt = n - 1 - prev, n - 1 - nxt
+    return prev, nxt, gamma
+
+
+def _read(rows, position, mirrored=False, offset: int = 0) -> np.ndarray:
+    """The quantiles at ``position`` (:func:`_positions`) of rows partitioned there.
+
+    ``offset``: ``rows`` are the columns from ``offset`` on of the partitioned rows.
+    """
+    prev, nxt, gamma = position
+    a, b = rows[:, prev - offset].T, rows[:, nxt - offset].T
+    if mirrored:
+        a, b = -a, -b
+    return _lerp(a, b, gamma)
+
+
+def _kth(*positions) -> np.ndarray:
+    """The order statistics to partition at to read every position of ``positions``."""
+    return np.unique(np.concatenate([p[i] for p in positions for i in (0, 1)]))
+
+
 def row_quantiles(rows, qs, mirrored=False) -> np.ndarray:
     """``np.quantile(rows, qs, axis=1)`` (or of ``-rows``), with one partition of the rows.
 
     The rows (no NaN) are partitioned in place at the order statistics of every ``q``
-    of ``qs`` and of its mirror (``-rows``' quantiles are read from the same
-    partition), and interpolated as :func:`numpy.quantile`'s linear method does: the
-    same values to the last digit, with one partition for both signs and for every
-    level, where numpy partitions a copy for each call (the metrics' intervals ask
-    several levels of every pair and of its reverse).
+    of ``qs`` (of its mirror for ``-rows``) and interpolated as :func:`numpy.quantile`'s
+    linear method does: the same values to the last digit, with one partition for every
+    level (numpy partitions a copy for each call, and at the first and last order
+    statistics too).
 
     Parameters
     ----------
@@ -834,21 +870,31 @@ def row_quantiles(rows, qs, mirrored=False) -> np.ndarray:
     ...                     np.quantile(-x, [0.1], axis=1)))
     True
     """
+    position = _positions(rows.shape[1], qs, mirrored)
+    rows.partition(_kth(position), axis=1)
+    return _read(rows, position, mirrored)
+
+
+def _tail_quantile(rows, chosen, q: float, near, mirrored=False) -> np.ndarray:
+    """The ``q``-quantile (of ``-rows`` when ``mirrored``) of the ``chosen`` rows.
+
+    ``rows`` are partitioned at the order statistics of ``near`` (:func:`_positions`).
+    When ``q``'s order statistics are all before ``near``'s last (or all after its
+    first), they are among the values there, which hold the smallest (largest) values
+    of each row: only those are partitioned again, for the values of
+    :func:`row_quantiles` on the full rows (the adjusted tails of :func:`gap_bounds`).
+    """
     n = rows.shape[1]
-    virtual = (n - 1) * np.asarray(qs, dtype=float)
-    prev = np.floor(virtual)
-    nxt = prev + 1
-    prev[virtual >= n - 1], nxt[virtual >= n - 1] = n - 1, n - 1
-    prev[virtual < 0], nxt[virtual < 0] = 0, 0
-    prev, nxt = prev.astype(np.intp), nxt.astype(np.intp)
-    gamma = (virtual - np.where(virtual >= n - 1, -1, prev))[:, None]
-    if mirrored:  # the k-th smallest of -x is minus the (n - 1 - k)-th smallest of x
-        prev, nxt = n - 1 - prev, n - 1 - nxt
-    rows.partition(np.unique(np.concatenate(([0, n - 1], prev, nxt))), axis=1)
-    a, b = rows[:, prev].T, rows[:, nxt].T
-    if mirrored:
-        a, b = -a, -b
-    return _lerp(a, b, gamma)
+    position = _positions(n, [q], mirrored)
+    ends, known = np.concatenate(position[:2]), np.concatenate(near[:2])
+    start, stop = 0, n
+    if ends.max() <= known.max():  # among the known.max() + 1 smallest
+        stop = int(known.max()) + 1
+    if ends.min() >= known.min() and n - int(known.min()) < stop:  # the largest
+        start, stop = int(known.min()), n
+    window = rows[np.flatnonzero(chosen), start:stop]
+    window.partition(_kth(position) - start, axis=1)
+    return _read(window, position, mirrored, start)
 
 
 def gap_bounds(draws, level: float) -> tuple[float, float]:
@@ -861,7 +907,8 @@ def gap_bounds(draws, level: float) -> tuple[float, float]:
     over their number. ``SP <= U`` needs every pair's difference below ``U``: the
     largest of the pairs' upper bounds. Groups with NaN draws are left out. The
     difference of a pair is minus its reverse's, so each unordered pair's differences
-    are partitioned once (:func:`row_quantiles`).
+    are partitioned once, at the order statistics of both (:func:`row_quantiles`), and
+    the adjusted lower bounds within the tails of that partition (:func:`_tail_quantile`).
 
     Examples
     --------
@@ -878,15 +925,17 @@ def gap_bounds(draws, level: float) -> tuple[float, float]:
     first, second = np.triu_indices(draws.shape[1], 1)
     by_group = np.ascontiguousarray(draws.T)
     diffs = by_group[first] - by_group[second]  # a row per pair (i, j), i < j
-    qs = [tail, 1 - tail]
-    ends = np.concatenate([row_quantiles(diffs, qs),  # (i, j), then (j, i), i < j
-                           row_quantiles(diffs, qs, mirrored=True)], axis=1)
-    low0, high0 = ends
-    candidates = high0 >= low0.max()
+    n = diffs.shape[1]
+    lower, upper = _positions(n, [tail]), _positions(n, [1 - tail])
+    lower_m, upper_m = _positions(n, [tail], True), _positions(n, [1 - tail], True)
+    diffs.partition(_kth(lower, upper, lower_m, upper_m), axis=1)
+    low0 = np.concatenate([_read(diffs, lower), _read(diffs, lower_m, True)], axis=1)[0]
+    high0 = np.concatenate([_read(diffs, upper), _read(diffs, upper_m, True)], axis=1)[0]
+    candidates = high0 >= low0.max()  # (i, j), then (j, i), i < j
     n_pairs = max(1.0, candidates.sum() / 2.0)  # each unordered pair counted once
     n_up = len(first)
-    lows = [row_quantiles(diffs[candidates[:n_up]], [tail / n_pairs])]
-    lows.append(row_quantiles(diffs[candidates[n_up:]], [tail / n_pairs], mirrored=True))
+    lows = [_tail_quantile(diffs, candidates[:n_up], tail / n_pairs, lower),
+            _tail_quantile(diffs, candidates[n_up:], tail / n_pairs, lower_m, True)]
     low = np.concatenate(lows, axis=1).max()
     return max(0.0, float(low)), max(0.0, float(high0.max()))
 
@@ -916,10 +965,13 @@ def ratio_bounds(draws, level: float) -> tuple[float, float]:
         # theta_j = 0 < theta_i: the pair cannot be (min, max); both 0: a ratio of 1
         ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0),
                           np.where(num > 0, np.inf, 1.0))[pairs]  # a row per pair
-    low0, high0 = row_quantiles(ratios, [tail, 1 - tail])
+    lower, upper = _positions(ratios.shape[1], [tail]), _positions(ratios.shape[1],
+                                                                   [1 - tail])
+    ratios.partition(_kth(lower, upper), axis=1)
+    low0, high0 = _read(ratios, lower)[0], _read(ratios, upper)[0]
     candidates = low0 <= high0.min()
     n_pairs = max(1.0, candidates.sum() / 2.0)
-    high = row_quantiles(ratios[candidates], [1 - tail / n_pairs]).min()
+    high = _tail_quantile(ratios, candidates, 1 - tail / n_pairs, upper).min()
     return float(np.clip(low0.min(), 0.0, 1.0)), float(np.clip(high, 0.0, 1.0))
 
 
@@ -1197,22 +1249,21 @@ def population_table(groups, sensitive, estimates: dict):
     """
     import pandas as pd
 
-    parts = []
-    for name, est in estimates.items():  # one frame per rate, built at once
-        kept = ~np.isnan(est.rate)
-        columns = {s: groups[s][kept] for s in sensitive}
-        values = {"network": groups[name].to_numpy(),
-                  "network_se": np.sqrt(est.network_variance), "direct": est.direct,
-                  "rows": est.n_eff, "estimate": est.rate, "ci_low": est.low,
-                  "ci_high": est.high, "effective_rows": est.effective_rows,
-                  "direct_weight": est.direct_weight, "discrepancy": est.discrepancy,
-                  "pvalue": est.pvalue}
-        part = pd.DataFrame({**columns, "rate": name},
-                            index=groups.index[kept])
-        parts.append(pd.concat([part, pd.DataFrame(
-            {k: np.asarray(v)[kept] for k, v in values.items()}, index=part.index)],
-            axis=1))
-    return pd.concat(parts, ignore_index=True)
+    kept = {name: np.flatnonzero(~np.isnan(est.rate)) for name, est in estimates.items()}
+    rows = np.concatenate(list(kept.values()))  # the groups of every rate, in turn
+    columns = {s: groups[s].take(rows).reset_index(drop=True) for s in sensitive}
+    columns["rate"] = np.repeat(np.array(list(kept), dtype=object),
+                                [len(k) for k in kept.values()])
+    values = {name: {"network": groups[name].to_numpy(),
+                     "network_se": np.sqrt(est.network_variance), "direct": est.direct,
+                     "rows": est.n_eff, "estimate": est.rate, "ci_low": est.low,
+                     "ci_high": est.high, "effective_rows": est.effective_rows,
+                     "direct_weight": est.direct_weight, "discrepancy": est.discrepancy,
+                     "pvalue": est.pvalue} for name, est in estimates.items()}
+    for column in next(iter(values.values())):
+        columns[column] = np.concatenate([np.asarray(values[name][column])[k]
+                                          for name, k in kept.items()])
+    return pd.DataFrame(columns)  # one frame, built at once
 
 
 def misfits(estimates: dict, alpha: float = 0.05) -> list[tuple[str, int, float]]:

@@ -179,9 +179,14 @@ class Quantizer:
             out[i] = np.average((score >= threshold) == reference, weights=weight)
         return out
 
-    def agreement(self, encoding, frame, multiplier: int, weight) -> float:
-        """The agreement of the integer rule ``multiplier`` with the model on ``frame``."""
-        reference = self.unit_rule.decision_function(frame) > 0
+    def agreement(self, encoding, frame, multiplier: int, weight, reference=None) -> float:
+        """The agreement of the integer rule ``multiplier`` with the model on ``frame``.
+
+        ``reference``: the model's positive decisions on ``frame`` when known (those of
+        its decision function when None).
+        """
+        if reference is None:
+            reference = self.unit_rule.decision_function(frame) > 0
         return float(self.agreements(encoding, frame, reference, [multiplier], weight)[0])
 
     def _held_out_split(self, n_rows: int):

@@ -193,6 +193,35 @@ def test_verifier_intervals_equal_those_of_the_verified_rule(monkeypatch):
         exact.groups_.drop(columns=["ci_low", "ci_high", *population]))
 
 
+def test_draws_and_replicates_share_one_rule_search_per_network(monkeypatch):
+    """With labels, draws and replicates: one search of the draws' rule per network.
+
+    The three networks (all rows, ``Y = 1``, ``Y = 0``) are searched once each, not
+    once for the draws and again for the bootstrap replicates, and the fit is the one
+    of a search per ask (the cache defeated).
+    """
+    from skfairverify.verification import _linear_path
+
+    model, X, y = _linear_data()
+    searched = []
+    search = DrawRule.rates_function
+
+    def counted(self, network, *args, **kwargs):
+        searched.append(network)
+        return search(self, network, *args, **kwargs)
+
+    monkeypatch.setattr(DrawRule, "rates_function", counted)
+    fitted = FairnessVerifier(model, "a", random_state=0, n_draws=40).fit(X, y)
+    assert len(searched) == 3 == len({id(n) for n in searched})
+    monkeypatch.setattr(_linear_path, "planned_once", lambda plan_of: plan_of)
+    searched.clear()
+    again = FairnessVerifier(model, "a", random_state=0, n_draws=40).fit(X, y)
+    assert len(searched) == 6  # without the cache: the replicates search again
+    pd.testing.assert_frame_equal(fitted.groups_, again.groups_, check_exact=True)
+    assert fitted.metric_intervals_ == again.metric_intervals_
+    assert fitted.population_metric_intervals_ == again.population_metric_intervals_
+
+
 def test_fitted_verifier_regenerates_its_draws_and_stays_small(rebuilt):
     """The regenerated draws (``Evaluation.draw_networks``) are fit's draws (their rates
     give ``ci_low`` / ``ci_high``), and the pickled verifier keeps their concentrations,
