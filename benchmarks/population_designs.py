@@ -296,3 +296,36 @@ def real(name: str, folder: str) -> Real | None:
     if not os.path.isdir(os.path.join(folder, name)):
         return None
     return Real(name, *_from_csv(name, folder))
+
+
+def protocol_main(description: str, populations: dict, sizes: dict) -> None:
+    """Command line of a protocol over more populations (``population_outside.py``, ...).
+
+    ``populations``: name -> a function building the :class:`Real` population;
+    ``sizes``: name -> the sample sizes. The samples' seeds are those of
+    ``bench_population.py --protocol``.
+    """
+    import argparse
+
+    import bench_population as B
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--reps", type=int, default=40)
+    parser.add_argument("--labels", action="store_true")
+    parser.add_argument("--network-draws", type=int, default=0)
+    parser.add_argument("--prior", default="bdeu", choices=["bdeu", "hierarchical"])
+    parser.add_argument("--lever", default="today")  # read by protocol_fit's callers only
+    parser.add_argument("--which", nargs="*", default=list(sizes), choices=list(sizes))
+    args = parser.parse_args()
+    for name in args.which:
+        pop = populations[name]()
+        for n in sizes[name]:
+            groups, metrics, seconds, warned = [], [], [], []
+            for r in range(args.reps):
+                gr, me, se, wa = B.protocol_fit(pop, n, 1000 * n + r, args)
+                groups += gr
+                metrics.append(me)
+                seconds.append(se)
+                warned.append(wa)
+            summary = B.protocol_summary(groups, metrics, seconds, warned)
+            print(name, n, {k: round(float(v), 3) for k, v in summary.items()}, flush=True)

@@ -9,7 +9,6 @@ groups). Needs statsmodels (not a dependency of the package: ``pip install stats
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/population_outside.py --reps 40 --labels``.
 """
-import argparse
 import os
 import sys
 
@@ -17,7 +16,6 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_population as B  # noqa: E402
 import population_designs as designs  # noqa: E402
 
 try:
@@ -65,28 +63,5 @@ SIZES = {"fair": [800, 2500], "randhie": [1500, 5000], "anes96": [300]}
 POPULATIONS = {"fair": fair, "randhie": randhie, "anes96": anes}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=40)
-    parser.add_argument("--labels", action="store_true")
-    parser.add_argument("--network-draws", type=int, default=0)
-    parser.add_argument("--prior", default="bdeu", choices=["bdeu", "hierarchical"])
-    parser.add_argument("--lever", default="today")  # read by protocol_fit's callers only
-    parser.add_argument("--which", nargs="*", default=list(SIZES), choices=list(SIZES))
-    args = parser.parse_args()
-    for name in args.which:
-        pop = POPULATIONS[name]()
-        for n in SIZES[name]:
-            groups, metrics, seconds, warned = [], [], [], []
-            for r in range(args.reps):  # the seeds of bench_population.py --protocol
-                gr, me, se, wa = B.protocol_fit(pop, n, 1000 * n + r, args)
-                groups += gr
-                metrics.append(me)
-                seconds.append(se)
-                warned.append(wa)
-            summary = B.protocol_summary(groups, metrics, seconds, warned)
-            print(name, n, {k: round(float(v), 3) for k, v in summary.items()}, flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    designs.protocol_main(__doc__.splitlines()[0], POPULATIONS, SIZES)
