@@ -13,6 +13,11 @@ Poisson-binomial of mean ``n q``; Hoeffding (1956) bounds its tails by the binom
 ones, so the Clopper-Pearson interval of ``k / n`` covers ``q`` at least at the
 confidence (proportional stratification only lowers the variance). The reported
 interval is the sound part plus ``M`` times that interval, inside the sound bounds.
+
+With ``allocation="neyman"`` the nodes are cut into strata by their score bounds, and
+after a proportional pilot each stratum gets fresh draws in proportion to its mass
+times its standard deviation (Neyman allocation): fewer draws for a width where the
+strata's rates differ (the interval then asymptotic, see :func:`sample_unsettled`).
 """
 
 from __future__ import annotations
