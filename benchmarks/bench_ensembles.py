@@ -249,24 +249,41 @@ def _monte_carlo(model, network, states, rates, rng):
 def _stratified(ensemble, network, states, rates, width=0.01, tolerance=0.05):
     """Bounds to ``tolerance``, then only the unsettled mass sampled to ``width`` at 99%.
 
-    Draws per group: ``(2 z)**2 / 4 * (unsettled share)**2 / width**2`` (the worst case
-    q = 1/2 of the unsettled share's variance); against the rows plain sampling of the
-    whole network needs for the same width (``_monte_carlo``'s ``n``).
+    Two designs on the same bounds: proportional draws, ``(2 z)**2 / 4 * (unsettled
+    share)**2 / width**2`` per group (the worst case q = 1/2 of the unsettled share's
+    variance) with the Clopper-Pearson interval; and, where those are at least eight
+    times its pilot, the Neyman design: a proportional pilot of a fortieth of them (at
+    least 200), then fresh draws per stratum of the unsettled nodes (by score), as many
+    as the pilot forecasts for ``width`` (else the proportional design is repeated). Against the
+    rows plain sampling of the whole network needs for the same width
+    (``_monte_carlo``'s ``n``).
     """
     start = time.process_time()
     bounds = ensemble_bounds(ensemble, network, states, sensitive_features=0,
                              tolerance=tolerance, max_time=MAX_TIME,
                              max_table_size=500_000_000)
+    seconds = time.process_time() - start
     share = bounds.upper - bounds.lower
     # 1.25: Clopper-Pearson at a few hundred draws is wider than the normal formula
     n = np.maximum(np.ceil(1.25 * (2 * Z99) ** 2 / 4 * share ** 2 / width ** 2),
                    1).astype(int)
-    result = sample_unsettled(ensemble, network, states, bounds, n, confidence=0.99,
-                              random_state=0, max_table_size=500_000_000)
-    seconds = time.process_time() - start
-    return {"seconds": seconds, "evaluations": result.n_evaluations,
-            "width": float(result.width.max()), "settled": float(bounds.settled.min()),
-            "low": result.interval_lower, "high": result.interval_upper}
+    out = {"settled": float(bounds.settled.min()),
+           "nodes": int(bounds.nodes_expanded.sum())}
+    pilot = np.maximum(n // 40, 200)
+    designs = [("prop", {"n_samples": n})]
+    if np.all(8 * pilot <= n):  # else the pilot alone costs most of the proportional draws
+        designs.append(("neyman", {"n_samples": pilot, "allocation": "neyman",
+                                   "width": width}))
+    for key, kwargs in designs:
+        start = time.process_time()
+        result = sample_unsettled(ensemble, network, states, bounds, confidence=0.99,
+                                  random_state=0, max_table_size=500_000_000, **kwargs)
+        out[key] = {"seconds": seconds + time.process_time() - start,
+                    "evaluations": result.n_evaluations,
+                    "width": float(result.width.max()), "estimate": result.estimate,
+                    "low": result.interval_lower, "high": result.interval_upper}
+    out.setdefault("neyman", out["prop"])
+    return out
 
 
 # ----------------------------------------------------------------- one model
@@ -290,8 +307,12 @@ def run(name, model, M, y, n_categories):
         row[tol] = result
     mid = (row[0.001].lower + row[0.001].upper) / 2
     with threadpool_limits(1):
-        row["mc"] = _monte_carlo(model, network, states, mid, np.random.RandomState(0))
         row["strat"] = _stratified(ensemble, network, states, mid)
+        # the rows plain sampling needs at the rate: the bounds' midpoint where they are
+        # within 0.01, else the stratified estimate (not 1/2, the worst case)
+        wide = row[0.001].upper - row[0.001].lower > 0.01
+        rate = np.where(wide, row["strat"]["neyman"]["estimate"], mid)  # unbiased
+        row["mc"] = _monte_carlo(model, network, states, rate, np.random.RandomState(0))
     return row
 
 
@@ -299,15 +320,20 @@ def _format(row) -> str:
     b1, b2, b0 = row[0.01], row[0.001], row[0.0]
     mc_seconds, mc_rows, sampled = row["mc"]
     st = row["strat"]
-    inside = np.all((b2.lower - 0.01 <= sampled) & (sampled <= b2.upper + 0.01)
-                    & (st["low"] - 0.01 <= sampled) & (sampled <= st["high"] + 0.01))
+    inside = np.all((b2.lower - 0.01 <= sampled) & (sampled <= b2.upper + 0.01))
+    for key in ("prop", "neyman"):
+        inside &= np.all((st[key]["low"] - 0.01 <= sampled)
+                         & (sampled <= st[key]["high"] + 0.01))
+
     def exact(b):
         if b.stopped == "finished":
             return f"{b.cpu_time:.2f} (exact)"
         return f"> {MAX_TIME:.0f}: width {b.width.max():.2g}"
 
-    saved = (f"{mc_rows / st['evaluations']:.0f}x" if st["evaluations"]
-             else "exact (no draws)")
+    def design(d):
+        saved = (f"{mc_rows / d['evaluations']:.0f}x" if d["evaluations"]
+                 else "exact (no draws)")
+        return f"{d['seconds']:.2f} | {d['evaluations']:,} | {d['width']:.4f} | {saved}"
 
     def cell(b):
         done = "" if b.stopped in ("tolerance", "finished") else f" ({b.stopped})"
@@ -316,8 +342,7 @@ def _format(row) -> str:
     return (f"| {row['model']} | {row['trees']} | {row['leaves']:,} | {row['states']} | "
             f"{cell(b1)} | {cell(b2)} | {exact(b0)} | {mc_seconds:.2f} | {mc_rows:,} | "
             f"{b1.cpu_time / mc_seconds:.2f} | {b2.cpu_time / (100 * mc_seconds):.3f} | "
-            f"{st['seconds']:.2f} | {st['evaluations']:,} | {st['width']:.4f} | "
-            f"{saved} | "
+            f"{st['nodes']:,} | {design(st['prop'])} | {design(st['neyman'])} | "
             f"{' / '.join(f'{lo:.4f}-{hi:.4f}' for lo, hi in zip(b2.lower, b2.upper))} | "
             f"{'yes' if inside else 'NO'} |")
 
@@ -325,10 +350,12 @@ def _format(row) -> str:
 HEADER = (
     "| model | trees | leaves | states | 0.01: CPU s | width | settled | nodes | "
     "0.001: CPU s | width | settled | nodes | exact: CPU s | MC 0.01 at 99%: CPU s | rows | "
-    "bounds / MC (0.01) | bounds / MC (0.001, MC x100) | bounds 0.05 + sampling: CPU s | "
-    "evaluations | width | rows saved | rate bounds (per group) | MC inside |\n"
+    "bounds / MC (0.01) | bounds / MC (0.001, MC x100) | 0.05: nodes | "
+    "bounds 0.05 + sampling: CPU s | "
+    "evaluations | width | rows saved | Neyman: CPU s | evaluations | width | rows saved | "
+    "rate bounds (per group) | MC inside |\n"
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    "---|---|")
+    "---|---|---|---|---|---|---|")
 
 
 def _subset(models, quick):

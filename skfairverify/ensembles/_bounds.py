@@ -384,6 +384,36 @@ def _concat(parts, like: _Frontier) -> _Frontier:
     return _Frontier(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))
 
 
+def frontier_score_bounds(ensemble, network, masks, order, nodes: dict):
+    """The least and greatest raw score of each node of a search's ``unsettled``.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+    network : BayesNet
+    masks : LeafMasks
+        The ensemble's leaf tables over the search's states.
+    order : list of int
+        The search's branching order (``EnsembleBounds.order``).
+    nodes : dict of ndarray
+        The nodes (``EnsembleBounds.unsettled``).
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_nodes,)
+    """
+    search = _Search(ensemble, network, masks, order, [], _STEP)
+    frontier = _Frontier(nodes["states"], nodes["depth"], nodes["level"], nodes["block"],
+                         nodes["prob"], nodes["prob"], nodes["group"])
+    step, lower, upper = search._step(), [np.zeros(0)], [np.zeros(0)]
+    for i in range(0, len(frontier), step):
+        low, high = masks.score_bounds(masks.block_mask(search.node_index(
+            frontier.take(slice(i, i + step)))))
+        lower.append(low)
+        upper.append(high)
+    return np.concatenate(lower), np.concatenate(upper)
+
+
 def _groups_of(network, sensitive, states) -> np.ndarray:
     if not sensitive:
         return np.zeros(states.shape[0], dtype=np.int64)

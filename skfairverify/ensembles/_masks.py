@@ -262,17 +262,28 @@ class LeafMasks:
         return importance
 
     def _table(self, v, st, smin, smax, nan_ok, leaf, tree_of, rank) -> np.ndarray:
+        """Per tree and state of ``v``, the leaves whose path allows the state.
+
+        A leaf allows a range of states (and the missing one where ``nan_ok``); within
+        a tree every leaf is its own bit, so the OR over the leaves covering a state is
+        their XOR: each leaf toggles its bit at the first state of its range and at the
+        one after the last, and a cumulative XOR over the states fills the ranges.
+        """
         leaves = np.flatnonzero(leaf)
-        s = np.arange(st.n_states)
-        allowed = (s >= smin[leaves, v][:, None]) & (s <= smax[leaves, v][:, None])
-        if st.missing:
-            allowed[:, -1] = nan_ok[leaves, v]
-        li, si = np.nonzero(allowed)
-        leaf_rank = rank[leaves[li]]
-        table = np.zeros((self.n_trees, st.n_states, self.n_words), dtype=np.uint64)
+        low, high = smin[leaves, v].astype(np.int64), smax[leaves, v].astype(np.int64)
+        leaf_rank = rank[leaves]
         bits = _ONE << (leaf_rank % 64).astype(np.uint64)
-        np.bitwise_or.at(table, (tree_of[leaves[li]], si, leaf_rank // 64), bits)
-        return table
+        word, tree = leaf_rank // 64, tree_of[leaves]
+        table = np.zeros((self.n_trees, st.n_states + 1, self.n_words), dtype=np.uint64)
+        some = low <= high
+        for edge in (low[some], high[some] + 1):
+            np.bitwise_xor.at(table, (tree[some], edge, word[some]), bits[some])
+        table = np.bitwise_xor.accumulate(table, axis=1)[:, : st.n_states]
+        if st.missing:
+            table[:, -1] = 0
+            ok = nan_ok[leaves, v]
+            np.bitwise_xor.at(table, (tree[ok], st.n_states - 1, word[ok]), bits[ok])
+        return np.ascontiguousarray(table)
 
     # ------------------------------------------------------------------ reading
     def block_index(self, variables, levels, blocks) -> np.ndarray:

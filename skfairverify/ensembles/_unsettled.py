@@ -13,6 +13,11 @@ Poisson-binomial of mean ``n q``; Hoeffding (1956) bounds its tails by the binom
 ones, so the Clopper-Pearson interval of ``k / n`` covers ``q`` at least at the
 confidence (proportional stratification only lowers the variance). The reported
 interval is the sound part plus ``M`` times that interval, inside the sound bounds.
+
+With ``allocation="neyman"`` the nodes are cut into strata by their score bounds, and
+after a proportional pilot each stratum gets fresh draws in proportion to its mass
+times its standard deviation (Neyman allocation): fewer draws for a width where the
+strata's rates differ (the interval then asymptotic, see :func:`sample_unsettled`).
 """
 
 from __future__ import annotations
@@ -20,12 +25,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import norm
 from sklearn.utils import check_random_state
 
 from ..s3p import BayesNet, TableTooLargeError
 from ..s3p._errors import DEFAULT_MAX_TABLE_SIZE
 from ..utils._stats import clopper_pearson_limits
-from ._bounds import _CHUNK_WORDS, EnsembleBounds, GroupTable, check_model
+from ._bounds import (
+    _CHUNK_WORDS,
+    EnsembleBounds,
+    GroupTable,
+    check_model,
+    frontier_score_bounds,
+)
 from ._masks import LeafMasks
 
 __all__ = ["UnsettledSample", "sample_unsettled"]
@@ -49,13 +61,14 @@ class UnsettledSample(GroupTable):
     unsettled : ndarray of shape (n_groups,)
         Unsettled share of each group's probability (``upper - lower``).
     n_samples : ndarray of shape (n_groups,)
-        Draws per group (0 where nothing is unsettled).
+        Draws per group in the estimate (0 where nothing is unsettled).
     positives : ndarray of shape (n_groups,)
         Positive decisions among them.
     confidence : float
         Coverage of each group's interval.
     n_evaluations : int
-        Rows the ensemble decided (the sum of ``n_samples``).
+        Rows the ensemble decided: the sum of ``n_samples``, plus the pilot's draws
+        with ``allocation="neyman"``.
 
     Examples
     --------
@@ -234,6 +247,11 @@ def _decisions(ensemble, masks, states) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ checking
+_ALLOCATIONS = ("proportional", "neyman")
+#: The Neyman draws for a width: this many times the pilot's forecast.
+_MARGIN = 1.1
+
+
 def _check(ensemble, network, states, bounds, n_samples, confidence) -> np.ndarray:
     check_model(ensemble, network)
     if not isinstance(bounds, EnsembleBounds) or bounds.unsettled is None:
@@ -252,7 +270,203 @@ def _check(ensemble, network, states, bounds, n_samples, confidence) -> np.ndarr
     return n.astype(np.int64)
 
 
+def _check_design(allocation, width, n_strata) -> None:
+    if allocation not in _ALLOCATIONS:
+        raise ValueError(f"allocation must be one of {_ALLOCATIONS}, got {allocation!r}.")
+    if width is not None and not 0.0 < float(width) <= 1.0:
+        raise ValueError(f"width must be in (0, 1] or None, got {width!r}.")
+    if width is not None and allocation != "neyman":
+        raise ValueError("width needs allocation='neyman' (the proportional design draws "
+                         "n_samples per group).")
+    if isinstance(n_strata, bool) or not isinstance(n_strata, (int, np.integer)) \
+            or n_strata < 1:
+        raise ValueError(f"n_strata must be a positive integer, got {n_strata!r}.")
+
+
+def _check_entries(total, network, max_table_size) -> None:
+    entries = int(total) * (network.n_variables + 4)
+    if entries > max_table_size:
+        raise TableTooLargeError(
+            f"{int(total):,} draws of {network.n_variables} variables would hold "
+            f"{entries:,} entries, above max_table_size={max_table_size:,}; lower "
+            "n_samples (or raise width) or raise max_table_size.")
+
+
+# ------------------------------------------------------------------ the designs
+class _Draws:
+    """Draws of the unsettled nodes, decided by the ensemble; positives per node."""
+
+    def __init__(self, ensemble, network, states, bounds, rng, max_table_size):
+        self.ensemble, self.network, self.nodes = ensemble, network, bounds.unsettled
+        self.masks = LeafMasks(ensemble, states, max_table_size)
+        self.sampler = _Sampler(network, bounds.order)
+        self.rng, self.max_table_size = rng, max_table_size
+        size = self.nodes["prob"].size
+        self.n, self.k = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+        self.drawn = 0
+
+    def add(self, counts) -> None:
+        """Draw ``counts[i]`` rows of node ``i``, and decide them."""
+        _check_entries(counts.sum(), self.network, self.max_table_size)
+        nodes = self.nodes
+        node = np.repeat(np.arange(counts.size), counts)
+        draws = self.sampler.draw(nodes["states"][node], nodes["depth"][node],
+                                  nodes["level"][node], nodes["block"][node], self.rng)
+        positive = _decisions(self.ensemble, self.masks, draws)
+        self.n += counts
+        self.k += np.bincount(node, positive, counts.size).astype(np.int64)
+        self.drawn += int(counts.sum())
+
+    def reset(self) -> None:
+        """Forget the draws' counts (a pilot's); ``drawn`` keeps the rows decided."""
+        self.n[:], self.k[:] = 0, 0
+
+
+def _strata(nodes, score, n_groups, n_strata) -> np.ndarray:
+    """Each node's stratum: its group's nodes cut into ``n_strata`` of equal mass by score.
+
+    Nodes are ranked by the midpoint of their score bounds (a node far above the
+    threshold is mostly positive); stratum ``g * n_strata + j`` holds the nodes of group
+    ``g`` whose mass midpoint falls in the ``j``-th ``1 / n_strata`` of the group's mass.
+    """
+    prob, group = nodes["prob"], nodes["group"]
+    stratum = np.zeros(prob.size, dtype=np.int64)
+    for g in range(n_groups):
+        at = np.flatnonzero(group == g)
+        if not at.size:
+            continue
+        at = at[np.argsort(score[at], kind="stable")]
+        cum = np.cumsum(prob[at])
+        middle = (cum - prob[at] / 2) / cum[-1]
+        stratum[at] = g * n_strata + np.minimum((middle * n_strata).astype(np.int64),
+                                                n_strata - 1)
+    return stratum
+
+
+def _shrunk(k, n) -> np.ndarray:
+    """``(k + 1/2) / (n + 1)``: a rate estimate kept off 0 and 1 for the variances."""
+    return (k + 0.5) / (n + 1.0)
+
+
+class _Stratified:
+    """Stratified estimate of each group's unsettled positive share (Neyman allocation)."""
+
+    def __init__(self, nodes, stratum, n_groups, n_strata):
+        self.nodes, self.stratum = nodes, stratum
+        self.n_groups, self.size = n_groups, n_groups * n_strata
+        mass = np.bincount(stratum, nodes["prob"], self.size)
+        group_mass = np.bincount(nodes["group"], nodes["prob"], n_groups)
+        self.group_of = np.arange(self.size) // n_strata
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.weight = np.where(mass > 0, mass / group_mass[self.group_of], 0.0)
+
+    def counts(self, draws: _Draws) -> tuple[np.ndarray, np.ndarray]:
+        return (np.bincount(self.stratum, draws.n, self.size),
+                np.bincount(self.stratum, draws.k, self.size))
+
+    def spread(self, n, k) -> np.ndarray:
+        """Per group, ``sum_h W_h sigma_h`` (the Neyman standard deviation of one draw)."""
+        sigma = np.sqrt(_shrunk(k, n) * (1 - _shrunk(k, n)))
+        return np.bincount(self.group_of, self.weight * sigma, self.n_groups)
+
+    def extra(self, n, k, total) -> np.ndarray:
+        """``total`` draws per group in Neyman proportions (the pilot's ``n``, ``k``)."""
+        sigma = np.sqrt(_shrunk(k, n) * (1 - _shrunk(k, n)))
+        spread = self.spread(n, k)[self.group_of]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(spread > 0, self.weight * sigma / spread, 0.0)
+        want = np.ceil(total[self.group_of] * share)
+        floor = np.where(self.weight > 0, 2, 0)  # at least two draws a stratum
+        return np.maximum(want, floor).astype(np.int64)
+
+    def estimate(self, n, k, confidence) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per group: the stratified share and its interval at ``confidence``.
+
+        The interval is Clopper-Pearson's at the effective sample size
+        ``q (1 - q) / Var`` (Korn and Graubard, 1998), the variance of each stratum's
+        share estimated with half a success and half a failure added: narrower than
+        the pooled interval by the stratification's gain, and not below the normal one
+        for shares near 0 or 1.
+        """
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.where(n > 0, k / np.maximum(n, 1), 0.5)
+            var = np.where(n > 0, _shrunk(k, n) * (1 - _shrunk(k, n)) / np.maximum(n, 1),
+                           0.25)
+            share = np.bincount(self.group_of, self.weight * rate, self.n_groups)
+            var = np.bincount(self.group_of, self.weight ** 2 * var, self.n_groups)
+            drawn = np.bincount(self.group_of, n, self.n_groups)
+            spread = _shrunk(share * drawn, drawn)
+            effective = np.where(var > 0, spread * (1 - spread) / var, drawn)
+        low, high = clopper_pearson(share * effective, effective, confidence)
+        return share, low, high
+
+
+def _design(ensemble, network, masks, bounds, pilots, n_strata) -> _Stratified:
+    """The strata of ``bounds.unsettled``: about ten pilot draws a stratum at least."""
+    n_strata = int(max(1, min(n_strata, pilots.min(initial=10 * n_strata) // 10)))
+    nodes = bounds.unsettled
+    low, high = frontier_score_bounds(ensemble, network, masks, bounds.order, nodes)
+    n_groups = len(bounds.groups)
+    return _Stratified(nodes, _strata(nodes, (low + high) / 2, n_groups, n_strata),
+                       n_groups, n_strata)
+
+
+def _wanted(design, n, k, pending_share, width, confidence) -> np.ndarray:
+    """Neyman draws per group whose interval of the rate is forecast ``width`` wide.
+
+    From the pilot's strata: the normal forecast, then three corrections of it by the
+    square of the forecast Clopper-Pearson width (at the effective sample size) over
+    the one wanted.
+    """
+    z = norm.ppf(0.5 + confidence / 2)
+    drawn = np.bincount(design.group_of, n, design.n_groups)
+    share = np.bincount(design.group_of, design.weight * np.where(
+        n > 0, k / np.maximum(n, 1), 0.5), design.n_groups)
+    spread = design.spread(n, k)
+    target = float(width) / np.maximum(pending_share, 1e-300)  # width of the share
+    need = np.maximum((2 * z * spread / target) ** 2, 1.0)
+    q = _shrunk(share * drawn, drawn)
+    for _ in range(3):
+        effective = need * q * (1 - q) / np.maximum(spread, 1e-12) ** 2
+        low, high = clopper_pearson(q * effective, effective, confidence)
+        need = need * ((high - low) / target) ** 2
+    return np.where(pending_share > 0, np.ceil(_MARGIN * need), 0).astype(np.int64)
+
+
+def _proportional(draws, nodes, n_per_group, confidence):
+    """Proportional draws, the Clopper-Pearson interval of the pooled share."""
+    n_groups = n_per_group.size
+    draws.add(allocate(nodes["prob"], nodes["group"], n_per_group, draws.rng))
+    n = np.bincount(nodes["group"], draws.n, n_groups)
+    k = np.bincount(nodes["group"], draws.k, n_groups)
+    low, high = clopper_pearson(k, n, confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(n > 0, k / np.maximum(n, 1), 0.0)
+    return share, low, high, n, k
+
+
+def _neyman(draws, nodes, n_per_group, pending_share, width, confidence, design):
+    """A proportional pilot, then Neyman draws per stratum; the stratified interval.
+
+    The pilot only sizes the strata's draws (``_MARGIN`` times the Neyman forecast
+    for ``width``, else ``n_per_group``): the estimate is the fresh draws', so that
+    each stratum's share is unbiased given its number of draws.
+    """
+    draws.add(allocate(nodes["prob"], nodes["group"], n_per_group, draws.rng))
+    n, k = design.counts(draws)
+    draws.reset()
+    total = (n_per_group if width is None
+             else _wanted(design, n, k, pending_share, width, confidence))
+    draws.add(allocate(nodes["prob"], design.stratum, design.extra(n, k, total),
+                       draws.rng))
+    n, k = design.counts(draws)
+    share, low, high = design.estimate(n, k, confidence)
+    return (share, low, high, np.bincount(design.group_of, n, design.n_groups),
+            np.bincount(design.group_of, k, design.n_groups))
+
+
 def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence=0.99,
+                     allocation="proportional", width=None, n_strata=20,
                      random_state=None,
                      max_table_size=DEFAULT_MAX_TABLE_SIZE) -> UnsettledSample:
     """Monte Carlo of the mass the bounds left unsettled only, stratified by its nodes.
@@ -269,14 +483,31 @@ def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence
         The result of :func:`ensemble_bounds` (stopped by ``tolerance``, ``max_nodes``
         or ``max_time``).
     n_samples : int or array-like of int
-        Draws per group with unsettled mass (one number, or one per group).
+        Draws per group with unsettled mass (one number, or one per group); with
+        ``allocation="neyman"``, the pilot's draws, then as many again (or as many as
+        ``width`` needs) in the estimate.
     confidence : float, default=0.99
         Coverage of each group's interval.
+    allocation : {"proportional", "neyman"}, default="proportional"
+        ``"proportional"``: draws in proportion to the nodes' mass, the Clopper-Pearson
+        interval of the pooled share (conservative). ``"neyman"``: the group's nodes
+        cut into ``n_strata`` strata of equal mass by the midpoint of their score
+        bounds; the pilot drawn in proportion, then fresh draws, each stratum's in
+        proportion to its mass times its pilot standard deviation (Neyman, 1934), as
+        many as the pilot (or as ``width`` needs), the estimate theirs (the pilot only
+        sizes them: unbiased); the interval is Clopper-Pearson's at
+        the stratified estimate's effective sample size (Korn and Graubard, 1998;
+        asymptotic, where the proportional one is exact).
+    width : float, default=None
+        With ``allocation="neyman"``: the draws after the pilot are 1.1 times those the
+        pilot forecasts for a width of each group's interval of the rate of ``width``.
+    n_strata : int, default=20
+        Strata per group (``allocation="neyman"``).
     random_state : int, RandomState instance or None, default=None
         Seed of the draws.
     max_table_size : int, default=50_000_000
-        Largest number of entries of the draws' states (draws x variables); refused
-        beyond.
+        Largest number of entries of one batch of draws' states (draws x variables);
+        refused beyond.
 
     Returns
     -------
@@ -288,8 +519,8 @@ def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence
     TableTooLargeError
         When the draws' states would exceed ``max_table_size``.
     TypeError, ValueError
-        For bounds that are not this ensemble's and network's, ``n_samples`` below 1 or
-        ``confidence`` outside (0, 1).
+        For bounds that are not this ensemble's and network's, ``n_samples`` below 1,
+        ``confidence`` outside (0, 1), or an unknown ``allocation``.
 
     Examples
     --------
@@ -312,28 +543,23 @@ def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence
     2000
     """
     n_per_group = _check(ensemble, network, states, bounds, n_samples, confidence)
-    rng = check_random_state(random_state)
-    nodes = bounds.unsettled
-    pending = np.bincount(nodes["group"], nodes["prob"], len(bounds.groups))
+    _check_design(allocation, width, n_strata)
+    confidence = float(confidence)
+    nodes, n_groups = bounds.unsettled, len(bounds.groups)
+    pending = np.bincount(nodes["group"], nodes["prob"], n_groups)
     n_per_group = np.where(pending > 0, n_per_group, 0)
-    total = int(n_per_group.sum())
-    entries = total * (network.n_variables + 4)
-    if entries > max_table_size:
-        raise TableTooLargeError(
-            f"{total:,} draws of {network.n_variables} variables would hold {entries:,} "
-            f"entries, above max_table_size={max_table_size:,}; lower n_samples or raise "
-            "max_table_size.")
-    counts = allocate(nodes["prob"], nodes["group"], n_per_group, rng)
-    node = np.repeat(np.arange(counts.size), counts)
-    draws = _Sampler(network, bounds.order).draw(
-        nodes["states"][node], nodes["depth"][node], nodes["level"][node],
-        nodes["block"][node], rng)
-    positive = _decisions(ensemble, LeafMasks(ensemble, states, max_table_size), draws)
-    k = np.bincount(nodes["group"][node], positive, len(bounds.groups))
-    share_low, share_high = clopper_pearson(k, n_per_group, float(confidence))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(n_per_group > 0, k / np.maximum(n_per_group, 1), 0.0)
+    _check_entries(n_per_group.sum(), network, max_table_size)
+    draws = _Draws(ensemble, network, states, bounds, check_random_state(random_state),
+                   max_table_size)
     p = bounds.group_probability
+    if allocation == "neyman":
+        design = _design(ensemble, network, draws.masks, bounds, n_per_group[pending > 0],
+                         int(n_strata))
+        share, share_low, share_high, n, k = _neyman(
+            draws, nodes, n_per_group, pending / p, width, confidence, design)
+    else:
+        share, share_low, share_high, n, k = _proportional(draws, nodes, n_per_group,
+                                                           confidence)
     settled = bounds.positive_mass
 
     def rate(q):
@@ -343,5 +569,5 @@ def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence
         groups=list(bounds.groups), lower=bounds.lower, upper=bounds.upper,
         estimate=rate(share), interval_lower=rate(share_low),
         interval_upper=rate(share_high), unsettled=pending / p,
-        n_samples=n_per_group, positives=k.astype(np.int64),
-        confidence=float(confidence), n_evaluations=total)
+        n_samples=n, positives=k.astype(np.int64),
+        confidence=confidence, n_evaluations=draws.drawn)

@@ -27,6 +27,7 @@ from skfairverify.ensembles._booster_readers import (
     _xgboost_positive,
     least_positive,
 )
+from skfairverify.ensembles._bounds import frontier_score_bounds
 from skfairverify.ensembles._masks import LeafMasks, high_bit, low_bit, n_blocks_of, n_levels
 from skfairverify.ensembles._unsettled import _Sampler, allocate, sample_unsettled
 from skfairverify.s3p import BayesNet, TableTooLargeError
@@ -532,6 +533,80 @@ def test_unsettled_sampling_narrows_with_the_settled_share():
     assert _inside(result, truth)
 
 
+@pytest.mark.parametrize("kind,seed,max_nodes", [("gb", 1, 3), ("hgb", 2, 3), ("rf", 3, 3),
+                                                ("bigger", 0, 300)])
+@pytest.mark.parametrize("width", [None, 0.1])
+def test_neyman_intervals_cover_the_enumerated_truth(kind, seed, max_nodes, width):
+    """200 repetitions at 90% of the Neyman design (a pilot, draws per stratum, the normal
+    interval of the stratified estimate): coverage near nominal, estimate unbiased."""
+    ensemble, network, states = (_bigger_problem() if kind == "bigger"
+                                 else _problem(kind, seed))
+    truth = _brute_force(ensemble, network, states, [0])
+    bounds = ensemble_bounds(ensemble, network, states, sensitive_features=0,
+                             max_nodes=max_nodes)
+    assert np.all(bounds.width > 0.05)
+    covered, estimates, widths = [], [], []
+    for r in range(200):
+        result = sample_unsettled(ensemble, network, states, bounds, 100, confidence=0.9,
+                                  allocation="neyman", width=width, random_state=r)
+        covered.append((result.interval_lower <= truth + 1e-12)
+                       & (truth <= result.interval_upper + 1e-12))
+        estimates.append(result.estimate)
+        widths.append(result.width)
+        assert _inside(result, truth)
+        assert np.all(result.lower <= result.interval_lower)
+        assert np.all(result.interval_upper <= result.upper)
+        pilot = 100 * int(np.sum(result.unsettled > 0))
+        assert result.n_evaluations == int(result.n_samples.sum()) + pilot
+    coverage = np.mean(covered, axis=0)
+    # 39 groups of the bigger problem: their least coverage is lower by chance alone
+    assert coverage.mean() >= 0.87 and np.all(coverage >= 0.8), coverage
+    estimates = np.array(estimates)
+    error = np.abs(estimates.mean(axis=0) - truth)
+    assert np.all(error <= 4 * estimates.std(axis=0) / np.sqrt(200) + 1e-12)
+    if width is not None:  # the pilot's forecast of the draws the width needs
+        widths = np.array(widths)
+        assert np.median(widths) <= width and np.mean(widths <= 1.1 * width) >= 0.85
+
+
+def test_neyman_needs_fewer_draws_than_proportional_for_a_width():
+    """Against the proportional design sized for the same width (the worst case of the
+    share's variance, as the benchmark sizes it), on a partial search of many nodes:
+    both reach the width, the Neyman design with fewer draws."""
+    ensemble, network, states = _bigger_problem()
+    bounds = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_nodes=300)
+    z, width = 2.5758, 0.05
+    n = np.ceil(1.25 * (2 * z) ** 2 / 4 * bounds.width ** 2 / width ** 2).astype(int)
+    draws = {}
+    for allocation, kwargs in (("proportional", {"n_samples": np.maximum(n, 1)}),
+                               ("neyman", {"n_samples": 200, "width": width})):
+        runs = [sample_unsettled(ensemble, network, states, bounds, allocation=allocation,
+                                 random_state=r, **kwargs) for r in range(3)]
+        assert np.median([r.width for r in runs]) <= width
+        draws[allocation] = np.mean([r.n_evaluations for r in runs])
+    assert draws["neyman"] < 0.8 * draws["proportional"], draws
+
+
+def test_frontier_score_bounds_hold_for_draws_of_each_node():
+    """Every fully assigned draw of an unsettled node scores within the node's bounds."""
+    ensemble, network, states = _bigger_problem()
+    bounds = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_nodes=100)
+    nodes = bounds.unsettled
+    masks = LeafMasks(ensemble, states, 10**8)
+    low, high = frontier_score_bounds(ensemble, network, masks, bounds.order, nodes)
+    assert low.shape == high.shape == nodes["prob"].shape and np.all(low <= high)
+    node = np.repeat(np.arange(nodes["prob"].size), 20)
+    rng = np.random.RandomState(0)
+    draws = _Sampler(network, bounds.order).draw(
+        nodes["states"][node], nodes["depth"][node], nodes["level"][node],
+        nodes["block"][node], rng)
+    X = np.column_stack([rep[draws[:, v]] for v, rep in enumerate(_representatives(states))])
+    score = ensemble.raw_score(X)
+    assert np.all((low[node] - 1e-9 <= score) & (score <= high[node] + 1e-9))
+    # and not trivially: the bounds of some node are narrower than the ensemble's range
+    assert np.any(high - low < score.max() - score.min())
+
+
 def test_sample_unsettled_checks_its_inputs():
     ensemble, network, states = _bigger_problem()
     bounds = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_nodes=10)
@@ -549,6 +624,18 @@ def test_sample_unsettled_checks_its_inputs():
         sample_unsettled(ensemble, network, states[:3], bounds, 10)
     with pytest.raises(TableTooLargeError, match="n_samples"):
         sample_unsettled(ensemble, network, states, bounds, 10**6, max_table_size=10**5)
+    with pytest.raises(ValueError, match="allocation"):
+        sample_unsettled(ensemble, network, states, bounds, 10, allocation="optimal")
+    with pytest.raises(ValueError, match="width"):
+        sample_unsettled(ensemble, network, states, bounds, 10, width=0.0)
+    with pytest.raises(ValueError, match="width needs"):
+        sample_unsettled(ensemble, network, states, bounds, 10, width=0.1)
+    with pytest.raises(ValueError, match="n_strata"):
+        sample_unsettled(ensemble, network, states, bounds, 10, allocation="neyman",
+                         n_strata=0)
+    with pytest.raises(TableTooLargeError, match="width"):  # the draws the width needs
+        sample_unsettled(ensemble, network, states, bounds, 10, width=1e-4,
+                         allocation="neyman", max_table_size=10**5)
 
 
 def _node_probability_loop(network, order, nodes):
