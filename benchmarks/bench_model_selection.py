@@ -431,9 +431,9 @@ def search_part(args) -> None:
         names = configs[name][0][2:] if name == "all four" else ("cflips",)
         a = score_columns(results[name], names)
         b = score_columns(results[f"{name}, shared classifier"], names)
-        print(f"scores of the shared classifier vs the classifier of each fold ({name!r}, "
+        print(f"scores of the classifier of each fold vs the shared classifier ({name!r}, "
               f"{a.size} fold scores): max |difference| = {np.max(np.abs(a - b)):.3g}, "
-              f"mean {np.mean(a):.4f} vs {np.mean(b):.4f}")
+              f"mean {np.mean(a):.4f} (each fold) vs {np.mean(b):.4f} (shared)")
     audits = ("-" if AUDIT_CACHE is None else
               f"{len(AUDIT_CACHE)} entries, {AUDIT_CACHE.hits} hits (the nDCCF scorer "
               "reading the CFlips scorer's audit)")
