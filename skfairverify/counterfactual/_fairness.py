@@ -78,7 +78,10 @@ def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline
     numeric columns pass through. Missing values are accepted (the gradient boosting
     handles them natively). Columns are selected by name when every column label is a
     string, by position otherwise (integer labels ``{1: ..., 2: ...}`` are not
-    positions). The classifier depends only on ``X``'s columns and ``random_state``.
+    positions). When every column is numeric and named by a string, the ``"encode"``
+    step is ``"passthrough"``: the boosting reads the frame itself, with the same
+    values (and fits, bit for bit) as through the column transformer, without its
+    cost. The classifier depends only on ``X``'s columns and ``random_state``.
     :class:`CounterfactualFairness` cross-fits it when ``sensitive_classifier=None``;
     tune a copy (e.g. with ``GridSearchCV`` over ``classify__*`` parameters) and pass
     the unfitted best one instead.
@@ -93,7 +96,8 @@ def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline
     Returns
     -------
     sklearn.pipeline.Pipeline
-        Steps ``"encode"`` (a ColumnTransformer) and ``"classify"``.
+        Steps ``"encode"`` (a ColumnTransformer, or ``"passthrough"`` for numeric
+        columns named by strings) and ``"classify"``.
 
     Examples
     --------
@@ -109,7 +113,14 @@ def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline
     flags = [is_categorical(X.iloc[:, j]) for j in range(X.shape[1])]
     cat = [j for j, flag in enumerate(flags) if flag]
     num = [j for j, flag in enumerate(flags) if not flag]
-    if all(isinstance(c, str) for c in X.columns):  # names; positions for other labels
+    named = all(isinstance(c, str) for c in X.columns)
+    hgb = HistGradientBoostingClassifier(
+        categorical_features=[True] * len(cat) + [False] * len(num) if cat else None,
+        random_state=random_state, **DEFAULT_SENSITIVE_PARAMS,
+    )
+    if named and not cat:  # numbers only: the boosting reads the frame as it is
+        return Pipeline([("encode", "passthrough"), ("classify", hgb)])
+    if named:  # names; positions for other labels
         cat, num = [X.columns[j] for j in cat], [X.columns[j] for j in num]
     encoder = ColumnTransformer(
         [
@@ -118,11 +129,6 @@ def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline
             ("num", "passthrough", num),
         ],
         verbose_feature_names_out=False,
-    )
-    mask = [True] * len(cat) + [False] * len(num)
-    hgb = HistGradientBoostingClassifier(
-        categorical_features=mask if cat else None, random_state=random_state,
-        **DEFAULT_SENSITIVE_PARAMS,
     )
     return Pipeline([("encode", encoder), ("classify", hgb)])
 

@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.compose import make_column_transformer
+from sklearn.compose import ColumnTransformer, make_column_transformer
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from skfairverify import CounterfactualFairness
@@ -61,6 +61,45 @@ def test_default_parameters():
     assert params["random_state"] == 3
     assert list(params["categorical_features"]) == [True, False, False]  # job first
     assert params["learning_rate"] == 0.1 and params["n_iter_no_change"] == 10
+
+
+def _through_column_transformer(clf, X):
+    """The default as it was for numeric columns: a ColumnTransformer passing them."""
+    encoder = make_column_transformer(("passthrough", list(X.columns)),
+                                      verbose_feature_names_out=False)
+    return Pipeline([("encode", encoder), ("classify", clone(clf.named_steps["classify"]))])
+
+
+@pytest.mark.parametrize("kind", ["float and int", "missing", "Float64"])
+def test_numeric_columns_skip_the_encoder_with_the_same_fits(kind):
+    rng = np.random.default_rng(4)
+    n = 300
+    s = rng.integers(0, 2, n)
+    a = s + rng.normal(size=n)
+    if kind == "missing":
+        a[rng.random(n) < 0.1] = np.nan
+    X = pd.DataFrame({"a": pd.array(a, dtype="Float64") if kind == "Float64" else a,
+                      "b": rng.integers(0, 5, n) if kind == "float and int"
+                      else rng.normal(size=n)})
+    clf = default_sensitive_classifier(X, random_state=0)
+    assert clf.named_steps["encode"] == "passthrough"
+    with threadpool_limits(1):
+        new = CrossFittedSensitiveClassifier(clf, 5, 0).fit(X, s)
+        old = CrossFittedSensitiveClassifier(_through_column_transformer(clf, X), 5, 0).fit(
+            X, s)
+    np.testing.assert_array_equal(new.oof_proba_, old.oof_proba_)
+    moved = X.assign(a=X.a * 1.01)  # rows of no fold: the mean of the fold models
+    np.testing.assert_array_equal(new.predict_proba(moved), old.predict_proba(moved))
+
+
+def test_encoder_kept_for_categories_and_unnamed_columns():
+    X, _ = proxy_data(50)
+    numeric = X[["proxy", "other"]]
+    assert isinstance(default_sensitive_classifier(X.drop(columns="s")).named_steps[
+        "encode"], ColumnTransformer)  # a categorical column
+    unnamed = numeric.set_axis([0, 1], axis=1)  # positions: the transformer selects them
+    assert isinstance(default_sensitive_classifier(unnamed).named_steps["encode"],
+                      ColumnTransformer)
 
 
 def test_fold_models_are_the_default():
