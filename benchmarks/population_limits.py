@@ -10,6 +10,8 @@ current estimate ``C_a`` (its mean squared error ``m_a``) towards that regressio
 then held within 0.75 standard errors of the group's direct rate (the package's limited
 translation):
 
+* ``pooled, cap 0.27``: the least-squares fit itself, held within 0.27 standard errors
+  of the direct rate (the soft threshold that reaches 0.7x at no interaction, below);
 * ``eb``: Fay-Herriot, ``C_a = z_a' beta + v_a + e_a``, ``v_a ~ N(0, A)``, ``sqrt(A)``
   integrated on the grid of the package's ``sigma`` (flat prior, REML likelihood,
   ``beta`` integrated): the Bayes answer when the interactions are a normal spread;
@@ -18,7 +20,9 @@ translation):
   ``(p - k - 2) / Q`` (``Q`` the residuals' chi-square), nothing when ``p - k < 3``
   (minimax in the groups' standard errors only from three residual dimensions on);
 * ``eb gated``: ``eb`` where the residual dimension ``p - k`` is at least 3, the current
-  estimate otherwise.
+  estimate otherwise;
+* ``eb logit``, ``eb logit gated``: the same on the logit scale (main effects additive in
+  the log-odds; the delta method's variances).
 
 Parts:
 
@@ -32,7 +36,8 @@ Parts:
   over ``delta``.
 * ``--designs``: Monte Carlo designs with attributes (the inputs of
   :func:`population_estimates` drawn as ``population_combination.py`` does), one small
-  group off by ``delta`` of its standard errors.
+  group off by ``delta`` of its standard errors (towards the far end of the rate's
+  range, as far as it allows).
 * ``--capture FILE`` / ``--recombine FILE ...``: plain fits (``n_draws=0``, no labels) of
   the protocol's samples (``bench_population.py --protocol``'s seeds) record the inputs of
   the positive rate's :func:`population_estimates`, every group's attribute values and its
@@ -129,9 +134,38 @@ def _gated(y, m, Z):
     return eb_pool(y, m, Z) if p - k >= 3 else None
 
 
+def on_logit(pool):
+    """``pool`` on the logit scale (the delta method's variances), mapped back."""
+
+    def pooled(y, m, Z):
+        p = np.clip(y, 0.005, 0.995)
+        d = p * (1 - p)
+        out = pool(np.log(p / (1 - p)), m / d ** 2, Z)
+        if out is None:
+            return None
+        q = expit(out[0])
+        return q, out[1] * (q * (1 - q)) ** 2
+
+    return pooled
+
+
 _ZERO = np.log(np.where(SIGMA_GRID == 0, 0.5, 0.5 / (SIGMA_GRID.size - 1)))
-POOLS = {"eb": eb_pool, "eb0": lambda y, m, Z: eb_pool(y, m, Z, _ZERO), "js": js_pool,
-         "eb gated": _gated}
+def _full(y, m, Z):
+    """All the way to the weighted least-squares fit (``A = 0``)."""
+    p, k = Z.shape
+    if p - k < 1:
+        return None
+    w = 1.0 / m
+    inverse = np.linalg.pinv(Z.T @ (Z * w[:, None]))
+    fit = Z @ (inverse @ (Z.T @ (w * y)))
+    return fit, np.einsum("ij,jk,ik->i", Z, inverse, Z)
+
+
+#: Limited translation of a pool other than :data:`SHIFT_CAP`, in standard errors.
+CAPS = {"pooled, cap 0.27": 0.27}
+POOLS = {"pooled, cap 0.27": _full, "eb": eb_pool,
+         "eb0": lambda y, m, Z: eb_pool(y, m, Z, _ZERO), "js": js_pool, "eb gated": _gated,
+         "eb logit": on_logit(eb_pool), "eb logit gated": on_logit(_gated)}
 
 
 def estimators(network, direct, n_eff, boot_network, boot_direct, levels) -> tuple:
@@ -150,7 +184,8 @@ def estimators(network, direct, n_eff, boot_network, boot_direct, levels) -> tup
             out[name] = out["current"]
             continue
         est, mse = pooled
-        est, mse = limited_translation(est, mse, direct[ok], q * (1 - q) / n, SHIFT_CAP)
+        est, mse = limited_translation(est, mse, direct[ok], q * (1 - q) / n,
+                                       CAPS.get(name, SHIFT_CAP))
         rate = np.full(len(direct), np.nan)
         low, high = rate.copy(), rate.copy()
         rate[ok] = np.clip(est, 0, 1)
@@ -218,6 +253,12 @@ DESIGNS = {
 }
 
 
+def off_by(rate: float, rows: float, delta: float) -> float:
+    """``rate`` moved by ``delta`` standard errors towards the far end of [0.01, 0.99]."""
+    step = delta * np.sqrt(rate * (1 - rate) / rows)
+    return float(np.clip(rate + (step if rate < 0.5 else -step), 0.01, 0.99))
+
+
 def design_run(name: str, delta: float, reps: int, seed: int = 0) -> dict:
     """One design with its small group off by ``delta`` standard errors (see the docstring).
 
@@ -227,8 +268,7 @@ def design_run(name: str, delta: float, reps: int, seed: int = 0) -> dict:
     """
     n, levels, theta, off = DESIGNS[name]
     theta = theta.copy()
-    theta[off] = np.clip(theta[off] + delta * np.sqrt(theta[off] * (1 - theta[off]) / n[off]),
-                         0.01, 0.99)
+    theta[off] = off_by(theta[off], n[off], delta)
     share, rho = np.where(n >= 100, 0.5, 0.9), np.where(n >= 100, 0.7, 0.95)
     if "no-info" in name:
         share, rho = np.full(n.size, 0.97), np.full(n.size, 0.985)
@@ -248,13 +288,16 @@ def _table(rows: dict, index_names) -> None:
         print(table.to_string())
 
 
-def designs(args) -> None:
+def designs(args, names) -> None:
     rows = {}
-    for name in args.design_names:
+    for name in names:
+        n, _, theta, off = DESIGNS[name]
         for delta in args.deltas:
-            rows[(name, delta)] = design_run(name, delta, args.reps)
-            print(name, delta, rows[(name, delta)], flush=True)
-    _table(rows, ["design", "delta (SE)"])
+            moved = off_by(theta[off], n[off], delta) - theta[off]  # the range may stop it
+            key = (name, round(abs(moved) / np.sqrt(theta[off] * (1 - theta[off]) / n[off]), 1))
+            rows[key] = design_run(name, delta, args.reps)
+            print(*key, rows[key], flush=True)
+    _table(rows, ["design", "delta (SE, as far as the range allows)"])
 
 
 # ---------------------------------------------------------------- the 1-D limit
@@ -281,8 +324,7 @@ def limits(args) -> None:
     print("Limited translation towards the pooled value by c SE (soft threshold), "
           "the small group's MAE over its rows':")
     _table(rows, ["c (SE)"])
-    args.design_names = ["2x2 one small", "2x2 one small, no-info"]
-    designs(args)
+    designs(args, ["2x2 one small", "2x2 one small, no-info"])
 
 
 # ---------------------------------------------------------------- captured real fits
@@ -366,8 +408,7 @@ def main():
         if args.limits:
             limits(args)
         if args.design_names is not None:
-            args.design_names = args.design_names or list(DESIGNS)
-            designs(args)
+            designs(args, args.design_names or list(DESIGNS))
         if args.capture:
             capture(args)
         if args.recombine:
