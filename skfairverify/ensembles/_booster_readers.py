@@ -121,6 +121,16 @@ def _lightgbm_positive(raw, sigmoid: float) -> bool:
     return bool(p > 1.0 - p)
 
 
+def _check_xgb_missing(model) -> None:
+    """Refuse a ``missing`` other than NaN: XGBoost then routes that number, not NaN."""
+    missing = getattr(model, "get_params", dict)().get("missing", np.nan)
+    if missing is not None and not np.isnan(float(missing)):
+        raise ValueError(
+            f"XGBoost model with missing={missing!r}: XGBoost sends the value {missing!r} "
+            "where a node sends missing values, which the reader would read as a number; "
+            "the reader reads missing=nan (the default) only.")
+
+
 def read_xgboost(model) -> TreeEnsemble:
     """Read a binary ``xgboost.XGBClassifier`` (numeric splits, ``gbtree``)."""
     booster = model.get_booster()
@@ -133,6 +143,7 @@ def read_xgboost(model) -> TreeEnsemble:
         raise ValueError(f"XGBoost objective {objective!r} / booster "
                          f"{learner['gradient_booster']['name']!r}: the reader reads "
                          "binary:logistic gbtree models only.")
+    _check_xgb_missing(model)
     text = params["base_score"]  # "[4.0333334E-1]" in XGBoost 3, "4.0333334E-1" before
     p = np.float32((json.loads(text) if text.startswith("[") else [float(text)])[0])
     base = np.float32(np.log(p / (np.float32(1) - p)))  # the margin of base_score

@@ -24,6 +24,7 @@ and the bootstrap replicates reweigh the nodes of the point network's search
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -45,6 +46,7 @@ from ._intervals import hull_bounds
 from ._learning import NetworkLearner
 from ._quantization import Quantized
 from ._trees_states import MAX_STATES, tree_encoding, tree_encoding_from_network
+from ._warnings import LowAgreementWarning
 
 __all__ = ["AUTO_MAX_COST", "ENSEMBLE_BINS", "BoundsPlan", "EnsemblePath",
            "EnsembleReading", "StateModel", "estimator_columns", "plan_bounds",
@@ -470,11 +472,21 @@ class EnsemblePath:
 
     def check_agreement(self, encoding, frame, weight, agreement, multiplier,
                         reference=None) -> None:
-        """Nothing to check: the states carry every threshold.
+        """LowAgreementWarning when the ensemble read decides a row unlike the model.
 
-        Values within float round-off of a threshold aside, the decision on a row's
-        states is the model's (``agreement_`` measures it).
+        The states carry every threshold, so the decision on a row's states is the
+        model's on every row: ``agreement_`` is 1. Below 1 the ensemble was read
+        wrongly (a setting of the model the reader does not know), and the bounds are
+        those of the ensemble read, not of the model: said, never silent.
         """
+        if agreement < 1.0:
+            warnings.warn(
+                f"The tree ensemble read from {self.settings.estimator_name} decides "
+                f"as the model on only {agreement:.4f} of the rows of X (agreement_; "
+                "1 is expected, the states carry every split), so the bounds describe "
+                "the ensemble read, not the model: a setting of the model the reader "
+                "does not know. Use method='sampling', which evaluates the model itself.",
+                LowAgreementWarning, stacklevel=4)
 
     # ------------------------------------------------------------------ rates
     def _budget(self, y_pos, variables) -> tuple[float, float]:
