@@ -1,16 +1,17 @@
 """Readers of XGBoost and LightGBM binary classifiers, from their own JSON dumps.
 
 * XGBoost (``get_booster().get_dump(dump_format="json")``): a split ``x < c`` (yes)
-  in float32, read as ``x <= largest float32 below c``; a NaN goes to ``missing``; the
+  in float32, read as ``x <= largest float32 below c``; a NaN goes to ``missing`` (a
+  ``missing`` parameter other than NaN is refused); the
   leaves add in float32 after the base margin (the logit of ``base_score``); the
   decision, ``sigmoid(margin) > 0.5`` in float32, is a threshold on the margin found
   by bisection over the float32 values (:func:`least_positive`).
 * LightGBM (``booster_.dump_model()``): a split ``x <= threshold`` in float64; a NaN
   goes to ``default_left`` (``missing_type="NaN"``) or is read as 0
-  (``missing_type="None"``); ``missing_type="Zero"`` and categorical splits are
-  refused; the leaves add in float64; the decision, ``p > 1 - p`` for the sigmoid ``p``
-  of the raw score (``predict``'s argmax), is a threshold on the raw score found by the
-  same bisection in float64.
+  (``missing_type="None"``); ``missing_type="Zero"``, categorical splits and linear
+  leaves (``linear_tree=True``) are refused; the leaves add in float64; the decision,
+  ``p > 1 - p`` for the sigmoid ``p`` of the raw score (``predict``'s argmax), is a
+  threshold on the raw score found by the same bisection in float64.
 
 Both packages are optional and only imported when a model of theirs is read.
 """
@@ -179,6 +180,9 @@ def _lgb_split(node: dict) -> tuple[float, bool]:
 def _lgb_walk(node: dict, nodes: _Nodes) -> int:
     at = nodes.add()
     if "leaf_value" in node:
+        if node.get("leaf_features"):
+            raise ValueError("LightGBM model with linear_tree=True: its leaves are linear "
+                             "models of the features; the reader reads constant leaves only.")
         nodes.value[at] = float(node["leaf_value"])
         return at
     nodes.feature[at] = int(node["split_feature"])

@@ -66,3 +66,18 @@ def test_xgboost_with_a_number_as_missing_is_refused_and_auto_samples():
     # the sampled rates are the model's: within the interval of its own decisions
     truth = pd.Series(model.predict(X) == 1).groupby(X["a"]).mean()
     assert np.all(np.abs(ver.groups_["positive_rate"].to_numpy() - truth.to_numpy()) < 0.1)
+
+
+def test_lightgbm_with_linear_leaves_is_refused_and_auto_samples():
+    # linear_tree=True: each leaf is a linear model; read as constants, the bounds were
+    # exact-looking and wrong (the gap's direction reversed against enumeration).
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = _data()
+    model = lightgbm.LGBMClassifier(linear_tree=True, n_estimators=5, num_leaves=4,
+                                    min_child_samples=5, n_jobs=1, verbose=-1,
+                                    random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="linear_tree=True"):
+        read_ensemble(model)
+    ver = FairnessVerifier(FrozenEstimator(model), "a", n_draws=0, n_bootstrap=0,
+                           tolerance=0.05, random_state=0).fit(X, y)
+    assert ver.method_ == "sampling" and "linear_tree=True" in ver.method_reason_
