@@ -241,6 +241,9 @@ class StateModel:
         distinct, inverse = np.unique(np.asarray(codes, dtype=np.int64), axis=0,
                                       return_inverse=True)
         ranks = self.codes(distinct, range(distinct.shape[1])).astype(np.float64)
+        for v, st in enumerate(self.states):  # a missing state is given as NaN
+            if st.missing:
+                ranks[ranks[:, v] == st.n_states - 1, v] = np.nan
         out = np.empty(len(ranks), dtype=bool)
         step = _chunked(self.indexed.n_trees, max_table_size)
         for i in range(0, len(ranks), step):

@@ -562,16 +562,62 @@ def test_constrained_refit_picks_by_the_pessimistic_sound_bound():
     assert results["mean_test_acc"][chosen] == results["mean_test_acc"][fair].max()
 
 
-def test_missing_values_the_trees_route_both_ways_are_refused_by_name():
-    """A model fitted without missing values sends a NaN to the larger child, left at some
-    nodes and right at others: no order of the states makes every split a range, and the
-    refusal says so (impute, or sample)."""
+def _holes(X, columns, share=0.1, seed=0):
+    """``X`` with a share of each of ``columns`` missing (NaN)."""
+    rng = np.random.default_rng(seed)
+    X = X.astype(float)
+    for c in columns:
+        X.loc[rng.random(len(X)) < share, c] = np.nan
+    return X
+
+
+NAN_MODELS = {
+    "HGB": lambda: HistGradientBoostingClassifier(max_iter=15, max_depth=3, random_state=0),
+    "RF": lambda: RandomForestClassifier(15, max_depth=4, random_state=0),
+}
+
+
+@pytest.mark.parametrize("kind", ["HGB", "RF", "XGB"])
+@pytest.mark.parametrize("seed", [0, 2])
+def test_missing_values_the_trees_route_both_ways_are_a_state_of_their_own(kind, seed):
+    """A model fitted without missing values sends a NaN to the larger child, left at
+    some nodes and right at others: the missing value is its column's own state, each
+    split sending it as the node does; the exact rates equal the enumerated joint of
+    network_ (which has the missing states), the decisions on the states the model's."""
+    if kind == "XGB":
+        xgboost = pytest.importorskip("xgboost")
+        model = xgboost.XGBClassifier(n_estimators=15, max_depth=3, n_jobs=1,
+                                      random_state=0)
+    else:
+        model = NAN_MODELS[kind]()
+    X, y = _categorical(seed=seed, n_features=3)
+    model.fit(X.astype(float), y)
+    holes = _holes(X, ["c0", "c1"], seed=seed)
+    ver = _fit_bounds(FrozenEstimator(model), holes, y)
+    assert ver.method_ == "bounds" and ver.agreement_ == 1.0
+    assert any(np.isnan(s).any() for s in ver.network_.state_names[1:])
+    np.testing.assert_allclose(ver.groups_["positive_rate"], _enumerated_rates(ver),
+                               atol=1e-12)
+    np.testing.assert_array_equal(ver.groups_["rate_lower"], ver.groups_["rate_upper"])
+
+
+def test_index_ensemble_gives_the_missing_state_its_own_side():
+    """Restated on ranks with the missing state last (given as NaN), the trees decide
+    every state as the model decides its value, NaN included, whatever side each node
+    sends a NaN (a model fitted without them)."""
     X, y = _continuous(n=600)
-    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
-    holes = X.assign(x=X["x"].where(X.index > 5))
-    with pytest.raises(ValueError, match="On column 'x': .*missing values and the trees "
-                                         "send them left at some nodes and right at others"):
-        _fit_bounds(model, holes, y)
+    model = HistGradientBoostingClassifier(max_iter=20, random_state=0).fit(X[["x"]], y)
+    ensemble = read_ensemble(model)
+    sides = np.concatenate([t.missing_left[t.children_left >= 0] for t in ensemble.trees])
+    assert sides.any() and not sides.all()  # a NaN of x goes both ways
+    x = np.concatenate([[np.nan], np.linspace(-2, 3, 40)])
+    indexed, orders, states = index_ensemble(ensemble, {0: (0, x)}, 1)
+    assert states[0].missing and states[0].n_states == x.size
+    assert np.isnan(x[orders[0][-1]])  # the missing state ranks last
+    ranks = np.arange(x.size, dtype=float)
+    ranks[-1] = np.nan
+    np.testing.assert_array_equal(indexed.raw_score(ranks[:, None]),
+                                  ensemble.raw_score(x[orders[0]][:, None]))
 
 
 # ---------------------------------------------------------------- method="auto"
@@ -589,9 +635,9 @@ def test_auto_bounds_an_ensemble_the_check_passes(kind):
 
 def test_auto_samples_what_the_check_refuses():
     """What the bounds path refuses or would not pay off is sampled by method="auto",
-    with no error: a one-hot encoder of three categories, missing values routed both
-    ways, more joint states than the limit; method="bounds" refuses the first two by
-    name."""
+    with no error: a one-hot encoder of three categories, more joint states than the
+    limit; method="bounds" refuses the first by name. Missing values routed both ways
+    are a state of their own: bounded."""
     from skfairverify.verification import _ensemble_path
 
     rng = np.random.default_rng(0)
@@ -609,8 +655,8 @@ def test_auto_samples_what_the_check_refuses():
     X, y = _continuous(n=600)
     model = FrozenEstimator(HistGradientBoostingClassifier(max_iter=10,
                                                            random_state=0).fit(X, y))
-    holes = X.assign(x=X["x"].where(X.index > 5))
-    assert FairnessVerifier(model, "a", **fast).fit(holes, y).method_ == "sampling"
+    holes = X.assign(x=X["x"].where(X.index > 5))  # routed both ways: its own state
+    assert FairnessVerifier(model, "a", **fast).fit(holes, y).method_ == "bounds"
     assert FairnessVerifier(model, "a", **fast).fit(X, y).method_ == "bounds"
     limit = _ensemble_path.AUTO_MAX_COST
     try:
