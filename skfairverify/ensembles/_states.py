@@ -202,9 +202,9 @@ def _refuse_unordered(left_row: np.ndarray, has_missing: bool) -> None:
     """Refuse a split that sends no range of a variable's state ranks left."""
     ranks = np.flatnonzero(left_row)
     shown = ranks[:10].tolist() + (["..."] if ranks.size > 10 else [])
-    why = ("the column has missing values and the trees send them left at some nodes and "
-           "right at others (a model fitted without missing values, say): impute them "
-           "before the model, or use method='sampling'" if has_missing else
+    why = ("the column has more than one state of missing values, and the trees send "
+           "them left at some nodes and right at others: impute them before the model, "
+           "or use method='sampling'" if has_missing else
            "a one-hot encoded category among others, say")
     raise ValueError(
         f"A split sends the states of ranks {shown} (of {left_row.size}) left, not a range "

@@ -380,8 +380,9 @@ class EnsemblePath:
         Raises what :meth:`encode` and :meth:`model_of` refuse: a column with more
         states than the path takes (``TableTooLargeError``), a split that sends no
         range of a variable's states left (``ValueError``: a one-hot encoder of three
-        or more categories, missing values routed both ways), a column read both as a
-        number and through a one-hot encoder (``TypeError``).
+        or more categories), a column read both as a number and through a one-hot
+        encoder (``TypeError``). A column's missing value is its own state, sent as each
+        node sends it (left at some, right at others in a model fitted without them).
         """
         quantized = self._encode(frame, sensitive, weight)
         self._prepared = (frame, list(sensitive), weight, quantized)
