@@ -83,26 +83,6 @@ def _models():
             ("SVC rbf", pipe(SVC()))]
 
 
-class SetSampler(NetworkSampler):
-    """Forward sampling with any variables set whose parents are all set too."""
-
-    def sample(self, n, rng, fixed=None):
-        fixed = fixed or {}
-        net = self.network
-        codes = np.empty((n, net.n_variables), dtype=np.int64)
-        for i in self.order:
-            if i in fixed:
-                codes[:, i] = fixed[i]
-                continue
-            flat, strides, card = self._tables[i]
-            row = np.zeros(n, np.int64)
-            for p, stride in zip(net.parents[i], strides):
-                row += codes[:, p] * stride
-            pos = np.searchsorted(flat, row + rng.random(n), side="right")
-            codes[:, i] = np.clip(pos - row * card, 0, card - 1)
-        return codes
-
-
 def strata(network, order, sens, group, depth):
     """The first ``depth`` variables after the sensitive ones, their joint states' weights.
 
@@ -159,7 +139,7 @@ def measure(dataset, name, model, args):
     decide = ModelDecision(ver.estimator_, ver.classes_[1])
     names = encoding.names
     sens = [names.index(sensitive)]
-    sampler = SetSampler(network)
+    sampler = NetworkSampler(network)  # sets a stratum: its parents are set
     n_groups = network.cardinalities[sens[0]]
     alpha = (1 - 0.99) / (n_groups * len(look_grid(MAX_SAMPLES)))
     out = []
