@@ -78,7 +78,7 @@ from skfairverify.ensembles import (
     refine_states,
 )
 from skfairverify.ensembles._masks import LeafMasks
-from skfairverify.ensembles._unsettled import sample_unsettled
+from skfairverify.ensembles._unsettled import design_for_width, sample_unsettled
 from skfairverify.s3p import BayesNet
 
 COLUMNS = ["sex", "age", "education-num", "hours-per-week", "marital-status", "relationship"]
@@ -251,10 +251,12 @@ def _stratified(ensemble, network, states, rates, width=0.01, tolerance=0.05):
 
     Two designs on the same bounds: proportional draws, ``(2 z)**2 / 4 * (unsettled
     share)**2 / width**2`` per group (the worst case q = 1/2 of the unsettled share's
-    variance) with the Clopper-Pearson interval; and, where those are at least eight
-    times its pilot, the Neyman design: a proportional pilot of a fortieth of them (at
-    least 200), then fresh draws per stratum of the unsettled nodes (by score), as many
-    as the pilot forecasts for ``width`` (else the proportional design is repeated). Against the
+    variance) with the Clopper-Pearson interval; and, where the package's rule takes it
+    (``design_for_width``: those draws at least eight times its pilot over the groups
+    with unsettled mass), the Neyman design: a proportional pilot of a fortieth of them
+    (at least 200), then fresh draws per stratum of the unsettled nodes (by score), as
+    many as the pilot forecasts for ``width``, at most the proportional draws (else the
+    proportional design is repeated). Against the
     rows plain sampling of the whole network needs for the same width
     (``_monte_carlo``'s ``n``).
     """
@@ -269,11 +271,10 @@ def _stratified(ensemble, network, states, rates, width=0.01, tolerance=0.05):
                    1).astype(int)
     out = {"settled": float(bounds.settled.min()),
            "nodes": int(bounds.nodes_expanded.sum())}
-    pilot = np.maximum(n // 40, 200)
     designs = [("prop", {"n_samples": n})]
-    if np.all(8 * pilot <= n):  # else the pilot alone costs most of the proportional draws
-        designs.append(("neyman", {"n_samples": pilot, "allocation": "neyman",
-                                   "width": width}))
+    design = design_for_width(n, width, share)  # the package's rule, as the verifier's
+    if design["allocation"] == "neyman":
+        designs.append(("neyman", design))
     for key, kwargs in designs:
         start = time.process_time()
         result = sample_unsettled(ensemble, network, states, bounds, confidence=0.99,

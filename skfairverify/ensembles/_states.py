@@ -202,9 +202,9 @@ def _refuse_unordered(left_row: np.ndarray, has_missing: bool) -> None:
     """Refuse a split that sends no range of a variable's state ranks left."""
     ranks = np.flatnonzero(left_row)
     shown = ranks[:10].tolist() + (["..."] if ranks.size > 10 else [])
-    why = ("the column has missing values and the trees send them left at some nodes and "
-           "right at others (a model fitted without missing values, say): impute them "
-           "before the model, or use method='sampling'" if has_missing else
+    why = ("the column has more than one state of missing values, and the trees send "
+           "them left at some nodes and right at others: impute them before the model, "
+           "or use method='sampling'" if has_missing else
            "a one-hot encoded category among others, say")
     raise ValueError(
         f"A split sends the states of ranks {shown} (of {left_row.size}) left, not a range "
@@ -212,29 +212,52 @@ def _refuse_unordered(left_row: np.ndarray, has_missing: bool) -> None:
         f"prefix left ({why}).")
 
 
-def _restated_tree(tree, dtype, values: dict, orders: dict, names=None) -> Tree:
-    """``tree`` with every split on a variable's state rank (see :func:`index_ensemble`)."""
+def _missing_side(value, thresholds, missing_left, dtype) -> np.ndarray:
+    """Whether each split sends the missing state left: its value (NaN as the node says)."""
+    cast = float(np.asarray(value).astype(dtype))
+    if np.isnan(cast):
+        return np.asarray(missing_left, dtype=bool)
+    return cast <= np.asarray(thresholds)
+
+
+def _restated_tree(tree, dtype, values: dict, orders: dict, names=None,
+                   missing=frozenset()) -> Tree:
+    """``tree`` with every split on a variable's state rank (see :func:`index_ensemble`).
+
+    For a variable of ``missing`` (its last rank the missing state), the ranks before
+    it must be sent as a range; the missing state goes the way the split sends its
+    value (a NaN as the node sends a missing value), kept as the node's missing side.
+    """
     left, right = tree.children_left.copy(), tree.children_right.copy()
     threshold, feature = tree.threshold.copy(), tree.feature.copy()
+    missing_left = np.zeros(left.size, dtype=bool)
     split = left >= 0
     for f in np.unique(tree.feature[split]):
         if int(f) not in values:
             raise ValueError(f"The trees split on input column {int(f)} but it has no "
                              "states; give its values for every column the trees read.")
         v, column = values[int(f)]
+        ranked = column[orders[v]]
+        body = ranked[:-1] if v in missing else ranked
         at = np.flatnonzero(split & (tree.feature == f))
         try:
-            k, swap = _prefix_lengths(column[orders[v]], threshold[at],
-                                      tree.missing_left[at], dtype)
+            k, swap = _prefix_lengths(body, threshold[at], tree.missing_left[at], dtype)
         except ValueError as exc:
             name = f"variable {v}" if names is None else f"column {names[v]!r}"
             raise ValueError(f"On {name}: {exc}") from None
-        threshold[at] = np.where(k == column.size, np.inf, k - 0.5)
+        if v in missing:  # the missing state's side, on the swapped children
+            missing_left[at] = _missing_side(ranked[-1], threshold[at],
+                                             tree.missing_left[at], dtype) ^ swap
+        threshold[at] = np.where(k == body.size, np.inf, k - 0.5)
         feature[at] = v
         flip = at[swap]
         left[flip], right[flip] = right[flip], left[flip]
-    return make_tree(left, right, feature, threshold, np.zeros(left.size, dtype=bool),
-                     tree.value)
+    return make_tree(left, right, feature, threshold, missing_left, tree.value)
+
+
+def _missing_state(column) -> bool:
+    """Whether a variable's states (their first column's values) have one missing state."""
+    return column.size >= 2 and int(np.isnan(column).sum()) == 1
 
 
 def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int, names=None
@@ -246,7 +269,8 @@ def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int, names
     column, a NaN sent as the node sends a missing value). The states of a variable are
     ranked by their values on its first column (NaN last); every split on any of its
     columns must send a range of ranks left (then a prefix, its children swapped for a
-    suffix), and is restated as a split of the rank, so that ``FeatureStates(v, [0.5,
+    suffix; the missing state, when there is one, aside), and is restated as a split of
+    the rank, so that ``FeatureStates(v, [0.5,
     1.5, ...])`` has every threshold as an edge and the restated ensemble's decision on
     the ranks is the model's on the states' values.
 
@@ -270,8 +294,11 @@ def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int, names
     orders : dict of int to ndarray
         Per variable the trees read, its states in the order of their ranks.
     states : dict of int to FeatureStates
-        Per variable the trees read, its ranks as states (no missing state: a missing
-        value is the state it is, ranked with the others).
+        Per variable the trees read, its ranks as states. A variable with one state
+        whose value on its first column is missing (NaN) has it as its missing state
+        (``missing=True``, the last rank, given to the restated trees as NaN): each
+        split sends it as the node sends its value, so the trees may route missing
+        values left at some nodes and right at others (a model fitted without them).
 
     Raises
     ------
@@ -296,17 +323,20 @@ def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int, names
     """
     values = {int(f): (int(v), np.asarray(x, dtype=np.float64).ravel())
               for f, (v, x) in values.items()}
-    orders, states = {}, {}
+    orders, states, missing = {}, {}, set()
     for f in sorted(values):
         v, column = values[f]
         if v not in orders:
             orders[v] = np.argsort(column, kind="stable")  # NaN last
-            states[v] = FeatureStates(v, np.arange(column.size - 1) + 0.5)
+            if _missing_state(column):
+                missing.add(v)
+            n = column.size - (v in missing)
+            states[v] = FeatureStates(v, np.arange(n - 1) + 0.5, missing=v in missing)
         elif column.size != orders[v].size:
             raise ValueError(f"Input column {f} has {column.size} values but variable {v} "
                              f"has {orders[v].size} states.")
-    trees = tuple(_restated_tree(t, ensemble.input_dtype, values, orders, names)
-                  for t in ensemble.trees)
+    trees = tuple(_restated_tree(t, ensemble.input_dtype, values, orders, names,
+                                 frozenset(missing)) for t in ensemble.trees)
     indexed = replace(ensemble, trees=trees, input_dtype=np.dtype(np.float64),
                       n_features=int(n_variables))
     return indexed, orders, states

@@ -18,6 +18,8 @@ With ``allocation="neyman"`` the nodes are cut into strata by their score bounds
 after a proportional pilot each stratum gets fresh draws in proportion to its mass
 times its standard deviation (Neyman allocation): fewer draws for a width where the
 strata's rates differ (the interval then asymptotic, see :func:`sample_unsettled`).
+:func:`design_for_width` chooses between the two for a width: Neyman where its pilot
+costs at most an eighth of the proportional draws.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from ._bounds import (
 )
 from ._masks import LeafMasks
 
-__all__ = ["UnsettledSample", "sample_unsettled"]
+__all__ = ["UnsettledSample", "design_for_width", "sample_unsettled"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,9 @@ class UnsettledSample(GroupTable):
     n_evaluations : int
         Rows the ensemble decided: the sum of ``n_samples``, plus the pilot's draws
         with ``allocation="neyman"``.
+    allocation : {"proportional", "neyman"}
+        The design of the draws: the interval is conservative (Hoeffding) with
+        ``"proportional"``, asymptotic with ``"neyman"`` (:attr:`interval`).
 
     Examples
     --------
@@ -101,6 +106,12 @@ class UnsettledSample(GroupTable):
     positives: np.ndarray
     confidence: float
     n_evaluations: int
+    allocation: str = "proportional"
+
+    @property
+    def interval(self) -> str:
+        """What the interval is: ``"conservative"`` (proportional) or ``"asymptotic"``."""
+        return INTERVAL_KINDS[self.allocation]
 
     @property
     def width(self) -> np.ndarray:
@@ -248,6 +259,10 @@ def _decisions(ensemble, masks, states) -> np.ndarray:
 
 # ------------------------------------------------------------------ checking
 _ALLOCATIONS = ("proportional", "neyman")
+#: What each design's interval is: Clopper-Pearson of the pooled draws, conservative by
+#: Hoeffding's bound (proportional); Clopper-Pearson at the stratified estimate's
+#: effective size, asymptotic (Neyman).
+INTERVAL_KINDS = {"proportional": "conservative", "neyman": "asymptotic"}
 #: The Neyman draws for a width: this many times the pilot's forecast.
 _MARGIN = 1.1
 
@@ -270,7 +285,7 @@ def _check(ensemble, network, states, bounds, n_samples, confidence) -> np.ndarr
     return n.astype(np.int64)
 
 
-def _check_design(allocation, width, n_strata) -> None:
+def _check_design(allocation, width, n_strata, max_samples=None) -> None:
     if allocation not in _ALLOCATIONS:
         raise ValueError(f"allocation must be one of {_ALLOCATIONS}, got {allocation!r}.")
     if width is not None and not 0.0 < float(width) <= 1.0:
@@ -278,6 +293,8 @@ def _check_design(allocation, width, n_strata) -> None:
     if width is not None and allocation != "neyman":
         raise ValueError("width needs allocation='neyman' (the proportional design draws "
                          "n_samples per group).")
+    if max_samples is not None and np.any(np.asarray(max_samples) < 1):
+        raise ValueError(f"max_samples must be None or positive, got {max_samples!r}.")
     if isinstance(n_strata, bool) or not isinstance(n_strata, (int, np.integer)) \
             or n_strata < 1:
         raise ValueError(f"n_strata must be a positive integer, got {n_strata!r}.")
@@ -445,18 +462,22 @@ def _proportional(draws, nodes, n_per_group, confidence):
     return share, low, high, n, k
 
 
-def _neyman(draws, nodes, n_per_group, pending_share, width, confidence, design):
+def _neyman(draws, nodes, n_per_group, pending_share, width, confidence, design,
+            max_samples=None):
     """A proportional pilot, then Neyman draws per stratum; the stratified interval.
 
     The pilot only sizes the strata's draws (``_MARGIN`` times the Neyman forecast
-    for ``width``, else ``n_per_group``): the estimate is the fresh draws', so that
-    each stratum's share is unbiased given its number of draws.
+    for ``width``, else ``n_per_group``; at most ``max_samples`` a group): the
+    estimate is the fresh draws', so that each stratum's share is unbiased given its
+    number of draws.
     """
     draws.add(allocate(nodes["prob"], nodes["group"], n_per_group, draws.rng))
     n, k = design.counts(draws)
     draws.reset()
     total = (n_per_group if width is None
              else _wanted(design, n, k, pending_share, width, confidence))
+    if max_samples is not None:
+        total = np.minimum(total, max_samples)
     draws.add(allocate(nodes["prob"], design.stratum, design.extra(n, k, total),
                        draws.rng))
     n, k = design.counts(draws)
@@ -465,9 +486,63 @@ def _neyman(draws, nodes, n_per_group, pending_share, width, confidence, design)
             np.bincount(design.group_of, k, design.n_groups))
 
 
+#: The Neyman design's pilot for a width: the proportional draws over this ...
+PILOT_DIVISOR = 40
+#: ... and at least this many draws a group.
+MIN_PILOT = 200
+#: The Neyman design is chosen where the proportional draws are at least this many
+#: times its pilot (else the pilot alone costs most of what Neyman could save).
+MIN_PILOTS = 8
+
+
+def design_for_width(n_samples, width, unsettled) -> dict:
+    """The design of :func:`sample_unsettled` for an interval ``width``: where Neyman pays.
+
+    ``n_samples`` are the proportional draws per group that ``width`` needs (sized for
+    the worst case of the share's variance). Over the groups with unsettled mass, when
+    their draws are at least :data:`MIN_PILOTS` times the pilot (a fortieth of them, at
+    least :data:`MIN_PILOT` a group), the Neyman design: that pilot, then the draws it
+    forecasts for ``width``, at most ``n_samples`` a group (its interval asymptotic).
+    Otherwise the proportional design of ``n_samples`` (its interval conservative):
+    there the pilot would cost most of the proportional draws.
+
+    Parameters
+    ----------
+    n_samples : array-like of int of shape (n_groups,)
+        Proportional draws per group for ``width``.
+    width : float
+        The width wanted of each group's interval of the rate.
+    unsettled : array-like of shape (n_groups,)
+        Each group's unsettled share (``upper - lower``); groups without any are left
+        out of the rule (they get no draws).
+
+    Returns
+    -------
+    design : dict
+        Keyword arguments of :func:`sample_unsettled`: ``n_samples``, ``allocation``,
+        and with ``"neyman"`` also ``width`` and ``max_samples``.
+
+    Examples
+    --------
+    >>> from skfairverify.ensembles._unsettled import design_for_width
+    >>> design_for_width([1000, 1000], 0.01, [0.2, 0.2])["allocation"]
+    'proportional'
+    >>> design = design_for_width([40000, 30000], 0.01, [0.9, 0.7])
+    >>> design["allocation"], design["n_samples"].tolist()
+    ('neyman', [1000, 750])
+    """
+    n = np.atleast_1d(np.asarray(n_samples, dtype=np.int64))
+    open_ = np.broadcast_to(np.asarray(unsettled, dtype=float) > 0, n.shape)
+    pilot = np.maximum(n // PILOT_DIVISOR, MIN_PILOT)
+    if not open_.any() or MIN_PILOTS * pilot[open_].sum() > n[open_].sum():
+        return {"n_samples": n, "allocation": "proportional"}
+    return {"n_samples": np.where(open_, pilot, 1), "allocation": "neyman",
+            "width": float(width), "max_samples": np.maximum(n, 1)}
+
+
 def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence=0.99,
                      allocation="proportional", width=None, n_strata=20,
-                     random_state=None,
+                     max_samples=None, random_state=None,
                      max_table_size=DEFAULT_MAX_TABLE_SIZE) -> UnsettledSample:
     """Monte Carlo of the mass the bounds left unsettled only, stratified by its nodes.
 
@@ -503,6 +578,9 @@ def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence
         pilot forecasts for a width of each group's interval of the rate of ``width``.
     n_strata : int, default=20
         Strata per group (``allocation="neyman"``).
+    max_samples : int or array-like of int, default=None
+        With ``allocation="neyman"``: the most draws after the pilot per group (None:
+        as many as ``width`` needs).
     random_state : int, RandomState instance or None, default=None
         Seed of the draws.
     max_table_size : int, default=50_000_000
@@ -543,7 +621,7 @@ def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence
     2000
     """
     n_per_group = _check(ensemble, network, states, bounds, n_samples, confidence)
-    _check_design(allocation, width, n_strata)
+    _check_design(allocation, width, n_strata, max_samples)
     confidence = float(confidence)
     nodes, n_groups = bounds.unsettled, len(bounds.groups)
     pending = np.bincount(nodes["group"], nodes["prob"], n_groups)
@@ -556,7 +634,8 @@ def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence
         design = _design(ensemble, network, draws.masks, bounds, n_per_group[pending > 0],
                          int(n_strata))
         share, share_low, share_high, n, k = _neyman(
-            draws, nodes, n_per_group, pending / p, width, confidence, design)
+            draws, nodes, n_per_group, pending / p, width, confidence, design,
+            max_samples)
     else:
         share, share_low, share_high, n, k = _proportional(draws, nodes, n_per_group,
                                                            confidence)
@@ -570,4 +649,4 @@ def sample_unsettled(ensemble, network, states, bounds, n_samples, *, confidence
         estimate=rate(share), interval_lower=rate(share_low),
         interval_upper=rate(share_high), unsettled=pending / p,
         n_samples=n, positives=k.astype(np.int64),
-        confidence=confidence, n_evaluations=draws.drawn)
+        confidence=confidence, n_evaluations=draws.drawn, allocation=allocation)

@@ -109,6 +109,9 @@ def _bounds_note(verifier) -> dict:
             "n_draws": 0, "unsettled_sampled": sampled}
     if sampled:
         note["confidence"] = float(verifier.confidence)
+        kinds = verifier.groups_.get("unsettled_interval")
+        note["unsettled_intervals"] = sorted(
+            set(kinds) - {"none"} if kinds is not None else set())
     if verifier.n_draws > 0 and isinstance(verifier.network, str):
         note.update(kind="credible + sound bounds (posterior draws of the network, each "
                          "bounded, hulled with the bounds under the point network)",
@@ -250,8 +253,20 @@ def _bounds_label(note: Mapping, level: str, short: bool) -> str:
     if note.get("unsettled_sampled"):
         conf = note.get("confidence")
         parts.append("with a" + (f" {float(conf):.0%}" if conf is not None else "")
-                     + " Clopper-Pearson interval of the mass the branching left unsettled")
+                     + " Clopper-Pearson interval of the mass the branching left unsettled"
+                     + _UNSETTLED_WORDS.get(tuple(note.get("unsettled_intervals", ())), ""))
     return f"{head} ({'; '.join(parts)})"
+
+
+#: What the unsettled mass's interval is, by the designs of its draws (``groups_``'s
+#: ``unsettled_interval``).
+_UNSETTLED_WORDS = {
+    ("conservative",): " (draws in proportion to its mass: conservative)",
+    ("asymptotic",): " (Neyman draws, at their effective size: asymptotic)",
+    ("asymptotic", "conservative"): " (conservative where drawn in proportion to its "
+                                    "mass, asymptotic where Neyman draws: "
+                                    "unsettled_interval)",
+}
 
 
 # ---------------------------------------------------------------- groups

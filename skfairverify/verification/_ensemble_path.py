@@ -15,9 +15,12 @@ and above with certainty (:func:`skfairverify.ensembles.ensemble_bounds`, branch
 over the variables' states) until the bounds are within ``tolerance``; when the budget
 ends first, the mass left unsettled is sampled, stratified by the unsettled nodes, and
 the interval is the sound part plus a Clopper-Pearson interval of the unsettled share
-(``skfairverify.ensembles._unsettled.sample_unsettled``). The rate is the midpoint of
+(``skfairverify.ensembles._unsettled.sample_unsettled``): of draws in proportion to
+the nodes' mass (conservative), or, where the draws are many, of Neyman draws at their
+effective size (asymptotic; :func:`sample_to_tolerance`). The rate is the midpoint of
 the bounds (the exact rate when everything is settled) or the sampled estimate;
-``groups_`` carries ``rate_lower``, ``rate_upper`` and ``settled``. The posterior draws
+``groups_`` carries ``rate_lower``, ``rate_upper``, ``settled`` and
+``unsettled_interval`` (which of those intervals, or ``"none"``). The posterior draws
 and the bootstrap replicates reweigh the nodes of the point network's search
 (``skfairverify.ensembles._reweight.reweighted_bounds``): no new search.
 """
@@ -36,7 +39,7 @@ from ..ensembles._cost import branching_cost
 from ..ensembles._reweight import Reweighing, same_structure
 from ..ensembles._states import index_ensemble
 from ..ensembles._structure import complement
-from ..ensembles._unsettled import sample_unsettled
+from ..ensembles._unsettled import design_for_width, sample_unsettled
 from ..rules import CategorySet, TreeLeaves
 from ..rules._steps import split_final, unwrap_frozen
 from ..rules._tree_steps import NumericFeature, push
@@ -240,6 +243,9 @@ class StateModel:
         distinct, inverse = np.unique(np.asarray(codes, dtype=np.int64), axis=0,
                                       return_inverse=True)
         ranks = self.codes(distinct, range(distinct.shape[1])).astype(np.float64)
+        for v, st in enumerate(self.states):  # a missing state is given as NaN
+            if st.missing:
+                ranks[ranks[:, v] == st.n_states - 1, v] = np.nan
         out = np.empty(len(ranks), dtype=bool)
         step = _chunked(self.indexed.n_trees, max_table_size)
         for i in range(0, len(ranks), step):
@@ -277,6 +283,7 @@ class BoundedRates:
     n_evaluations: int = 0  # rows the ensemble decided (the unsettled mass sampled)
     search: object = None  # the EnsembleBounds, with its settled nodes when kept
     network: object = None  # the network bounded
+    interval: object = None  # per group: "none", "conservative" or "asymptotic"
 
 
 class EnsemblePath:
@@ -375,8 +382,9 @@ class EnsemblePath:
         Raises what :meth:`encode` and :meth:`model_of` refuse: a column with more
         states than the path takes (``TableTooLargeError``), a split that sends no
         range of a variable's states left (``ValueError``: a one-hot encoder of three
-        or more categories, missing values routed both ways), a column read both as a
-        number and through a one-hot encoder (``TypeError``).
+        or more categories), a column read both as a number and through a one-hot
+        encoder (``TypeError``). A column's missing value is its own state, sent as each
+        node sends it (left at some, right at others in a model fitted without them).
         """
         quantized = self._encode(frame, sensitive, weight)
         self._prepared = (frame, list(sensitive), weight, quantized)
@@ -504,18 +512,15 @@ class EnsemblePath:
         return self.budget
 
     def _unsettled(self, model, network, bounds, group_index) -> tuple:
-        """The unsettled mass sampled: (estimate, low, high, rows decided)."""
+        """The unsettled mass sampled: (estimate, low, high, rows decided, interval kind)."""
         s = self.settings
-        n_groups = len(bounds.groups)
-        confidence = 1.0 - (1.0 - s.confidence) / n_groups
-        z = norm.ppf(1.0 - (1.0 - confidence) / 2)
-        share = bounds.upper - bounds.lower
-        n = np.clip(np.ceil((z * share / s.tolerance) ** 2), 1, s.max_samples).astype(np.int64)
-        result = sample_unsettled(model.indexed, network, model.states, bounds, n,
-                                  confidence=confidence, random_state=s.seed(),
-                                  max_table_size=s.max_table_size)
+        result = sample_to_tolerance(model.indexed, network, model.states, bounds,
+                                     s.tolerance, s.confidence, s.max_samples, s.seed(),
+                                     s.max_table_size)
+        kind = np.where(result.unsettled > 0, result.interval, "none")
         return (result.estimate[group_index], result.interval_lower[group_index],
-                result.interval_upper[group_index], int(result.n_evaluations))
+                result.interval_upper[group_index], int(result.n_evaluations),
+                kind[group_index])
 
     def bounded_rates(self, model, network, sens_idx, group_codes, max_time,
                       keep=False) -> BoundedRates:
@@ -532,11 +537,12 @@ class EnsemblePath:
         at = _group_index(network, sens_idx, model.codes(group_codes, sens_idx))
         lower, upper = bounds.lower[at], bounds.upper[at]
         rate, low, high, n = (lower + upper) / 2, lower, upper, 0
+        kind = np.full(at.size, "none", dtype=object)
         if bounds.stopped in ("max_time", "max_nodes") and np.any(upper - lower > s.tolerance):
-            rate, low, high, n = self._unsettled(model, network, bounds, at)
+            rate, low, high, n, kind = self._unsettled(model, network, bounds, at)
         rate = np.where(lower == upper, lower, rate)
         return BoundedRates(rate, lower, upper, low, high, bounds.settled[at], n,
-                            search=bounds, network=network)
+                            search=bounds, network=network, interval=kind)
 
     def draw_rates(self, point: BoundedRates, model, sens_idx, group_codes):
         """Rates function of the networks of ``point``'s structure (draws, replicates).
@@ -607,6 +613,38 @@ class EnsemblePath:
         return self.point_rates
 
 
+#: ``unsettled_interval`` of ``groups_``, from the strongest guarantee to the weakest:
+#: nothing sampled (sound bounds), the proportional draws' Clopper-Pearson interval
+#: (conservative, Hoeffding), the Neyman draws' (at the effective size: asymptotic).
+UNSETTLED_INTERVALS = ("none", "conservative", "asymptotic")
+
+
+def sample_to_tolerance(ensemble, network, states, bounds, tolerance, confidence,
+                        max_samples, seed, max_table_size):
+    """The unsettled mass of ``bounds`` sampled for intervals ``tolerance`` wide.
+
+    Each group's interval at ``confidence`` over the groups (Bonferroni); the
+    proportional draws a Clopper-Pearson width of ``tolerance`` needs in the worst case
+    of the unsettled share's variance (at most ``max_samples`` a group), or the Neyman
+    design where it pays
+    (:func:`skfairverify.ensembles._unsettled.design_for_width`). Returns the
+    :class:`~skfairverify.ensembles._unsettled.UnsettledSample`.
+    """
+    confidence = 1.0 - (1.0 - confidence) / len(bounds.groups)
+    z = norm.ppf(1.0 - (1.0 - confidence) / 2)
+    share = bounds.upper - bounds.lower
+    n = np.clip(np.ceil((z * share / tolerance) ** 2), 1, max_samples).astype(np.int64)
+    return sample_unsettled(ensemble, network, states, bounds, confidence=confidence,
+                            random_state=seed, max_table_size=max_table_size,
+                            **design_for_width(n, tolerance, share))
+
+
+def _weakest(kinds) -> np.ndarray:
+    """Per group, the weakest of the ``UNSETTLED_INTERVALS`` of its rates."""
+    rank = np.max([[UNSETTLED_INTERVALS.index(k) for k in kind] for kind in kinds], axis=0)
+    return np.array(UNSETTLED_INTERVALS, dtype=object)[rank]
+
+
 def add_bounds(ev: Evaluation, results) -> None:
     """``rate_lower``, ``rate_upper``, ``settled`` in ``ev.groups``; the intervals sound.
 
@@ -614,8 +652,12 @@ def add_bounds(ev: Evaluation, results) -> None:
     ``Y = 0`` (None where there is none). Without posterior draws a rate's interval is
     its bounds (or the sound part plus the Clopper-Pearson interval of the unsettled
     share); with draws, the hull of their credible interval and that.
+    ``unsettled_interval`` says, per group, what the weakest of its rates' intervals
+    is (:data:`UNSETTLED_INTERVALS`).
     """
     groups = ev.groups
+    kinds = [r.interval for c, r in zip(RATE_COLUMNS, results)
+             if r is not None and c in groups]
     for column, result in zip(RATE_COLUMNS, results):
         if result is None or column not in groups:
             continue
@@ -627,6 +669,7 @@ def add_bounds(ev: Evaluation, results) -> None:
             groups.insert(at, "rate_lower", result.lower)
             groups.insert(at + 1, "rate_upper", result.upper)
             groups.insert(at + 2, "settled", result.settled)
+            groups.insert(at + 3, "unsettled_interval", _weakest(kinds))
     groups["ci_low"], groups["ci_high"] = ev.bounds["positive_rate"]
 
 

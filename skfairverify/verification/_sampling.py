@@ -116,7 +116,7 @@ class NetworkSampler:
         return flat, strides, card
 
     def sample(self, n: int, rng, fixed=None) -> np.ndarray:
-        """Draw ``n`` joint states (``(n, n_variables)`` codes), roots in ``fixed`` set.
+        """Draw ``n`` joint states (``(n, n_variables)`` codes), the variables of ``fixed`` set.
 
         Parameters
         ----------
@@ -125,7 +125,9 @@ class NetworkSampler:
         rng : numpy.random.Generator
             Source of the uniforms (one per variable and sample).
         fixed : dict, default=None
-            Variable index -> state of root variables to set (conditioning).
+            Variable index -> state of variables to set: roots, or variables whose
+            parents are all set (conditioning on them: given its parents a variable
+            is independent of its non-descendants).
 
         Returns
         -------
@@ -134,10 +136,11 @@ class NetworkSampler:
         """
         fixed = fixed or {}
         for i in fixed:
-            if self.network.parents[i]:
+            if set(self.network.parents[i]) - set(fixed):
                 raise ValueError(
-                    f"Variable {self.network.names[i]!r} has parents; the sampler sets only "
-                    "root variables (the sensitive variables of the verifier's networks)."
+                    f"Variable {self.network.names[i]!r} has parents that are not set; the "
+                    "sampler sets only variables whose parents are all set (roots: the "
+                    "sensitive variables of the verifier's networks)."
                 )
         codes = np.empty((n, self.network.n_variables), dtype=np.int64)
         for i in self.order:

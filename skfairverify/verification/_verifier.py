@@ -159,7 +159,7 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         One row per compound group: the sensitive features, ``positive_rate``,
         ``support``, ``ci_low`` / ``ci_high``, the true and false positive rates (with
         ``y``), ``path_specific_rate`` (with mediators), the population estimate;
-        ``rate_lower``, ``rate_upper``, ``settled`` on the bounds path.
+        ``rate_lower``, ``rate_upper``, ``settled``, ``unsettled_interval`` on the bounds path.
     population_ : pandas.DataFrame or None
         Per group and rate: the network's and the direct rate, the estimate, its
         interval and the model check (``pvalue``). None with ``n_bootstrap=0``.

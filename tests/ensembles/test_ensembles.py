@@ -29,7 +29,12 @@ from skfairverify.ensembles._booster_readers import (
 )
 from skfairverify.ensembles._bounds import frontier_score_bounds
 from skfairverify.ensembles._masks import LeafMasks, high_bit, low_bit, n_blocks_of, n_levels
-from skfairverify.ensembles._unsettled import _Sampler, allocate, sample_unsettled
+from skfairverify.ensembles._unsettled import (
+    _Sampler,
+    allocate,
+    design_for_width,
+    sample_unsettled,
+)
 from skfairverify.s3p import BayesNet, TableTooLargeError
 
 
@@ -590,6 +595,39 @@ def test_neyman_needs_fewer_draws_than_proportional_for_a_width():
         assert np.median([r.width for r in runs]) <= width
         draws[allocation] = np.mean([r.n_evaluations for r in runs])
     assert draws["neyman"] < 0.8 * draws["proportional"], draws
+
+
+def test_design_for_width_takes_neyman_where_its_pilot_is_small():
+    """The rule: Neyman where the proportional draws are at least eight pilots (a
+    fortieth, at least 200 a group) over the groups with unsettled mass, capped at them."""
+    small = design_for_width([1000, 1000], 0.01, [0.3, 0.3])
+    assert small["allocation"] == "proportional" and small["n_samples"].tolist() == [1000, 1000]
+    big = design_for_width([40_000, 1], 0.01, [0.9, 0.0])  # the settled group left out
+    assert big["allocation"] == "neyman" and big["n_samples"].tolist() == [1000, 1]
+    assert big["max_samples"].tolist() == [40_000, 1] and big["width"] == 0.01
+    # at the edge: 1,600 draws are eight pilots of 200, 1,599 are not
+    assert design_for_width([1600], 0.01, [0.5])["allocation"] == "neyman"
+    assert design_for_width([1599], 0.01, [0.5])["allocation"] == "proportional"
+    assert design_for_width([5], 0.01, [0.0])["allocation"] == "proportional"
+
+
+def test_neyman_draws_are_capped_by_max_samples():
+    """``max_samples`` caps the draws after the pilot (two a stratum at least); the
+    interval says what it is."""
+    ensemble, network, states = _bigger_problem()
+    bounds = ensemble_bounds(ensemble, network, states, sensitive_features=0, max_nodes=300)
+    free = sample_unsettled(ensemble, network, states, bounds, 200, allocation="neyman",
+                            width=0.02, random_state=0)
+    capped = sample_unsettled(ensemble, network, states, bounds, 200, allocation="neyman",
+                              width=0.02, max_samples=500, random_state=0)
+    assert free.n_samples.max() > 1000
+    assert np.all(capped.n_samples <= 500 + 2 * 20)
+    assert capped.interval == "asymptotic" and capped.allocation == "neyman"
+    plain = sample_unsettled(ensemble, network, states, bounds, 100, random_state=0)
+    assert plain.interval == "conservative"
+    with pytest.raises(ValueError, match="max_samples"):
+        sample_unsettled(ensemble, network, states, bounds, 10, allocation="neyman",
+                         width=0.1, max_samples=0)
 
 
 def test_frontier_score_bounds_hold_for_draws_of_each_node():

@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import norm
 from sklearn.compose import make_column_transformer
 from sklearn.ensemble import (
     ExtraTreesClassifier,
@@ -26,9 +27,11 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skfairverify import FairnessVerifier
-from skfairverify.ensembles import read_ensemble
+from skfairverify.ensembles import ensemble_bounds, read_ensemble
 from skfairverify.ensembles._states import index_ensemble
+from skfairverify.ensembles._unsettled import sample_unsettled
 from skfairverify.s3p import TableTooLargeError
+from skfairverify.verification._ensemble_path import _group_index, sample_to_tolerance
 
 MODELS = {
     "HGB": lambda seed: HistGradientBoostingClassifier(max_iter=15, max_depth=3,
@@ -190,11 +193,108 @@ def test_unsettled_mass_is_sampled_when_the_budget_ends():
     assert np.all(groups["positive_rate"] <= groups["ci_high"])
 
 
+def _partial_search(rebuilt, model, max_nodes=3, data=None):
+    """A verifier's own model and network, and a search of theirs stopped at ``max_nodes``.
+
+    Returns the path's model, the network, the bounds, the groups' index among the
+    bounds' groups and the truth (the enumerated joint of ``network_``, in the order
+    of ``groups_``; the finished search agrees with it); on ``data`` other than
+    the all-categorical rows (not enumerable), the truth is None.
+    """
+    X, y = _categorical(seed=1, n_features=4) if data is None else data
+    ver = FairnessVerifier(model, "a", method="bounds", n_draws=0, n_bootstrap=0,
+                           tolerance=1e-12 if data is None else 0.5,
+                           random_state=0).fit(X, y)
+    parts = rebuilt(ver, X, y)
+    model = parts.path.model_of(parts.encoding)
+    network = model.network(ver.network_)
+    sens = [ver.variables_.index("a")]
+    at = _group_index(network, sens, model.codes(parts.run.evaluation.group_codes, sens))
+    truth = None
+    if data is None:
+        truth = _enumerated_rates(ver)
+        exact = ensemble_bounds(model.indexed, network, model.states,
+                                sensitive_features=sens)
+        np.testing.assert_allclose(exact.lower[at], truth, atol=1e-12)
+    bounds = ensemble_bounds(model.indexed, network, model.states, sensitive_features=sens,
+                             max_nodes=max_nodes)
+    return model, network, bounds, at, truth
+
+
+@pytest.mark.parametrize("kind,seed", [("HGB", 0), ("RF", 1), ("GB", 2)])
+def test_the_paths_unsettled_interval_covers_the_enumerated_truth(rebuilt, kind, seed):
+    """The path's sampling of the unsettled mass (Neyman where its draws are many):
+    over 200 seeds at 90% (95% a group, Bonferroni), the interval holds the truth
+    enumerated from network_ at about its level, and within the sound bounds."""
+    model, network, bounds, at, truth = _partial_search(rebuilt, MODELS[kind](seed))
+    assert np.all(bounds.width[at] > 0.3)
+    covered = []
+    for r in range(200):
+        result = sample_to_tolerance(model.indexed, network, model.states, bounds, 0.02,
+                                     0.9, 2_000_000, r, 10**8)
+        assert result.allocation == "neyman" and result.interval == "asymptotic"
+        low, high = result.interval_lower[at], result.interval_upper[at]
+        covered.append((low <= truth + 1e-12) & (truth <= high + 1e-12))
+        assert np.all((bounds.lower[at] <= low) & (high <= bounds.upper[at]))
+    coverage = np.mean(covered, axis=0)
+    assert coverage.mean() >= 0.92 and np.all(coverage >= 0.89), coverage
+
+
+@pytest.mark.parametrize("model", [
+    HistGradientBoostingClassifier(max_iter=60, max_depth=6, random_state=0),
+    RandomForestClassifier(30, max_depth=6, random_state=0)])
+def test_the_paths_neyman_draws_fewer_rows_for_the_width(rebuilt, model):
+    """For the same width (``tolerance``), the Neyman design the path now takes decides
+    fewer rows than its proportional design (the path before: as many draws as the
+    worst case of the unsettled share's variance needs), and reaches the width: on a
+    search stopped at 300 nodes (800-1,300 unsettled; measured 1.7x fewer)."""
+    model, network, bounds, at, _ = _partial_search(rebuilt, model, 300,
+                                                    _continuous(n=3000))
+    tolerance, confidence = 0.02, 1 - 0.01 / 2
+    n = np.ceil((norm.ppf(1 - (1 - confidence) / 2) * bounds.width / tolerance) ** 2)
+    rows, widths = {"neyman": [], "proportional": []}, {"neyman": [], "proportional": []}
+    for r in range(5):
+        for result in (sample_to_tolerance(model.indexed, network, model.states, bounds,
+                                           tolerance, 0.99, 2_000_000, r, 10**8),
+                       sample_unsettled(model.indexed, network, model.states, bounds,
+                                        n.astype(int), confidence=confidence,
+                                        random_state=r)):
+            rows[result.allocation].append(result.n_evaluations)
+            widths[result.allocation].append(result.width[at].max())
+    assert np.median(widths["neyman"]) <= 1.05 * tolerance, widths
+    assert np.median(widths["proportional"]) <= 1.05 * tolerance, widths
+    assert np.mean(rows["neyman"]) < 0.8 * np.mean(rows["proportional"]), rows
+
+
+@pytest.mark.parametrize("tolerance, kind", [(0.02, "asymptotic"), (0.1, "conservative")])
+def test_groups_say_what_the_unsettled_interval_is(tolerance, kind):
+    """A search stopped at once (max_time): many draws, Neyman's asymptotic interval;
+    few, the proportional one's conservative interval; said in groups_ and the label;
+    the enumerated truth within the sound bounds either way."""
+    X, y = _categorical(seed=1, n_features=4)
+    ver = _fit_bounds(MODELS["RF"](1), X, y, tolerance=tolerance, max_time=1e-6)
+    groups = ver.groups_
+    assert ver.n_samples_ > 0
+    assert groups["unsettled_interval"].tolist() == [kind, kind]
+    truth = _enumerated_rates(ver)
+    assert np.all((groups["rate_lower"] <= truth) & (truth <= groups["rate_upper"]))
+    assert np.all((groups["ci_low"] <= groups["positive_rate"])
+                  & (groups["positive_rate"] <= groups["ci_high"]))
+    assert kind in ver.verify(X, y).intervals["label"]
+    exact = _fit_bounds(MODELS["RF"](1), X, y)
+    assert exact.groups_["unsettled_interval"].tolist() == ["none", "none"]
+
+
 @pytest.mark.parametrize("params, label", [
     ({}, "sound bounds (under the network: the rate lies between them)"),
-    ({"max_time": 1e-6, "tolerance": 0.002},
+    ({"max_time": 1e-6, "tolerance": 0.02},
      "sound bounds (under the network: the rate lies between them; with a 99% "
-     "Clopper-Pearson interval of the mass the branching left unsettled)"),
+     "Clopper-Pearson interval of the mass the branching left unsettled (Neyman draws, "
+     "at their effective size: asymptotic))"),
+    ({"max_time": 1e-6, "tolerance": 0.1},
+     "sound bounds (under the network: the rate lies between them; with a 99% "
+     "Clopper-Pearson interval of the mass the branching left unsettled (draws in "
+     "proportion to its mass: conservative))"),
     ({"n_draws": 50, "tolerance": 0.01},
      "95% credible interval and sound bounds (posterior of the network, 50 draws, each "
      "bounded, joined with the bounds under the point network)"),
@@ -462,16 +562,62 @@ def test_constrained_refit_picks_by_the_pessimistic_sound_bound():
     assert results["mean_test_acc"][chosen] == results["mean_test_acc"][fair].max()
 
 
-def test_missing_values_the_trees_route_both_ways_are_refused_by_name():
-    """A model fitted without missing values sends a NaN to the larger child, left at some
-    nodes and right at others: no order of the states makes every split a range, and the
-    refusal says so (impute, or sample)."""
+def _holes(X, columns, share=0.1, seed=0):
+    """``X`` with a share of each of ``columns`` missing (NaN)."""
+    rng = np.random.default_rng(seed)
+    X = X.astype(float)
+    for c in columns:
+        X.loc[rng.random(len(X)) < share, c] = np.nan
+    return X
+
+
+NAN_MODELS = {
+    "HGB": lambda: HistGradientBoostingClassifier(max_iter=15, max_depth=3, random_state=0),
+    "RF": lambda: RandomForestClassifier(15, max_depth=4, random_state=0),
+}
+
+
+@pytest.mark.parametrize("kind", ["HGB", "RF", "XGB"])
+@pytest.mark.parametrize("seed", [0, 2])
+def test_missing_values_the_trees_route_both_ways_are_a_state_of_their_own(kind, seed):
+    """A model fitted without missing values sends a NaN to the larger child, left at
+    some nodes and right at others: the missing value is its column's own state, each
+    split sending it as the node does; the exact rates equal the enumerated joint of
+    network_ (which has the missing states), the decisions on the states the model's."""
+    if kind == "XGB":
+        xgboost = pytest.importorskip("xgboost")
+        model = xgboost.XGBClassifier(n_estimators=15, max_depth=3, n_jobs=1,
+                                      random_state=0)
+    else:
+        model = NAN_MODELS[kind]()
+    X, y = _categorical(seed=seed, n_features=3)
+    model.fit(X.astype(float), y)
+    holes = _holes(X, ["c0", "c1"], seed=seed)
+    ver = _fit_bounds(FrozenEstimator(model), holes, y)
+    assert ver.method_ == "bounds" and ver.agreement_ == 1.0
+    assert any(np.isnan(s).any() for s in ver.network_.state_names[1:])
+    np.testing.assert_allclose(ver.groups_["positive_rate"], _enumerated_rates(ver),
+                               atol=1e-12)
+    np.testing.assert_array_equal(ver.groups_["rate_lower"], ver.groups_["rate_upper"])
+
+
+def test_index_ensemble_gives_the_missing_state_its_own_side():
+    """Restated on ranks with the missing state last (given as NaN), the trees decide
+    every state as the model decides its value, NaN included, whatever side each node
+    sends a NaN (a model fitted without them)."""
     X, y = _continuous(n=600)
-    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
-    holes = X.assign(x=X["x"].where(X.index > 5))
-    with pytest.raises(ValueError, match="On column 'x': .*missing values and the trees "
-                                         "send them left at some nodes and right at others"):
-        _fit_bounds(model, holes, y)
+    model = HistGradientBoostingClassifier(max_iter=20, random_state=0).fit(X[["x"]], y)
+    ensemble = read_ensemble(model)
+    sides = np.concatenate([t.missing_left[t.children_left >= 0] for t in ensemble.trees])
+    assert sides.any() and not sides.all()  # a NaN of x goes both ways
+    x = np.concatenate([[np.nan], np.linspace(-2, 3, 40)])
+    indexed, orders, states = index_ensemble(ensemble, {0: (0, x)}, 1)
+    assert states[0].missing and states[0].n_states == x.size
+    assert np.isnan(x[orders[0][-1]])  # the missing state ranks last
+    ranks = np.arange(x.size, dtype=float)
+    ranks[-1] = np.nan
+    np.testing.assert_array_equal(indexed.raw_score(ranks[:, None]),
+                                  ensemble.raw_score(x[orders[0]][:, None]))
 
 
 # ---------------------------------------------------------------- method="auto"
@@ -489,9 +635,9 @@ def test_auto_bounds_an_ensemble_the_check_passes(kind):
 
 def test_auto_samples_what_the_check_refuses():
     """What the bounds path refuses or would not pay off is sampled by method="auto",
-    with no error: a one-hot encoder of three categories, missing values routed both
-    ways, more joint states than the limit; method="bounds" refuses the first two by
-    name."""
+    with no error: a one-hot encoder of three categories, more joint states than the
+    limit; method="bounds" refuses the first by name. Missing values routed both ways
+    are a state of their own: bounded."""
     from skfairverify.verification import _ensemble_path
 
     rng = np.random.default_rng(0)
@@ -509,8 +655,8 @@ def test_auto_samples_what_the_check_refuses():
     X, y = _continuous(n=600)
     model = FrozenEstimator(HistGradientBoostingClassifier(max_iter=10,
                                                            random_state=0).fit(X, y))
-    holes = X.assign(x=X["x"].where(X.index > 5))
-    assert FairnessVerifier(model, "a", **fast).fit(holes, y).method_ == "sampling"
+    holes = X.assign(x=X["x"].where(X.index > 5))  # routed both ways: its own state
+    assert FairnessVerifier(model, "a", **fast).fit(holes, y).method_ == "bounds"
     assert FairnessVerifier(model, "a", **fast).fit(X, y).method_ == "bounds"
     limit = _ensemble_path.AUTO_MAX_COST
     try:

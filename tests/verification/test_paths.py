@@ -155,7 +155,18 @@ def test_method_reason_says_why_each_path_was_chosen(two_group_data, monkeypatch
     method, why = reason(hgb)
     assert method == "sampling"
     assert why.startswith("a tree ensemble, not bounded: 2**") and why.endswith("above 2**1")
-    holes = X.assign(x=X["x"].where(X.index > 5))
-    ver = FairnessVerifier(hgb, "a", **fast).fit(holes, y)
+    # a one-hot encoder of three categories: no order of c's states makes a range
+    from sklearn.compose import make_column_transformer
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    Xc = X.assign(c=np.random.default_rng(0).choice(["p", "q", "r"], len(X)))
+    onehot = make_pipeline(
+        make_column_transformer((OneHotEncoder(sparse_output=False), ["c"]),
+                                remainder="passthrough"),
+        GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0))
+    yc = np.where(Xc["c"] == "q", 1, np.where(Xc["c"] == "r", 0, y))
+    ver = FairnessVerifier(onehot, "a", **fast).fit(Xc, yc)
     assert ver.method_ == "sampling"
-    assert "a tree ensemble, not bounded: refused: On column 'x'" in ver.method_reason_
+    assert "a tree ensemble, not bounded: refused: On column 'c'" in ver.method_reason_

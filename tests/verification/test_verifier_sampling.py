@@ -121,8 +121,20 @@ def test_sampler_matches_enumeration():
 
 def test_sampler_refuses_to_set_a_variable_with_parents():
     net = BayesNet([2, 2], [(), (0,)], [np.array([0.5, 0.5]), np.full((2, 2), 0.5)])
-    with pytest.raises(ValueError, match="has parents"):
+    with pytest.raises(ValueError, match="has parents that are not set"):
         NetworkSampler(net).sample(10, np.random.default_rng(0), {1: 0})
+
+
+def test_sampler_sets_a_variable_whose_parents_are_set():
+    """A -> B -> C, A and B set: C follows its table's row of B (the enumerated
+    conditional), as conditioning on B given A would give."""
+    c = np.array([[0.9, 0.1], [0.3, 0.7]])
+    net = BayesNet([2, 2, 2], [(), (0,), (1,)],
+                   [np.array([0.5, 0.5]), np.array([[0.8, 0.2], [0.4, 0.6]]), c])
+    n = 40_000
+    codes = NetworkSampler(net).sample(n, np.random.default_rng(0), {0: 0, 1: 1})
+    assert np.all(codes[:, :2] == [0, 1])
+    assert abs(codes[:, 2].mean() - c[1, 1]) <= 5 * np.sqrt(0.21 / n)
 
 
 def test_sampler_never_draws_impossible_states():
