@@ -32,17 +32,8 @@ its mean weight when weighted): it still refuses a band of disagreement of many 
 which is what it guards against (the probability check alone misses a band whose two
 sides cancel). The bound above becomes ``sqrt(tolerance + 1 / (n r (1 - r)))`` of the
 rate's spread (0.45 in that group; where ``n r (1 - r)`` is larger than
-``1 / tolerance``, within ``sqrt(2 tolerance)``). The probability check, which stands for
-``U`` at the network, allows the same one row of the group's rows (``1 / n``) more, but
-never more than twice its tolerance (``min(1 / n, tolerance * r (1 - r))`` of slack), so
-that at the network the bound is ``sqrt(2 tolerance)`` (0.45) in every group: a group of
-7 rows with ``r = 0.86`` allows ``0.1 r (1 - r) = 0.012``, about a tenth of a row, while
-the standard error of its rate is 0.13; a disagreement of 0.02 (1.7 times that) there
-held COMPAS's network of ``Y = 1`` on a rule four times as fine, for the 30 bootstrap
-replicates and 50 posterior draws of every fit. The full row of slack (the row check's)
-let rules 64 times as coarse through in groups of 15-20 rows with rates near 0.9, at 3-21
-times the tolerance, and moved the protocol's MAE on the chain design at 500 rows by
-0.013. Tolerance 0 is the verified rule itself (no slack).
+``1 / tolerance``, within ``sqrt(2 tolerance)``), and the probability check still
+bounds the point estimate's disagreement by ``tolerance * r (1 - r)``.
 ``tests/verification/test_draw_rule.py`` checks the draws against the verified rule's,
 solved draw by draw, on known networks.
 """
@@ -226,8 +217,7 @@ class DrawRule:
         rows : tuple, default=None
             ``(mask, group_of_row, n_groups, weight)``: the rows the network was learned
             from (a mask of the rows of ``decisions_at``), the group of each of them, the
-            number of groups and the rows' weights (or None); None skips the row check
-            and gives the probability check no row of slack.
+            number of groups and the rows' weights (or None); None skips the row check.
 
         Returns
         -------
@@ -235,21 +225,16 @@ class DrawRule:
             ``rates_of(draw) -> ndarray of shape (n_groups,)``.
         """
         exact = np.asarray(exact, dtype=float)
-        if self.tolerance <= 0:  # the verified rule itself, whatever the slack
-            self.chosen.append(self.multiplier)
-            return self.plan(network, self._rule(self.multiplier))
-        slack = 0.0 if rows is None else one_row_share(rows)
         for multiplier in coarser_multipliers(self.multiplier):
             if self.coarsest is not None and multiplier < self.coarsest:
                 continue
             if (rows is not None and self.decisions_at is not None and not
                     within_tolerance(self._row_share(multiplier, rows), exact,
-                                     self.tolerance, slack)):
+                                     self.tolerance, one_row_share(rows))):
                 continue
             rule = self._rule(multiplier)
             shift = exact - self.solve(network, rule)
-            if within_tolerance(shift, exact, self.tolerance,
-                                np.minimum(slack, self.tolerance * exact * (1 - exact))):
+            if within_tolerance(shift, exact, self.tolerance):
                 self.chosen.append(multiplier)
                 return _shifted(self.plan(network, rule), shift)
         self.chosen.append(self.multiplier)
