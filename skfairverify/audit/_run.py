@@ -28,6 +28,7 @@ from ..plotting import (
     plot_group_shares,
 )
 from ..rules import read_model
+from ..s3p import TableTooLargeError
 from ..utils._compat import HasMethods, Interval, RealNotInt, StrOptions, validate_params
 from ..utils._validation import check_sensitive_features
 from ..verification import FairnessVerifier
@@ -261,6 +262,22 @@ def _influence_features(verifier, audit: _Audit) -> tuple[list | None, str | Non
             "the model's decisions most (each costs an engine run and its posterior draws)")
 
 
+def _fairness_influence(verifier, features, audit: _Audit):
+    """The influences with their intervals, or point values where the draws are refused.
+
+    The posterior draws of an influence are estimated before they run and refused
+    beyond ``max_table_size`` (``TableTooLargeError``); the audit then reports the
+    point influences and says why, rather than losing the verified report.
+    """
+    try:
+        return verifier.fairness_influence(features), None
+    except TableTooLargeError as exc:
+        why = str(exc).split(" Pass intervals=False")[0]  # the audit does just that
+        note = f"fairness influence as point values, without intervals: {why}"
+        audit.say(note)
+        return verifier.fairness_influence(features, intervals=False), note
+
+
 def _verify_step(audit: _Audit, timings: dict) -> None:
     audit.say("verifying: learning the Bayesian network and computing the group rates")
     t0 = time.perf_counter()
@@ -273,12 +290,13 @@ def _verify_step(audit: _Audit, timings: dict) -> None:
     features, influence_note = _influence_features(verifier, audit)
     if influence_note:
         audit.say(influence_note)
-    fif = verifier.fairness_influence(features)
+    fif, point_note = _fairness_influence(verifier, features, audit)
     timings["fairness_influence"] = time.perf_counter() - t0
     sections = audit.report.sections
     sections["verification"] = _verification_section(verifier, fif, audit.X_test,
                                                      audit.y_test)
-    sections["verification"]["fairness_influence_features"] = influence_note
+    sections["verification"]["fairness_influence_features"] = (
+        "; ".join(n for n in (influence_note, point_note) if n) or None)
     sensitive = list(verifier.sensitive_features_)
     empirical = sections.get("empirical", {}).get("groups", [])
     keys = [tuple(str(r[c]) for c in sensitive) for r in empirical]

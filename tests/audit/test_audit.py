@@ -557,3 +557,23 @@ def test_a_model_whose_favorable_label_is_its_class_zero_is_bounded(tmp_path, ca
     for g in v["groups"]:
         assert g["rate_lower"] <= g["positive_rate"] <= g["rate_upper"]
         assert 0.0 < g["settled"] <= 1.0
+
+
+def test_refused_influence_draws_give_point_influences_and_say_why(monkeypatch):
+    # With no time allowed for the influences' posterior draws (the refusal estimated
+    # before they run), the audit keeps its verified report: the point influences,
+    # which equal the verifier's own without intervals, and the refusal in the report.
+    from skfairverify.verification import _fif, _influence
+
+    refuse = _influence.check_draws_work
+    monkeypatch.setattr(_fif, "check_draws_work",
+                        lambda seconds, n_draws, what, max_table_size:
+                        refuse(seconds, n_draws, what, 1))
+    frame = _frame_data()
+    X, y = frame.drop(columns="approved"), (frame.approved == "yes").astype(int)
+    report = run_audit(X, y, ["sex"], steps=["verify"], verbose=0)
+    v = report.sections["verification"]
+    assert "without intervals" in v["fairness_influence_features"]
+    assert "posterior draws of the fairness influence" in v["fairness_influence_features"]
+    assert v["fairness_influence_ci_low"] is None and v["fairness_influence"]
+    assert "without intervals" in report.to_text()
