@@ -205,8 +205,10 @@ class StateModel:
 
     def __init__(self, ensemble, encoding, values):
         n_vars = len(encoding.variables)
+        missing = {v: var.cardinality - 1 for v, var in enumerate(encoding.variables)
+                   if var.missing}
         self.indexed, orders, by_variable = index_ensemble(ensemble, values, n_vars,
-                                                           encoding.names)
+                                                           encoding.names, missing)
         self.order = {v: o for v, o in orders.items() if np.any(o != np.arange(o.size))}
         self.states = [by_variable[v] if v in by_variable
                        else FeatureStates(None, [], n_states=var.cardinality)
