@@ -962,9 +962,10 @@ def ratio_bounds(draws, level: float) -> tuple[float, float]:
     by_group = np.ascontiguousarray(draws.T)
     num, den = by_group[:, None, :], by_group[None, :, :]
     with np.errstate(invalid="ignore", divide="ignore"):
-        # theta_j = 0 < theta_i: the pair cannot be (min, max); both 0: a ratio of 1
+        # theta_j = 0 < theta_i: the pair cannot be (min, max), its ratio the largest
+        # float (an infinite one interpolates to NaN in a quantile); both 0: a ratio of 1
         ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0),
-                          np.where(num > 0, np.inf, 1.0))[pairs]  # a row per pair
+                          np.where(num > 0, np.finfo(float).max, 1.0))[pairs]
     lower, upper = _positions(ratios.shape[1], [tail]), _positions(ratios.shape[1],
                                                                    [1 - tail])
     ratios.partition(_kth(lower, upper), axis=1)
@@ -982,6 +983,41 @@ def _gap_or_ratio(rates, metric: str) -> float:
     if metric == "statistical_parity":
         return float(rates.max() - rates.min())
     return 1.0 if rates.max() <= 0 else float(rates.min() / rates.max())
+
+
+def _pinned(estimate: PopulationEstimates, draws) -> np.ndarray | None:
+    """``draws`` with every group whose rows all decide alike at that rate (0 or 1).
+
+    None when no group's rows decide alike: nothing to pin.
+    """
+    if estimate.direct is None:
+        return None
+    direct = np.asarray(estimate.direct, dtype=float)
+    present = ~np.isnan(estimate.rate)
+    zero, one = present & (direct <= 0), present & (direct >= 1)
+    if not (zero.any() or one.any()):
+        return None
+    pinned = np.array(draws, dtype=float)
+    pinned[:, zero], pinned[:, one] = 0.0, 1.0
+    return pinned
+
+
+def _held_bounds(bounds, estimate: PopulationEstimates, draws, level: float) -> tuple:
+    """``bounds(draws, level)`` that also hold the groups whose rows all decide alike.
+
+    The interval of such a group keeps 0 (or 1), a deterministic rate its rows cannot
+    exclude, but its Beta draws are never 0 (1): a metric's interval from them alone
+    excludes a disparate impact of 0, or a gap of 1, that the groups' intervals allow
+    (the Titanic's men embarked at Queenstown, all decided negatively: the interval of
+    DI missed its truth, 0, in every sample). The interval is the union of the draws'
+    and of the same draws with those groups pinned at 0 (1).
+    """
+    low, high = bounds(draws, level)
+    pinned = _pinned(estimate, draws)
+    if pinned is None:
+        return low, high
+    pinned_low, pinned_high = bounds(pinned, level)
+    return float(np.fmin(low, pinned_low)), float(np.fmax(high, pinned_high))
 
 
 def metric_intervals_from_estimates(estimates: dict, level: float, random_state
@@ -1025,11 +1061,13 @@ def metric_intervals_from_estimates(estimates: dict, level: float, random_state
     positive = estimates["positive_rate"].rate
     values["disparate_impact"] = _gap_or_ratio(positive, "disparate_impact")
     values["statistical_parity"] = _gap_or_ratio(positive, "statistical_parity")
-    intervals["disparate_impact"] = ratio_bounds(draws["positive_rate"], level)
-    intervals["statistical_parity"] = gap_bounds(draws["positive_rate"], level)
+    intervals["disparate_impact"] = _held_bounds(ratio_bounds, estimates["positive_rate"],
+                                                 draws["positive_rate"], level)
+    intervals["statistical_parity"] = _held_bounds(gap_bounds, estimates["positive_rate"],
+                                                   draws["positive_rate"], level)
     labels = [k for k in ("true_positive_rate", "false_positive_rate") if k in estimates]
     gaps = [(_gap_or_ratio(estimates[k].rate, "statistical_parity"),
-             gap_bounds(draws[k], level)) for k in labels]
+             _held_bounds(gap_bounds, estimates[k], draws[k], level)) for k in labels]
     gaps = [(v, b) for v, b in gaps if not np.isnan(v)]
     if gaps:
         values["equalized_odds"] = max(v for v, _ in gaps)
