@@ -71,6 +71,23 @@ class Path(Protocol):
     def remember(self, variables, ev, frame=None, weight=None) -> None:
         """Keep fit's evaluation for the fitted verifier's later methods."""
 
+    # The methods below are those of the exact and bounds paths (the fairness influence
+    # skips its draws on the sampling path, which computes it with ``influence``).
+
+    def point_rates(self, network) -> np.ndarray:
+        """The verified group rates under ``network`` (after ``fit``)."""
+
+    def draw_rates_of(self, network, exact=None):
+        """Rates function ``rates_of(draw)`` for posterior draws of ``network``'s structure."""
+
+    def draws_seconds(self, network, n_draws: int, rates_of) -> float:
+        """Estimated CPU seconds of solving ``n_draws`` draws of ``network``'s structure.
+
+        ``rates_of`` is :meth:`draw_rates_of`'s for ``network``. Estimated from sizes
+        before any draw is solved (the engine's plan, the tree's elimination, the size
+        of the point search or its deadline), never from a timing.
+        """
+
 
 def select_path(settings, estimator, frame, weight, y, *, feature_names,
                 input_labels, sensitive=None) -> Path:
