@@ -66,9 +66,10 @@ MAX_ENSEMBLE_STATES = 1024
 #: tree-ensemble path: 2**22, about 4 million joint states; chosen by measurement
 #: (``docs/benchmarks.md``, "method='auto' on tree ensembles").
 AUTO_MAX_COST = 22.0
-#: Measured cost of the bounds' search: about 220 ns per node expanded and tree of the
-#: ensemble (Titanic random forests and Adult boosting, ``benchmarks/bench_fif_draws.py``);
-#: estimates the draws of a network of the structure of one searched (its nodes).
+#: Measured cost of the bounds' search: 154-247 ns per node expanded and tree of the
+#: ensemble (Titanic, a random forest of 100 trees of depth 6), rounded up; estimates
+#: the searches of the fairness influence's draws from the nodes of the point search
+#: (``docs/benchmarks.md``, "Fairness influence: the draws estimated from sizes").
 SEARCH_NS_PER_NODE_TREE = 250.0
 #: Leaf values (rows x trees) computed at once when the ensemble decides rows.
 _CHUNK_ENTRIES = 4_000_000

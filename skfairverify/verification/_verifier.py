@@ -706,9 +706,10 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         draw of a subset is solved, their time is estimated from sizes (the engine's plan
         of the draws' rule, the tree's elimination, or the nodes of the point search on
         the tree-ensemble path) and must be within the work bound of ``max_table_size``
-        (a TableTooLargeError names ``n_draws`` otherwise). Without draws (``n_draws=0``, a user network) and on the sampling path there is no
-        interval, and ``intervals["label"]`` says why: the sampling path's influences
-        are Monte Carlo estimates, with neither the network's uncertainty nor a joint
+        (a TableTooLargeError names ``n_draws`` otherwise). Without draws
+        (``n_draws=0``, a user network) and on the sampling path there is no interval,
+        and ``intervals["label"]`` says why: the sampling path's influences are Monte
+        Carlo estimates, with neither the network's uncertainty nor a joint
         confidence interval.
 
         Parameters

@@ -25,9 +25,9 @@ from skfairverify.verification._ensemble_path import SEARCH_NS_PER_NODE_TREE, En
 from skfairverify.verification._fif import Influence
 from skfairverify.verification._influence import planned_seconds
 from skfairverify.verification._linear_path import LinearPath, PlannedDraws
-from skfairverify.verification._trees_path import TreePath
 from skfairverify.verification._posterior import credible_intervals
 from skfairverify.verification._settings import Settings
+from skfairverify.verification._trees_path import TreePath
 
 # The known distribution: a -> x (3 values) -> z (binary, given a and x).
 P_A = np.array([0.6, 0.4])
@@ -308,7 +308,8 @@ def test_ensemble_draws_estimate_from_the_search(monkeypatch):
     data = sample(400, np.random.default_rng(4))
     hgb = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(
         data[["x", "z"]], decide(data.x, data.z))
-    ver = FairnessVerifier(FrozenEstimator(hgb), "a", method="bounds", n_draws=40, random_state=0).fit(data)
+    ver = FairnessVerifier(FrozenEstimator(hgb), "a", method="bounds", n_draws=40,
+                           random_state=0).fit(data)
     path = ver._path
     influence = Influence(path, ver._variables, ver.network_, ver.groups_, Settings.of(ver))
     net = influence.reference_network(["x"], "support")
