@@ -165,7 +165,7 @@ def region_probabilities(network, indicators: StateIndicators, keep, max_table_s
             f"The table of {cards[leaf]:,} regions by the kept variables has {out_size:,} "
             f"entries (max_table_size={max_table_size:,})." + _HINT
         )
-    steps = _plan([f[0] for f in factors], cards, set(keep) | {leaf})
+    steps = _planned(network, indicators, keep)
     chunk = _chunk_size(steps, cards, leaf, network.names + ["<region>"], max_table_size)
     _check_work(steps, cards, max_table_size)
     parts = []
@@ -208,19 +208,26 @@ def tree_rates_seconds(network, indicators: StateIndicators, keep) -> float:
     >>> from skfairverify.s3p import BayesNet
     >>> from skfairverify.verification._trees_states import StateIndicators
     >>> from skfairverify.verification._trees_exact import tree_rates_seconds
-    >>> net = BayesNet([2, 3], [(), (0,)], [np.array([.5, .5]),
-    ...                                    np.array([[.2, .3, .5], [.6, .2, .2]])])
-    >>> ind = StateIndicators(1, {1: np.array([[0.0, 1.0, 1.0]])})
-    >>> tree_rates_seconds(net, ind, [0]) < 1e-6
+    >>> net = BayesNet.independent([[0.5, 0.5], [0.2, 0.3, 0.5]])
+    >>> regions = StateIndicators(2, {1: np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])})
+    >>> tree_rates_seconds(net, regions, [0]) < 1e-6
     True
+    """
+    steps = _planned(network, indicators, keep)
+    return _work(steps, _cards(network, indicators)) * TREE_NS_PER_UNIT * 1e-9
+
+
+def _planned(network, indicators: StateIndicators, keep):
+    """The elimination steps of :func:`region_probabilities`, planned (nothing allocated).
+
+    From the scopes of its factors (:func:`_factors`), by :func:`_plan`.
     """
     keep = [int(k) for k in keep]
     leaf = network.n_variables
     scopes = [[leaf]] + [[leaf, v] for v in indicators.by_variable] + [
         list(network.parents[i]) + [i]
         for i in sorted(_ancestral_set(network, keep + list(indicators.by_variable)))]
-    steps = _plan(scopes, _cards(network, indicators), set(keep) | {leaf})
-    return _work(steps, _cards(network, indicators)) * TREE_NS_PER_UNIT * 1e-9
+    return _plan(scopes, _cards(network, indicators), set(keep) | {leaf})
 
 
 def _undefined_group_error(network, sensitive_idx, codes) -> ValueError:
