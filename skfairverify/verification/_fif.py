@@ -30,7 +30,8 @@ class Influence:
     Parameters
     ----------
     path : Path
-        The fitted verifier's path (it remembered fit's evaluation).
+        The fitted verifier's path (it remembered fit's evaluation): a
+        :class:`~._paths.DrawsPath` unless it samples.
     variables : Variables
         The variables of the network.
     network : BayesNet
