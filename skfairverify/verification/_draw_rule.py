@@ -27,22 +27,32 @@ a group of 200 rows with ``r = 0.05`` allows ``0.1 r (1 - r) n = 0.95`` rows, so
 row decided differently, which any coarser rule may move across its threshold, would
 refuse every coarser rule (and the verified rule's table, up to 16 times as long, would
 be solved for every draw and bootstrap replicate). The row check therefore allows one
-row more than ``tolerance * r (1 - r)`` of each group (``1 / n`` of its rows, a row of
-its mean weight when weighted): it still refuses a band of disagreement of many rows,
-which is what it guards against (the probability check alone misses a band whose two
-sides cancel). The bound above becomes ``sqrt(tolerance + 1 / (n r (1 - r)))`` of the
-rate's spread (0.45 in that group; where ``n r (1 - r)`` is larger than
-``1 / tolerance``, within ``sqrt(2 tolerance)``). The probability check, which stands for
-``U`` at the network, allows the same one row of the group's rows (``1 / n``) more, but
-never more than twice its tolerance (``min(1 / n, tolerance * r (1 - r))`` of slack), so
+row more than ``tolerance * r (1 - r)`` of each group (``1 / n`` of its rows): it still
+refuses a band of disagreement of many rows, which is what it guards against (the
+probability check alone misses a band whose two sides cancel). The bound above becomes
+``sqrt(tolerance + 1 / (n r (1 - r)))`` of the rate's spread (0.45 in that group; where
+``n r (1 - r)`` is larger than ``1 / tolerance``, within ``sqrt(2 tolerance)``). The
+probability check, which stands for ``U`` at the network, allows the same one row of the group's rows (``1 / n``) more, but
+never more than its tolerance (``min(1 / n, tolerance * r (1 - r))`` of slack), so
 that at the network the bound is ``sqrt(2 tolerance)`` (0.45) in every group: a group of
 7 rows with ``r = 0.86`` allows ``0.1 r (1 - r) = 0.012``, about a tenth of a row, while
 the standard error of its rate is 0.13; a disagreement of 0.02 (1.7 times that) there
 held COMPAS's network of ``Y = 1`` on a rule four times as fine, for the 30 bootstrap
 replicates and 50 posterior draws of every fit. The full row of slack (the row check's)
 let rules 64 times as coarse through in groups of 15-20 rows with rates near 0.9, at 3-21
-times the tolerance, and moved the protocol's MAE on the chain design at 500 rows by
-0.013. Tolerance 0 is the verified rule itself (no slack).
+times the tolerance (``docs/benchmarks.md``). Tolerance 0 is the verified rule itself (no
+slack).
+
+A group's ``n`` is its effective number of rows, Kish's ``(sum w)**2 / sum w**2``
+(:func:`effective_rows`): its number of rows without weights; with weights,
+``1 / n = sum (w_i / sum w)**2`` is the share of one row drawn in proportion to its weight,
+unchanged when every weight is multiplied by the same factor (the weights read as sampling
+weights, as the population estimate reads them: integer weights count fewer rows than the
+repeated rows they stand for). The dask path evaluates the
+distinct rows, each with the sum of its rows' weights (its count without weights) and of
+their squared weights: the same sums give the same ``n`` as the rows they stand for, so
+both paths choose the same rule (the number of distinct rows would make the slack of a
+group of many duplicated rows several rows wide on the dask path alone).
 ``tests/verification/test_draw_rule.py`` checks the draws against the verified rule's,
 solved draw by draw, on known networks.
 """
@@ -51,8 +61,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DRAW_RULE_TOLERANCE", "DrawRule", "coarser_multipliers", "one_row_share",
-           "within_tolerance"]
+__all__ = ["DRAW_RULE_TOLERANCE", "DrawRule", "coarser_multipliers", "effective_rows",
+           "one_row_share", "within_tolerance"]
 
 #: Largest disagreement of the draws' rule, as a share of ``r (1 - r)`` of every group.
 DRAW_RULE_TOLERANCE = 0.1
