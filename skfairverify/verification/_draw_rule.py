@@ -35,7 +35,8 @@ probability check alone misses a band whose two sides cancel). The bound above b
 probability check, which stands for ``U`` at the network, allows the same one row of the
 group's rows (``1 / n``) more, but never more than its tolerance (``min(1 / n,
 tolerance * r (1 - r))`` of slack), so that at the network the bound is
-``sqrt(2 tolerance)`` (0.45) in every group: a group of 7 rows with ``r = 0.86`` allows ``0.1 r (1 - r) = 0.012``, about a tenth of a row, while
+``sqrt(2 tolerance)`` (0.45) in every group: a group of 7 rows with ``r = 0.86`` allows
+``0.1 r (1 - r) = 0.012``, about a tenth of a row, while
 the standard error of its rate is 0.13; a disagreement of 0.02 (1.7 times that) there
 held COMPAS's network of ``Y = 1`` on a rule four times as fine, for the 30 bootstrap
 replicates and 50 posterior draws of every fit. The full row of slack (the row check's)
