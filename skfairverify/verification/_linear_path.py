@@ -154,10 +154,11 @@ class LinearPath:
         draw_rule = self._draw_rule(encoding, multiplier, sens_idx, group_codes,
                                     decisions_at=lambda r: encoding.scores(codes, r[0]) >= r[1])
         group_of_row = rows_group(sens_codes, group_codes)
+        square = None if observed is None else observed.square  # distinct rows (dask)
 
         @planned_once
         def plan_of(net, mask):  # the draws share the network's structure: plan once
-            rows = (mask, group_of_row[mask], len(group_codes), weight)
+            rows = (mask, group_of_row[mask], len(group_codes), weight, square)
             return draw_rule.rates_function(net, rates_of(net), rows)
 
         ev = evaluator.exact(rates_of, plan_of, encoding, data, y_pos, weight, observed)
