@@ -421,10 +421,12 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             structure search (K2) and of the network's tables, the group supports;
             the estimator is fitted with the weights (a
             :class:`~sklearn.frozen.FrozenEstimator` is not refitted). Integer
-            weights give the result of repeating the rows (with fixed ``n_bins`` and
-            ``multiplier``: the automatic choice holds out a random share of the
-            rows, which repeated rows change); a weight of 0 is the same as dropping
-            the row.
+            weights give the verified values of repeating the rows (with fixed
+            ``n_bins`` and ``multiplier``: the automatic choice holds out a random
+            share of the rows, which repeated rows change); the population estimate
+            and the draws' rule read them as sampling weights (Kish's effective
+            rows), so their intervals may differ. A weight of 0 is the same as
+            dropping the row.
 
         Returns
         -------
