@@ -216,7 +216,7 @@ def _data_as_header(names) -> str:
     >>> from skfairverify.audit._data import _data_as_header
     >>> _data_as_header(["39", " State-gov", " 77516", " Male"])[:42]
     ' The first row looks like data, not column'
-    >>> _data_as_header(["age", "income", "2020"])
+    >>> _data_as_header(["age", "income", "sex", "2020"])
     ''
     """
     numbers = [str(c).strip() for c in names
