@@ -365,6 +365,31 @@ def test_metric_intervals_cover_groups_whose_rows_all_decide_alike(rows, rates):
     assert covered.min() / 200 >= 0.91, covered
 
 
+def test_held_bounds_are_the_union_with_the_pinned_draws():
+    """The union is read from the pairs with a pinned group alone: equal (to rounding) to
+    the explicit union of the bounds of the draws and of the draws with every group whose
+    rows all decide alike at its boundary, over random groups with rates of 0, 1 and
+    between."""
+    from skfairverify.verification._population import _held_bounds
+
+    rng = np.random.default_rng(11)
+    for trial in range(150):
+        m = int(rng.integers(2, 9))
+        rows = rng.integers(1, 200, m).astype(float)
+        direct = rng.binomial(rows.astype(int), rng.choice([0.0, 1.0, 0.05, 0.5, 0.9], m))
+        direct = direct / rows
+        est = PopulationEstimates(rate=direct, low=None, high=None, effective_rows=rows,
+                                  direct=direct, n_eff=rows, discrepancy=None, pvalue=None,
+                                  direct_weight=None, sigma=0.0)
+        draws = est.draws(2000, np.random.default_rng(trial))
+        pinned = draws.copy()
+        pinned[:, direct <= 0], pinned[:, direct >= 1] = 0.0, 1.0
+        for metric, bounds in (("gap", gap_bounds), ("ratio", ratio_bounds)):
+            (a, b), (c, d) = bounds(draws, 0.95), bounds(pinned, 0.95)
+            np.testing.assert_allclose(_held_bounds(metric, est, draws, 0.95),
+                                       (min(a, c), max(b, d)), rtol=0, atol=1e-12)
+
+
 def test_metric_intervals_of_degenerate_groups():
     """NaN groups are left out, all-zero rates give SP 0 in the interval and DI 1,
     and the intervals are the same for the same seed."""
