@@ -32,7 +32,9 @@ rule itself (``_draw_rule.DRAW_RULE_TOLERANCE = 0``).
 
 ``--draw-rule``: the accuracy of the coarser draw rule (``_draw_rule``) on the same
 workloads: the same 50 posterior draws solved on the verified rule and on the coarser
-rule, the fit times and how far every interval's endpoints move, relative to its width.
+rule, the fit times and how far every interval's endpoints move, relative to its width
+(workloads ``compas`` and ``german``: the bundled datasets as the population protocol
+models them, with labels).
 
 Run: ``python benchmarks/bench_intervals.py`` (``--reps``, ``--sizes``, ``--draws``);
 ``python benchmarks/bench_intervals.py --adult``;
@@ -158,6 +160,11 @@ def _cost_data(workload):
              make_column_selector(dtype_exclude="number"))),
             LogisticRegression(max_iter=500))
         return FrozenEstimator(pipe.fit(X, y)), X, y, ["sex", "race"]
+    if workload in ("compas", "german"):  # the protocol's populations (population_designs)
+        import population_designs as designs
+
+        pop = designs.real(workload, "")
+        return FrozenEstimator(pop.model), pop.X, pop.y, pop.sensitive
     from bench_scale import synthetic
 
     X, y = synthetic(int(workload.removeprefix("synthetic")))

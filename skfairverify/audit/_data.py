@@ -208,13 +208,35 @@ def read_csv(path: str, na_values=None) -> pd.DataFrame:
     return frame
 
 
+def _data_as_header(names) -> str:
+    """A hint when the header row reads as data: a third or more of its names are numbers.
+
+    Examples
+    --------
+    >>> from skfairverify.audit._data import _data_as_header
+    >>> _data_as_header(["39", " State-gov", " 77516", " Male"])[:42]
+    ' The first row looks like data, not column'
+    >>> _data_as_header(["age", "income", "sex", "2020"])
+    ''
+    """
+    numbers = [str(c).strip() for c in names
+               if pd.notna(pd.to_numeric(str(c).strip(), errors="coerce"))]
+    if 3 * len(numbers) < len(names) or not numbers:
+        return ""
+    return (f" The first row looks like data, not column names ({len(numbers)} of "
+            f"{len(names)} names are numbers: {numbers[:3]}): the file seems to have no "
+            "header row; add one with the columns' names (the command reads the first row "
+            "as the names).")
+
+
 def check_columns(frame: pd.DataFrame, target, sensitive_features: Sequence[str],
                   source: str, others: Sequence[str] = ()) -> None:
     """Refuse sensitive, target or other named columns ``frame`` lacks; a sensitive target."""
     missing = [c for c in [target, *sensitive_features, *others] if c is not None
                and c not in frame.columns]
     if missing:
-        raise ValueError(f"Column(s) {missing} not found in {source}; columns: {list(frame)}.")
+        raise ValueError(f"Column(s) {missing} not found in {source}; columns: {list(frame)}."
+                         + _data_as_header(frame.columns))
     if target is not None and target in sensitive_features:
         raise ValueError(f"The sensitive column {target!r} is the target (--target): a "
                          "sensitive column must be a feature, not the label.")

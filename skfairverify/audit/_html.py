@@ -38,7 +38,7 @@ from ..utils._html import (
     with_interval,
 )
 from ..utils._verdict import check_thresholds, verdict_table
-from ..verification._display import interval_label, network_frame
+from ..verification._display import as_sentence, interval_label, network_frame
 from ._common import ReportData, small_sample_line
 from ._render import group_sample_lines, legend, provenance_lines, verified_rates
 from ._tables import (
@@ -282,7 +282,7 @@ def _population_how(report: ReportData) -> list[str]:
             "the network does not fit and borrows the network's precision where it does. "
             "Its interval covers both errors. The model check tests each group's network "
             "rate against its rows (p-values in the group table; a small p-value: the "
-            f"network does not fit that group). {check or ''}"]
+            f"network does not fit that group). {as_sentence(check) if check else ''}"]
 
 
 def _interval_how(report: ReportData) -> list[str]:

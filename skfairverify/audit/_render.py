@@ -7,7 +7,7 @@ import textwrap
 import pandas as pd
 
 from ..utils._html import interval_cell
-from ..verification._display import interval_label
+from ..verification._display import as_sentence, interval_label
 from ._common import SOURCES, ReportData, small_sample_line
 from ._tables import (
     fif_label,
@@ -83,7 +83,8 @@ def legend(report: ReportData) -> list[tuple[str, str]]:
                     f"{float(v.get('population_level', 0.95)):.0%} interval; model check: "
                     "p-values of each group's network rate against its training rows "
                     "(bootstrap) and against its test rows (held out)"
-                    + (f". {v['model_check']}" if v.get("model_check") else "")))
+                    + (f". {as_sentence(v['model_check'])}" if v.get("model_check")
+                       else "")))
     if v:
         out += [("verified", SOURCES["verified"] + f": {verified_rates(v)} when the "
                  "features follow the network learned on the "

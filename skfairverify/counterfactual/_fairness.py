@@ -76,15 +76,15 @@ def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline
     scikit-learn's early stopping, on a validation share of the rows, beyond 10,000
     rows; a ``random_state`` integer makes that split, hence the fit, repeatable);
     numeric columns pass through. Missing values are accepted (the gradient boosting
-    handles them natively). Columns are selected by name when every column label is a
-    string, by position otherwise (integer labels ``{1: ..., 2: ...}`` are not
-    positions). When every column is numeric and named by a string, the ``"encode"``
-    step is ``"passthrough"``: the boosting reads the frame itself, with the same
-    values (and fits, bit for bit) as through the column transformer, without its
-    cost. The classifier depends only on ``X``'s columns and ``random_state``.
-    :class:`CounterfactualFairness` cross-fits it when ``sensitive_classifier=None``;
-    tune a copy (e.g. with ``GridSearchCV`` over ``classify__*`` parameters) and pass
-    the unfitted best one instead.
+    handles them natively); a column with no value at all is left out. Columns are
+    selected by name when every column label is a string, by position otherwise (integer
+    labels ``{1: ..., 2: ...}`` are not positions). When every column is numeric and
+    named by a string, the ``"encode"`` step is ``"passthrough"``: the boosting reads
+    the frame itself, with the same values (and fits, bit for bit) as through the column
+    transformer, without its cost. The classifier depends only on ``X``'s columns and
+    ``random_state``. :class:`CounterfactualFairness` cross-fits it when
+    ``sensitive_classifier=None``; tune a copy (e.g. with ``GridSearchCV`` over
+    ``classify__*`` parameters) and pass the unfitted best one instead.
 
     Parameters
     ----------
@@ -110,15 +110,17 @@ def default_sensitive_classifier(X: pd.DataFrame, random_state=None) -> Pipeline
     >>> clf.fit(X, [0, 1, 0, 1]).predict(X).shape
     (4,)
     """
-    flags = [is_categorical(X.iloc[:, j]) for j in range(X.shape[1])]
-    cat = [j for j, flag in enumerate(flags) if flag]
-    num = [j for j, flag in enumerate(flags) if not flag]
+    # a column without a value says nothing of the group (and the boosting cannot bin it)
+    kept = [j for j in range(X.shape[1]) if not X.iloc[:, j].isna().all()]
+    flags = {j: is_categorical(X.iloc[:, j]) for j in kept}
+    cat = [j for j in kept if flags[j]]
+    num = [j for j in kept if not flags[j]]
     named = all(isinstance(c, str) for c in X.columns)
     hgb = HistGradientBoostingClassifier(
         categorical_features=[True] * len(cat) + [False] * len(num) if cat else None,
         random_state=random_state, **DEFAULT_SENSITIVE_PARAMS,
     )
-    if named and not cat:  # numbers only: the boosting reads the frame as it is
+    if named and not cat and len(kept) == X.shape[1]:  # numbers only: the frame as it is
         return Pipeline([("encode", "passthrough"), ("classify", hgb)])
     if named:  # names; positions for other labels
         cat, num = [X.columns[j] for j in cat], [X.columns[j] for j in num]

@@ -198,6 +198,14 @@ def _prefix_lengths(column: np.ndarray, thresholds, missing_left, dtype):
     return k, swap
 
 
+class UnorderedSplitError(ValueError):
+    """A split sends no range of a variable's state ranks left (``left``: its mask)."""
+
+    def __init__(self, message: str, left: np.ndarray):
+        super().__init__(message)
+        self.left = left
+
+
 def _refuse_unordered(left_row: np.ndarray, has_missing: bool) -> None:
     """Refuse a split that sends no range of a variable's state ranks left."""
     ranks = np.flatnonzero(left_row)
@@ -206,10 +214,29 @@ def _refuse_unordered(left_row: np.ndarray, has_missing: bool) -> None:
            "them left at some nodes and right at others: impute them before the model, "
            "or use method='sampling'" if has_missing else
            "a one-hot encoded category among others, say")
-    raise ValueError(
+    raise UnorderedSplitError(
         f"A split sends the states of ranks {shown} (of {left_row.size}) left, not a range "
         "of them: the variable's states cannot be ordered so that every split sends a "
-        f"prefix left ({why}).")
+        f"prefix left ({why}).", left_row)
+
+
+def _a_range_but(left: np.ndarray, rank: int) -> bool:
+    """Whether ``left`` is a range of ranks once the state of ``rank`` is set aside."""
+    rest = np.flatnonzero(np.delete(left, rank))
+    return rest.size == 0 or rest[-1] - rest[0] + 1 == rest.size
+
+
+def _imputed_message(name: str, left: np.ndarray) -> str:
+    ranks = np.flatnonzero(left)
+    shown = ranks[:10].tolist() + (["..."] if ranks.size > 10 else [])
+    return (f"On {name}: a split sends the states of ranks {shown} (of {left.size}) left, "
+            "not a range of them. The column has missing values, and they reach the trees "
+            "as an ordinary value inside its range (an imputer in front of the trees), "
+            "while a split sends that value's state apart from its neighbours (a missing "
+            "indicator, SimpleImputer(add_indicator=True), say): the states cannot be "
+            "ordered so that every split sends a prefix left. Give the trees the missing "
+            "values themselves (HistGradientBoosting, XGBoost and LightGBM route them), "
+            "or use method='sampling'.")
 
 
 def _missing_side(value, thresholds, missing_left, dtype) -> np.ndarray:
@@ -221,12 +248,14 @@ def _missing_side(value, thresholds, missing_left, dtype) -> np.ndarray:
 
 
 def _restated_tree(tree, dtype, values: dict, orders: dict, names=None,
-                   missing=frozenset()) -> Tree:
+                   missing=frozenset(), imputed=None) -> Tree:
     """``tree`` with every split on a variable's state rank (see :func:`index_ensemble`).
 
     For a variable of ``missing`` (its last rank the missing state), the ranks before
     it must be sent as a range; the missing state goes the way the split sends its
     value (a NaN as the node sends a missing value), kept as the node's missing side.
+    ``imputed``: per variable whose missing state reaches the trees as a number, the
+    rank of that state (for the refusal's reason).
     """
     left, right = tree.children_left.copy(), tree.children_right.copy()
     threshold, feature = tree.threshold.copy(), tree.feature.copy()
@@ -242,8 +271,11 @@ def _restated_tree(tree, dtype, values: dict, orders: dict, names=None,
         at = np.flatnonzero(split & (tree.feature == f))
         try:
             k, swap = _prefix_lengths(body, threshold[at], tree.missing_left[at], dtype)
-        except ValueError as exc:
+        except UnorderedSplitError as exc:
             name = f"variable {v}" if names is None else f"column {names[v]!r}"
+            rank = (imputed or {}).get(v)
+            if rank is not None and _a_range_but(exc.left, rank):
+                raise ValueError(_imputed_message(name, exc.left)) from None
             raise ValueError(f"On {name}: {exc}") from None
         if v in missing:  # the missing state's side, on the swapped children
             missing_left[at] = _missing_side(ranked[-1], threshold[at],
@@ -260,8 +292,8 @@ def _missing_state(column) -> bool:
     return column.size >= 2 and int(np.isnan(column).sum()) == 1
 
 
-def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int, names=None
-                   ) -> tuple[TreeEnsemble, dict, dict]:
+def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int, names=None,
+                   missing_states=None) -> tuple[TreeEnsemble, dict, dict]:
     """The ensemble restated on the ranks of its variables' states.
 
     Each input column the trees read is a function of one variable of a network, whose
@@ -285,6 +317,9 @@ def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int, names
         Number of variables (the restated ensemble's inputs: one rank per variable).
     names : list of str, default=None
         The variables' names, in the refusal of a split (their indices when None).
+    missing_states : dict of int to int, default=None
+        Per variable with a state that stands for a missing value, that state's index
+        (for the refusal of a split: the missing value imputed before the trees).
 
     Returns
     -------
@@ -335,8 +370,11 @@ def index_ensemble(ensemble: TreeEnsemble, values: dict, n_variables: int, names
         elif column.size != orders[v].size:
             raise ValueError(f"Input column {f} has {column.size} values but variable {v} "
                              f"has {orders[v].size} states.")
+    imputed = {v: int(np.argsort(orders[v])[state])
+               for v, state in (missing_states or {}).items()
+               if v in orders and v not in missing}
     trees = tuple(_restated_tree(t, ensemble.input_dtype, values, orders, names,
-                                 frozenset(missing)) for t in ensemble.trees)
+                                 frozenset(missing), imputed) for t in ensemble.trees)
     indexed = replace(ensemble, trees=trees, input_dtype=np.dtype(np.float64),
                       n_features=int(n_variables))
     return indexed, orders, states

@@ -787,16 +787,19 @@ class DaskSource:
         return gathered, encoding
 
     def _observed(self, gathered: Gathered, path, encoding):
-        """The model's decisions on the gathered distinct rows (None: ``n_bootstrap=0``).
+        """The model's decisions on the gathered distinct rows, with their squared weights.
 
         The linear rule's decision is gathered with the codes; the tree's is a function of
         the codes (its states are refined at the thresholds). The distinct rows' sums of
-        weights and of squared weights give the bootstrap pandas's rows give.
+        weights and of squared weights give the bootstrap pandas's rows give, and the
+        draws' rule of the linear path the effective number of rows of each group that
+        pandas's rows give (:func:`._draw_rule.effective_rows`), with or without the
+        population estimate. None on the tree path with ``n_bootstrap=0``.
         """
-        if self.settings.n_bootstrap == 0:
-            return None
         decisions = gathered.reference
         if decisions is None:
+            if self.settings.n_bootstrap == 0:
+                return None
             decisions = tree_decisions(state_indicators(encoding, path.leaves),
                                        gathered.codes)
         return Observed(decisions, gathered.square)

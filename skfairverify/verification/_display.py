@@ -434,6 +434,18 @@ def _verifier_facts(verifier) -> list[tuple[str, str]]:
     return items
 
 
+def as_sentence(text: str) -> str:
+    """``text`` as a sentence of its own: its first letter upper case, a final period.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._display import as_sentence
+    >>> as_sentence("the network fits all 6 group rates (Holm, 5%)")
+    'The network fits all 6 group rates (Holm, 5%).'
+    """
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
 def model_check_fact(table) -> str | None:
     """``"2 of 12 group rates do not fit the network (Holm, 5%): ..."``, or None.
 

@@ -27,13 +27,33 @@ a group of 200 rows with ``r = 0.05`` allows ``0.1 r (1 - r) n = 0.95`` rows, so
 row decided differently, which any coarser rule may move across its threshold, would
 refuse every coarser rule (and the verified rule's table, up to 16 times as long, would
 be solved for every draw and bootstrap replicate). The row check therefore allows one
-row more than ``tolerance * r (1 - r)`` of each group (``1 / n`` of its rows, a row of
-its mean weight when weighted): it still refuses a band of disagreement of many rows,
-which is what it guards against (the probability check alone misses a band whose two
-sides cancel). The bound above becomes ``sqrt(tolerance + 1 / (n r (1 - r)))`` of the
-rate's spread (0.45 in that group; where ``n r (1 - r)`` is larger than
-``1 / tolerance``, within ``sqrt(2 tolerance)``), and the probability check still
-bounds the point estimate's disagreement by ``tolerance * r (1 - r)``.
+row more than ``tolerance * r (1 - r)`` of each group (``1 / n`` of its rows): it still
+refuses a band of disagreement of many rows, which is what it guards against (the
+probability check alone misses a band whose two sides cancel). The bound above becomes
+``sqrt(tolerance + 1 / (n r (1 - r)))`` of the rate's spread (0.45 in that group; where
+``n r (1 - r)`` is larger than ``1 / tolerance``, within ``sqrt(2 tolerance)``). The
+probability check, which stands for ``U`` at the network, allows the same one row of the
+group's rows (``1 / n``) more, but never more than its tolerance (``min(1 / n,
+tolerance * r (1 - r))`` of slack), so that at the network the bound is
+``sqrt(2 tolerance)`` (0.45) in every group: a group of 7 rows with ``r = 0.86`` allows
+``0.1 r (1 - r) = 0.012``, about a tenth of a row, while
+the standard error of its rate is 0.13; a disagreement of 0.02 (1.7 times that) there
+held COMPAS's network of ``Y = 1`` on a rule four times as fine, for the 30 bootstrap
+replicates and 50 posterior draws of every fit. The full row of slack (the row check's)
+let rules 64 times as coarse through in groups of 15-20 rows with rates near 0.9, at 3-21
+times the tolerance (``docs/benchmarks.md``). Tolerance 0 is the verified rule itself (no
+slack).
+
+A group's ``n`` is its effective number of rows, Kish's ``(sum w)**2 / sum w**2``
+(:func:`effective_rows`): its number of rows without weights; with weights,
+``1 / n = sum (w_i / sum w)**2`` is the share of one row drawn in proportion to its weight,
+unchanged when every weight is multiplied by the same factor (the weights read as sampling
+weights, as the population estimate reads them: integer weights count fewer rows than the
+repeated rows they stand for). The dask path evaluates the
+distinct rows, each with the sum of its rows' weights (its count without weights) and of
+their squared weights: the same sums give the same ``n`` as the rows they stand for, so
+both paths choose the same rule (the number of distinct rows would make the slack of a
+group of many duplicated rows several rows wide on the dask path alone).
 ``tests/verification/test_draw_rule.py`` checks the draws against the verified rule's,
 solved draw by draw, on known networks.
 """
@@ -42,8 +62,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DRAW_RULE_TOLERANCE", "DrawRule", "coarser_multipliers", "one_row_share",
-           "within_tolerance"]
+__all__ = ["DRAW_RULE_TOLERANCE", "DrawRule", "coarser_multipliers", "effective_rows",
+           "one_row_share", "within_tolerance"]
 
 #: Largest disagreement of the draws' rule, as a share of ``r (1 - r)`` of every group.
 DRAW_RULE_TOLERANCE = 0.1
@@ -103,20 +123,64 @@ def within_tolerance(disagreement, rates, tolerance, slack=0.0) -> bool:
     return bool(np.all(np.isnan(rates) | (disagreement <= allowed)))
 
 
-def one_row_share(rows) -> np.ndarray:
-    """The row check's resolution: ``1 / n_g``, one row's share of each group's rows.
+def _masked(values, mask):
+    """``values[mask]`` (all of them when ``mask`` is None), or None when ``values`` is."""
+    if values is None:
+        return None
+    values = np.asarray(values, dtype=float)
+    return values if mask is None else values[mask]
+
+
+def effective_rows(rows) -> np.ndarray:
+    """The Kish effective number of rows of each group, ``(sum w)**2 / sum w**2``.
 
     ``rows`` is :meth:`DrawRule.rates_function`'s ``(mask, group_of_row, n_groups,
-    weight)``; a group without rows gets 0 (its share is NaN and not checked).
+    weight, square)``: without weights, the number of rows of each group; with weights,
+    it does not change when every weight is multiplied by the same factor. ``square``
+    (the dask path, whose rows are distinct rows with the sums of their rows' weights as
+    ``weight``) is the sum of the squared weights of each row's rows; None: each row is
+    one row, of square ``weight**2``. So a distinct row that stands for ``k`` rows of
+    weight 1 counts as ``k`` rows, as those rows do. A group without rows gets 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.verification._draw_rule import effective_rows
+    >>> g = np.array([0, 0, 0, 0, 2])
+    >>> effective_rows((None, g, 3, None, None)).tolist()
+    [4.0, 0.0, 1.0]
+    >>> effective_rows((None, g, 3, [1, 1, 2, 2, 5], None)).tolist()  # 6**2 / 10
+    [3.6, 0.0, 1.0]
+    >>> effective_rows((None, g[1:], 3, [2, 1, 1, 5], [2, 1, 1, 25])).tolist()  # 2 rows in one
+    [4.0, 0.0, 1.0]
+    """
+    mask, group_of_row, n_groups, weight, square = rows
+    if weight is None:
+        return np.bincount(group_of_row, minlength=n_groups).astype(float)
+    w = _masked(weight, mask)
+    sq = w * w if square is None else _masked(square, mask)
+    total = np.bincount(group_of_row, weights=w, minlength=n_groups)
+    squares = np.bincount(group_of_row, weights=sq, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(squares > 0, total * total / squares, 0.0)
+
+
+def one_row_share(rows) -> np.ndarray:
+    """The rows' resolution: ``1 / n_g``, one row's share of each group's rows.
+
+    ``n_g`` is the effective number of rows of the group (:func:`effective_rows`): its
+    number of rows without weights, the same on the distinct rows of the dask path as on
+    the rows they stand for. A group without rows gets 0 (its share is NaN and not
+    checked).
 
     Examples
     --------
     >>> import numpy as np
     >>> from skfairverify.verification._draw_rule import one_row_share
-    >>> one_row_share((None, np.array([0, 0, 0, 0, 2]), 3, None)).tolist()
+    >>> one_row_share((None, np.array([0, 0, 0, 0, 2]), 3, None, None)).tolist()
     [0.25, 0.0, 1.0]
     """
-    counts = np.bincount(rows[1], minlength=rows[2]).astype(float)
+    counts = effective_rows(rows)
     with np.errstate(divide="ignore"):
         return np.where(counts > 0, 1.0 / counts, 0.0)
 
@@ -197,10 +261,10 @@ class DrawRule:
         for m in (multiplier, self.multiplier):
             if m not in self._decisions:  # one bit per row (packed): 1.25 MB per 10M rows
                 self._decisions[m] = np.packbits(self.decisions_at(self._rule(m)))
-        mask, group_of_row, n_groups, weight = rows
+        mask, group_of_row, n_groups, weight, _ = rows
         differ = np.unpackbits(self._decisions[multiplier] ^ self._decisions[self.multiplier],
                                count=len(mask)).astype(bool)[mask]
-        w = np.ones(differ.size) if weight is None else np.asarray(weight)[mask]
+        w = np.ones(differ.size) if weight is None else _masked(weight, mask)
         total = np.bincount(group_of_row, weights=w, minlength=n_groups)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.bincount(group_of_row, weights=w * differ, minlength=n_groups) / total
@@ -215,9 +279,11 @@ class DrawRule:
         exact : ndarray of shape (n_groups,)
             Its group rates under the verified rule.
         rows : tuple, default=None
-            ``(mask, group_of_row, n_groups, weight)``: the rows the network was learned
-            from (a mask of the rows of ``decisions_at``), the group of each of them, the
-            number of groups and the rows' weights (or None); None skips the row check.
+            ``(mask, group_of_row, n_groups, weight, square)``: the rows the network was
+            learned from (a mask of the rows of ``decisions_at``), the group of each of
+            them, the number of groups, the rows' weights (or None) and the sums of the
+            squared weights of the rows each stands for (None: each is one row); None
+            skips the row check and gives the probability check no row of slack.
 
         Returns
         -------
@@ -225,16 +291,21 @@ class DrawRule:
             ``rates_of(draw) -> ndarray of shape (n_groups,)``.
         """
         exact = np.asarray(exact, dtype=float)
+        if self.tolerance <= 0:  # the verified rule itself, whatever the slack
+            self.chosen.append(self.multiplier)
+            return self.plan(network, self._rule(self.multiplier))
+        slack = 0.0 if rows is None else one_row_share(rows)
         for multiplier in coarser_multipliers(self.multiplier):
             if self.coarsest is not None and multiplier < self.coarsest:
                 continue
             if (rows is not None and self.decisions_at is not None and not
                     within_tolerance(self._row_share(multiplier, rows), exact,
-                                     self.tolerance, one_row_share(rows))):
+                                     self.tolerance, slack)):
                 continue
             rule = self._rule(multiplier)
             shift = exact - self.solve(network, rule)
-            if within_tolerance(shift, exact, self.tolerance):
+            if within_tolerance(shift, exact, self.tolerance,
+                                np.minimum(slack, self.tolerance * exact * (1 - exact))):
                 self.chosen.append(multiplier)
                 return _shifted(self.plan(network, rule), shift)
         self.chosen.append(self.multiplier)

@@ -66,6 +66,11 @@ MAX_ENSEMBLE_STATES = 1024
 #: tree-ensemble path: 2**22, about 4 million joint states; chosen by measurement
 #: (``docs/benchmarks.md``, "method='auto' on tree ensembles").
 AUTO_MAX_COST = 22.0
+#: Measured cost of the bounds' search: 154-247 ns per node expanded and tree of the
+#: ensemble (Titanic, a random forest of 100 trees of depth 6), rounded up; estimates
+#: the searches of the fairness influence's draws from the nodes of the point search
+#: (``docs/benchmarks.md``, "Fairness influence: the draws estimated from sizes").
+SEARCH_NS_PER_NODE_TREE = 250.0
 #: Leaf values (rows x trees) computed at once when the ensemble decides rows.
 _CHUNK_ENTRIES = 4_000_000
 
@@ -205,8 +210,10 @@ class StateModel:
 
     def __init__(self, ensemble, encoding, values):
         n_vars = len(encoding.variables)
+        missing = {v: var.cardinality - 1 for v, var in enumerate(encoding.variables)
+                   if var.missing}
         self.indexed, orders, by_variable = index_ensemble(ensemble, values, n_vars,
-                                                           encoding.names)
+                                                           encoding.names, missing)
         self.order = {v: o for v, o in orders.items() if np.any(o != np.arange(o.size))}
         self.states = [by_variable[v] if v in by_variable
                        else FeatureStates(None, [], n_states=var.cardinality)
@@ -323,6 +330,7 @@ class EnsemblePath:
         self.budget = (settings.max_time, settings.max_time)  # CPU s: point, other searches
         self._prepared = None  # (frame, sensitive, weight, Quantized) of prepare
         self._observed = None  # (frame, the model's decisions on it) given to evaluate
+        self._searched = None  # (network, estimated seconds of a search of its structure)
 
     # ------------------------------------------------------------------ variables
     def _used(self) -> list[int]:
@@ -603,14 +611,41 @@ class EnsemblePath:
         self.model = self.model_of(variables.encoding)
 
     def point_rates(self, network) -> np.ndarray:
-        """The bounded group rates under ``network`` (after ``fit``): their midpoints."""
-        return self.bounded_rates(self.model, network, self.variables.sens_idx,
-                                  self.fitted.group_codes,
-                                  self.budget[0]).rate
+        """The bounded group rates under ``network`` (after ``fit``): their midpoints.
+
+        The size of the search is kept for :meth:`draws_seconds` (the last network's).
+        """
+        found = self.bounded_rates(self.model, network, self.variables.sens_idx,
+                                   self.fitted.group_codes, self.budget[0])
+        self._searched = (network, self.search_seconds(found.search))
+        return found.rate
+
+    def search_seconds(self, search) -> float:
+        """Estimated time of a search like ``search`` (seconds), from its size.
+
+        Its deadline (the parameter ``budget[0]``) when it stopped there, else the nodes
+        it expanded times the ensemble's trees times :data:`SEARCH_NS_PER_NODE_TREE`
+        (within the deadline): no timing.
+        """
+        if search.stopped == "max_time":
+            return float(self.budget[0])
+        units = float(np.sum(search.nodes_expanded)) * len(self.ensemble.trees)
+        return min(units * SEARCH_NS_PER_NODE_TREE * 1e-9, float(self.budget[0]))
 
     def draw_rates_of(self, network, exact=None):
         """Rates function for posterior draws of ``network``'s structure."""
         return self.point_rates
+
+    def draws_seconds(self, network, n_draws: int, rates_of) -> float:
+        """Estimated time of ``n_draws`` draws of ``network`` (seconds), from sizes.
+
+        Every draw is a search of its own (``rates_of``, :meth:`draw_rates_of`'s); each
+        is estimated as the search of ``network`` (:meth:`search_seconds`), the one
+        :meth:`point_rates` made, or made here when it was of another network.
+        """
+        if self._searched is None or self._searched[0] is not network:
+            self.point_rates(network)
+        return n_draws * self._searched[1]
 
 
 #: ``unsettled_interval`` of ``groups_``, from the strongest guarantee to the weakest:

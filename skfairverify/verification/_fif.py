@@ -17,7 +17,6 @@ import pandas as pd
 from joblib import Parallel, delayed
 
 from ..utils._progress import progress
-from ..utils._threads import cpu_seconds
 from ._influence import check_draws_work, uniform_network
 from ._intervals import HOLD_TOLERANCE, credible_bounds, hold_estimates
 from ._warnings import EstimateOutsideIntervalWarning
@@ -31,7 +30,8 @@ class Influence:
     Parameters
     ----------
     path : Path
-        The fitted verifier's path (it remembered fit's evaluation).
+        The fitted verifier's path (it remembered fit's evaluation): a
+        :class:`~._paths.DrawsPath` unless it samples.
     variables : Variables
         The variables of the network.
     network : BayesNet
@@ -103,19 +103,19 @@ class Influence:
         ``draws`` (posterior draws of the fitted network), the ``(n_draws, n_groups)``
         rates under every draw's reference network, solved with the draws' rates
         function built once on the point reference network (the path's
-        ``draw_rates_of``); None without draws. One draw is solved first and its time,
-        times the number of draws, is checked against the work bound of
-        ``max_table_size`` (:func:`check_draws_work`) before the others are solved.
+        ``draw_rates_of``); None without draws. Before any draw is solved, their time
+        is estimated from sizes (the path's ``draws_seconds``: the plan of the engine
+        or of the tree's elimination, the size of the point search; never a timing)
+        and checked against the work bound of ``max_table_size``
+        (:func:`check_draws_work`).
         """
         net = self.reference_network(subset, reference)
         point = self.path.point_rates(net)
         if draws is None:
             return point, None
         rates_of = self.path.draw_rates_of(net, exact=point)
-        start = cpu_seconds()  # CPU time: a busy machine does not multiply it
-        rates_of(net)  # one draw's work: the plan of the draws, on the point network
-        check_draws_work(cpu_seconds() - start, len(draws), " + ".join(subset),
-                         self.settings.max_table_size)
+        check_draws_work(self.path.draws_seconds(net, len(draws), rates_of), len(draws),
+                         " + ".join(subset), self.settings.max_table_size)
         values = np.array([rates_of(self.reference_network(subset, reference, d))
                            for d in draws], dtype=float)
         return point, values

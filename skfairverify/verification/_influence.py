@@ -32,6 +32,7 @@ __all__ = [
     "uniform_network",
     "engine_seconds",
     "check_draws_work",
+    "planned_seconds",
 ]
 
 #: Measured cost of the frontier engine: ~0.6 ns per work unit of :func:`~skfairverify.s3p.plan`
@@ -92,19 +93,20 @@ def _check_engine_work(seconds: float, max_table_size: int) -> None:
         )
 
 
-def check_draws_work(seconds_per_draw: float, n_draws: int, what: str,
-                     max_table_size: int) -> None:
+def check_draws_work(seconds: float, n_draws: int, what: str, max_table_size: int) -> None:
     """Refuse the posterior draws of a computation beyond the work bound of ``max_table_size``.
 
     The fairness influence of a feature subset under ``n_draws`` posterior draws costs
-    ``n_draws`` engine runs of the same plan; one run is timed first, and the draws are
-    refused when ``n_draws`` times that time exceeds the bound of one engine run
+    ``n_draws`` solves of the subset's reference network; their time is estimated from
+    sizes before any draw is solved (the path's ``draws_seconds``: the engine's plan, the
+    tree's elimination or the size of the point search, never a timing), and the draws
+    are refused when it exceeds the bound of one engine run
     (:data:`SECONDS_PER_MILLION_ENTRIES` per million entries of ``max_table_size``).
 
     Parameters
     ----------
-    seconds_per_draw : float
-        Measured time of one draw's engine run.
+    seconds : float
+        Estimated time of the ``n_draws`` solves (seconds).
     n_draws : int
         Number of posterior draws.
     what : str
@@ -120,27 +122,41 @@ def check_draws_work(seconds_per_draw: float, n_draws: int, what: str,
     Examples
     --------
     >>> from skfairverify.verification._influence import check_draws_work
-    >>> check_draws_work(0.01, 50, "x", 50_000_000)  # 0.5 s of 120 s: accepted
-    >>> check_draws_work(0.01, 50, "x", 100_000)
+    >>> check_draws_work(0.5, 50, "x", 50_000_000)  # 0.5 s of 120 s: accepted
+    >>> check_draws_work(0.5, 50, "x", 100_000)
     Traceback (most recent call last):
     ...
     skfairverify.s3p._errors.TableTooLargeError: The posterior draws of the fairness ...
     """
     limit = SECONDS_PER_MILLION_ENTRIES * max_table_size / 1e6
-    seconds = seconds_per_draw * n_draws
     if seconds > limit:
         raise TableTooLargeError(
             f"The posterior draws of the fairness influence of {what!r} are estimated at "
-            f"{seconds:,.2f} s ({n_draws} draws x {seconds_per_draw:,.3g} s per engine "
-            f"run, measured on the first), above the bound of {limit:,.2f} s that "
-            f"max_table_size={max_table_size:,} allows ({SECONDS_PER_MILLION_ENTRIES} s per "
-            "million entries). Pass intervals=False (point influences only), fit the "
-            "verifier with fewer n_draws, pass fewer or smaller feature subsets, or raise "
-            "max_table_size."
+            f"{seconds:,.2f} s ({n_draws} draws x {seconds / max(n_draws, 1):,.3g} s per "
+            "draw, estimated from the size of the engine's plan or of the point search), "
+            f"above the bound of {limit:,.2f} s that max_table_size={max_table_size:,} "
+            f"allows ({SECONDS_PER_MILLION_ENTRIES} s per million entries). Pass "
+            "intervals=False (point influences only), fit the verifier with fewer "
+            "n_draws, pass fewer or smaller feature subsets, or raise max_table_size."
         )
 
 
-def _planned_seconds(weights, threshold, network, max_table_size, **where) -> float:
+def planned_seconds(weights, threshold, network, max_table_size, **where) -> float:
+    """Estimated time of one engine run of the rule on ``network`` (:func:`engine_seconds`).
+
+    ``where``: the plan's ``evidence_vars`` or ``evidence``. The plan is computed (and
+    left in the engine's plan cache), not run; it raises :class:`TableTooLargeError`
+    when a table of the plan exceeds ``max_table_size``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.verification._influence import planned_seconds
+    >>> net = BayesNet.independent([[0.5, 0.5]] * 3)
+    >>> planned_seconds([np.array([0, 1])] * 3, 2, net, 10**6, evidence_vars=[0]) < 1e-3
+    True
+    """
     return engine_seconds(plan(weights, threshold, network, max_table_size=max_table_size,
                                **where), network)
 
@@ -165,7 +181,7 @@ def group_rates(network, weights, threshold, sensitive_idx, group_codes, max_tab
     """
     group_codes = np.asarray(group_codes)
     try:
-        _check_engine_work(_planned_seconds(weights, threshold, network, max_table_size,
+        _check_engine_work(planned_seconds(weights, threshold, network, max_table_size,
                                             evidence_vars=list(sensitive_idx)),
                            max_table_size)
         table = positive_probability_table(
@@ -189,7 +205,7 @@ def _rates_per_group(network, weights, threshold, sensitive_idx, group_codes,
     seconds = 0.0
     for evidence in evidences:
         try:
-            seconds += _planned_seconds(weights, threshold, network, max_table_size,
+            seconds += planned_seconds(weights, threshold, network, max_table_size,
                                         evidence=evidence)
         except TableTooLargeError as exc:
             raise TableTooLargeError(str(exc) + _HINT) from exc

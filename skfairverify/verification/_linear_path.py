@@ -15,13 +15,33 @@ import numpy as np
 from ..s3p import TableTooLargeError
 from ._draw_rule import DrawRule
 from ._evaluation import Evaluation, Evaluator, rows_group
-from ._influence import group_rates
+from ._influence import group_rates, planned_seconds
 from ._learning import NetworkLearner
 from ._posterior import shared_plan_rates
 from ._quantization import Quantized, Quantizer, weighted_scale
 from ._warnings import MIN_AGREEMENT
 
-__all__ = ["LinearPath"]
+__all__ = ["LinearPath", "PlannedDraws"]
+
+
+class PlannedDraws:
+    """The draws' rates function of a network, with the planned time of one draw.
+
+    Parameters
+    ----------
+    rates_of : callable
+        ``rates_of(draw) -> ndarray of shape (n_groups,)``.
+    seconds_per_draw : float
+        Estimated time of one draw's engine run (:func:`._influence.planned_seconds`
+        of the draws' rule on the network), from the plan's size.
+    """
+
+    def __init__(self, rates_of, seconds_per_draw: float):
+        self.rates_of = rates_of
+        self.seconds_per_draw = float(seconds_per_draw)
+
+    def __call__(self, network) -> np.ndarray:
+        return self.rates_of(network)
 
 
 def planned_once(plan_of):
@@ -134,10 +154,11 @@ class LinearPath:
         draw_rule = self._draw_rule(encoding, multiplier, sens_idx, group_codes,
                                     decisions_at=lambda r: encoding.scores(codes, r[0]) >= r[1])
         group_of_row = rows_group(sens_codes, group_codes)
+        square = None if observed is None else observed.square  # distinct rows (dask)
 
         @planned_once
         def plan_of(net, mask):  # the draws share the network's structure: plan once
-            rows = (mask, group_of_row[mask], len(group_codes), weight)
+            rows = (mask, group_of_row[mask], len(group_codes), weight, square)
             return draw_rule.rates_function(net, rates_of(net), rows)
 
         ev = evaluator.exact(rates_of, plan_of, encoding, data, y_pos, weight, observed)
@@ -146,15 +167,25 @@ class LinearPath:
         return ev
 
     def _draw_rule(self, encoding, multiplier, sens_idx, group_codes, decisions_at=None,
-                   coarsest=None) -> DrawRule:
-        """The rule of the posterior draws (:class:`DrawRule`) of the integer rule ``l``."""
+                   coarsest=None, planned=None) -> DrawRule:
+        """The rule of the posterior draws (:class:`DrawRule`) of the integer rule ``l``.
+
+        ``planned``: a list that receives the planned time of one draw of every network
+        the rule plans the draws of (:func:`._influence.planned_seconds`).
+        """
         budget = self.settings.max_table_size
+
+        def plan(net, rule):
+            if planned is not None:
+                planned.append(planned_seconds(*rule, net, budget,
+                                               evidence_vars=list(sens_idx)))
+            return shared_plan_rates(net, *rule, sens_idx, group_codes,
+                                     max_table_size=budget)
+
         return DrawRule(
             multiplier, lambda m: self.quantizer.integer_rule(encoding, m),
             solve=lambda net, rule: group_rates(net, *rule, sens_idx, group_codes, budget),
-            plan=lambda net, rule: shared_plan_rates(net, *rule, sens_idx, group_codes,
-                                                     max_table_size=budget),
-            decisions_at=decisions_at, coarsest=coarsest)
+            plan=plan, decisions_at=decisions_at, coarsest=coarsest)
 
     def agreement(self, encoding, frame, multiplier, weight) -> float:
         """The agreement of the integer rule with the model on ``frame``.
@@ -193,18 +224,28 @@ class LinearPath:
         return group_rates(network, ev.weights, ev.threshold, self.variables.sens_idx,
                            ev.group_codes, self.settings.max_table_size)
 
-    def draw_rates_of(self, network, exact=None):
+    def draw_rates_of(self, network, exact=None) -> PlannedDraws:
         """Rates function for posterior draws of ``network``'s structure (after ``fit``).
 
         The verified rule's rates of a drawn network, solved on the coarsest rule within
         tolerance at ``network`` (:class:`~._draw_rule.DrawRule`: no coarser than the
         rule ``fit`` chose for the network of all rows with the row check, so the draws
         of ``network_`` get the rates of ``fit``). ``exact``: the verified rule's group
-        rates at ``network`` when already solved (solved here when None).
+        rates at ``network`` when already solved (solved here when None). The function
+        carries the planned time of one draw (:class:`PlannedDraws`).
         """
+        planned = []
         rule = self._draw_rule(self.variables.encoding, self.fitted.multiplier,
                                self.variables.sens_idx, self.fitted.group_codes,
-                               coarsest=self.draw_multiplier)
+                               coarsest=self.draw_multiplier, planned=planned)
         if exact is None:
             exact = self.point_rates(network)
-        return rule.rates_function(network, exact)
+        return PlannedDraws(rule.rates_function(network, exact), planned[-1])
+
+    def draws_seconds(self, network, n_draws: int, rates_of) -> float:
+        """Estimated time of ``n_draws`` draws of ``network`` (seconds), from sizes.
+
+        ``rates_of`` is :meth:`draw_rates_of`'s for ``network``: every draw is one
+        engine run of the draws' rule, planned on ``network`` (no timing).
+        """
+        return n_draws * rates_of.seconds_per_draw

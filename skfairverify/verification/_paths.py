@@ -8,8 +8,10 @@ A path is how the group rates of a model are computed:
   bounds (``method="bounds"``);
 * :class:`~._paths_sampling.SamplingPath`: any classifier, certified sampling.
 
-Each has the methods of :class:`Path`; :func:`select_path` chooses one from what the
-readers of :mod:`skfairverify.rules` make of the fitted model and ``method``.
+Each has the methods of :class:`Path`, the exact and bounds paths those of
+:class:`DrawsPath` too (the fairness influence's draws); :func:`select_path` chooses one
+from what the readers of :mod:`skfairverify.rules` make of the fitted model and
+``method``.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from ._quantization import Quantized
 from ._settings import Variables
 from ._trees_path import TreePath
 
-__all__ = ["Path", "PathRun", "run_path", "select_path", "sampling_classes"]
+__all__ = ["DrawsPath", "Path", "PathRun", "run_path", "select_path", "sampling_classes"]
 
 
 class Path(Protocol):
@@ -70,6 +72,28 @@ class Path(Protocol):
 
     def remember(self, variables, ev, frame=None, weight=None) -> None:
         """Keep fit's evaluation for the fitted verifier's later methods."""
+
+
+class DrawsPath(Path, Protocol):
+    """What :meth:`FairnessVerifier.fairness_influence` asks of the exact and bounds paths.
+
+    Its reference networks' rates and their posterior draws (the sampling path samples
+    the influences with its ``influence`` and has no draws).
+    """
+
+    def point_rates(self, network) -> np.ndarray:
+        """The verified group rates under ``network`` (after ``fit``)."""
+
+    def draw_rates_of(self, network, exact=None):
+        """Rates function ``rates_of(draw)`` for posterior draws of ``network``'s structure."""
+
+    def draws_seconds(self, network, n_draws: int, rates_of) -> float:
+        """Estimated CPU seconds of solving ``n_draws`` draws of ``network``'s structure.
+
+        ``rates_of`` is :meth:`draw_rates_of`'s for ``network``. Estimated from sizes
+        before any draw is solved (the engine's plan, the tree's elimination, the size
+        of the point search or its deadline), never from a timing.
+        """
 
 
 def select_path(settings, estimator, frame, weight, y, *, feature_names,

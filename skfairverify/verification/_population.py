@@ -962,9 +962,10 @@ def ratio_bounds(draws, level: float) -> tuple[float, float]:
     by_group = np.ascontiguousarray(draws.T)
     num, den = by_group[:, None, :], by_group[None, :, :]
     with np.errstate(invalid="ignore", divide="ignore"):
-        # theta_j = 0 < theta_i: the pair cannot be (min, max); both 0: a ratio of 1
+        # theta_j = 0 < theta_i: the pair cannot be (min, max), its ratio the largest
+        # float (an infinite one interpolates to NaN in a quantile); both 0: a ratio of 1
         ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0),
-                          np.where(num > 0, np.inf, 1.0))[pairs]  # a row per pair
+                          np.where(num > 0, np.finfo(float).max, 1.0))[pairs]
     lower, upper = _positions(ratios.shape[1], [tail]), _positions(ratios.shape[1],
                                                                    [1 - tail])
     ratios.partition(_kth(lower, upper), axis=1)
@@ -982,6 +983,52 @@ def _gap_or_ratio(rates, metric: str) -> float:
     if metric == "statistical_parity":
         return float(rates.max() - rates.min())
     return 1.0 if rates.max() <= 0 else float(rates.min() / rates.max())
+
+
+def _alike(estimate: PopulationEstimates, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the groups whose rows all decide negatively, and positively (present)."""
+    if estimate.direct is None:
+        none = np.zeros(n_groups, dtype=bool)
+        return none, none
+    direct = np.asarray(estimate.direct, dtype=float)
+    present = ~np.isnan(estimate.rate)
+    return present & (direct <= 0), present & (direct >= 1)
+
+
+def _held_bounds(metric: str, estimate: PopulationEstimates, draws, level: float) -> tuple:
+    """:func:`gap_bounds` (``"gap"``) or :func:`ratio_bounds` holding alike groups.
+
+    A group is alike when its rows all decide alike. The interval of such a group keeps
+    0 (or 1), a deterministic rate its rows cannot exclude, but its Beta draws are never
+    0 (1): a metric's interval from them alone excluded a disparate impact of 0, or a
+    gap of 1, that the groups' intervals allow (the Titanic's men embarked at
+    Queenstown, all decided negatively: the interval of DI missed its truth, 0, in every
+    sample). The interval is that of the draws and of the same draws with those groups
+    at 0 (1), their union. Pinning a group at its boundary can only widen a gap and
+    narrow a ratio, draw by draw, so the union moves the gap's upper bound and the
+    ratio's lower bound only, through the pairs with a pinned group: their differences
+    (ratios) are a group's own draws against a constant, whose quantiles are the group's
+    (no second pass over every pair).
+    """
+    low, high = (gap_bounds if metric == "gap" else ratio_bounds)(draws, level)
+    draws = np.asarray(draws, dtype=float)
+    zero, one = _alike(estimate, draws.shape[1])
+    if not (zero.any() or one.any()) or np.isnan(low):
+        return low, high
+    free = ~(zero | one | np.isnan(draws).any(axis=0))
+    tail = (1 - level) / 2
+    if metric == "gap":  # pairs (i, pinned at 0): theta_i; (pinned at 1, j): 1 - theta_j
+        ends = [1.0] if zero.any() and one.any() else []
+        if zero.any() and free.any():
+            ends.append(np.quantile(draws[:, free], 1 - tail, axis=0).max())
+        if one.any() and free.any():
+            ends.append(1.0 - np.quantile(draws[:, free], tail, axis=0).min())
+        return low, float(max([high, *ends]))
+    # ratios (pinned at 0 / j): 0; (i / pinned at 1): theta_i
+    ends = [0.0] if zero.any() and (free.any() or one.any()) else []
+    if one.any() and free.any():
+        ends.append(np.quantile(draws[:, free], tail, axis=0).min())
+    return float(np.clip(min([low, *ends]), 0.0, 1.0)), high
 
 
 def metric_intervals_from_estimates(estimates: dict, level: float, random_state
@@ -1025,11 +1072,13 @@ def metric_intervals_from_estimates(estimates: dict, level: float, random_state
     positive = estimates["positive_rate"].rate
     values["disparate_impact"] = _gap_or_ratio(positive, "disparate_impact")
     values["statistical_parity"] = _gap_or_ratio(positive, "statistical_parity")
-    intervals["disparate_impact"] = ratio_bounds(draws["positive_rate"], level)
-    intervals["statistical_parity"] = gap_bounds(draws["positive_rate"], level)
+    intervals["disparate_impact"] = _held_bounds("ratio", estimates["positive_rate"],
+                                                 draws["positive_rate"], level)
+    intervals["statistical_parity"] = _held_bounds("gap", estimates["positive_rate"],
+                                                   draws["positive_rate"], level)
     labels = [k for k in ("true_positive_rate", "false_positive_rate") if k in estimates]
     gaps = [(_gap_or_ratio(estimates[k].rate, "statistical_parity"),
-             gap_bounds(draws[k], level)) for k in labels]
+             _held_bounds("gap", estimates[k], draws[k], level)) for k in labels]
     gaps = [(v, b) for v, b in gaps if not np.isnan(v)]
     if gaps:
         values["equalized_odds"] = max(v for v, _ in gaps)

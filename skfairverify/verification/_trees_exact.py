@@ -20,7 +20,7 @@ from ..s3p import TableTooLargeError
 from ._influence import SECONDS_PER_MILLION_ENTRIES, _ancestral_set, _einsum
 from ._trees_states import StateIndicators, state_indicators
 
-__all__ = ["region_probabilities", "tree_group_rates"]
+__all__ = ["region_probabilities", "tree_group_rates", "tree_rates_seconds"]
 
 #: Measured cost of the elimination with a region axis: 10-17 ns per work unit (one
 #: entry of a merged factor, regions included) on Adult trees of depth 8-12; rounded up.
@@ -94,8 +94,13 @@ def _chunk_size(steps, cards: dict, leaf: int, names, max_table_size: int) -> in
     return max(1, min(cards[leaf], max_table_size // worst_leafy))
 
 
+def _work(steps, cards: dict) -> int:
+    """Work units of the elimination ``steps``: the entries of every merged factor."""
+    return sum(math.prod(cards[u] for u in scope) for _, scope in steps)
+
+
 def _check_work(steps, cards: dict, max_table_size: int) -> None:
-    work = sum(math.prod(cards[u] for u in scope) for _, scope in steps)
+    work = _work(steps, cards)
     seconds = work * TREE_NS_PER_UNIT * 1e-9
     limit = SECONDS_PER_MILLION_ENTRIES * max_table_size / 1e6
     if seconds > limit:
@@ -153,15 +158,14 @@ def region_probabilities(network, indicators: StateIndicators, keep, max_table_s
     keep = [int(k) for k in keep]
     leaf = network.n_variables
     factors = _factors(network, indicators, keep, leaf)
-    cards = dict(enumerate(network.cardinalities))
-    cards[leaf] = indicators.n_regions + 1
+    cards = _cards(network, indicators)
     out_size = math.prod(cards[k] for k in keep) * cards[leaf]
     if out_size > max_table_size:
         raise TableTooLargeError(
             f"The table of {cards[leaf]:,} regions by the kept variables has {out_size:,} "
             f"entries (max_table_size={max_table_size:,})." + _HINT
         )
-    steps = _plan([f[0] for f in factors], cards, set(keep) | {leaf})
+    steps = _planned(network, indicators, keep)
     chunk = _chunk_size(steps, cards, leaf, network.names + ["<region>"], max_table_size)
     _check_work(steps, cards, max_table_size)
     parts = []
@@ -170,6 +174,60 @@ def region_probabilities(network, indicators: StateIndicators, keep, max_table_s
         sliced = [(s, t[rows] if s[0] == leaf else t) for s, t in factors]
         parts.append(_run(sliced, steps, keep + [leaf]))
     return np.concatenate(parts, axis=-1)
+
+
+def _cards(network, indicators: StateIndicators) -> dict:
+    """Every variable's states, and the region axis's (the last variable + 1)."""
+    cards = dict(enumerate(network.cardinalities))
+    cards[network.n_variables] = indicators.n_regions + 1
+    return cards
+
+
+def tree_rates_seconds(network, indicators: StateIndicators, keep) -> float:
+    """Estimated time of :func:`region_probabilities` on ``network`` (seconds), from sizes.
+
+    The elimination is planned (not run): its work units (the entries of every merged
+    factor, regions included) times :data:`TREE_NS_PER_UNIT`, the figure that bounds
+    the work of :func:`region_probabilities`.
+
+    Parameters
+    ----------
+    network : BayesNet
+    indicators : StateIndicators
+        Allowed states per region (:func:`state_indicators`).
+    keep : list of int
+        Variables kept in the result (e.g. the sensitive ones).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skfairverify.s3p import BayesNet
+    >>> from skfairverify.verification._trees_states import StateIndicators
+    >>> from skfairverify.verification._trees_exact import tree_rates_seconds
+    >>> net = BayesNet.independent([[0.5, 0.5], [0.2, 0.3, 0.5]])
+    >>> regions = StateIndicators(2, {1: np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])})
+    >>> tree_rates_seconds(net, regions, [0]) < 1e-6
+    True
+    """
+    steps = _planned(network, indicators, keep)
+    return _work(steps, _cards(network, indicators)) * TREE_NS_PER_UNIT * 1e-9
+
+
+def _planned(network, indicators: StateIndicators, keep):
+    """The elimination steps of :func:`region_probabilities`, planned (nothing allocated).
+
+    From the scopes of its factors (:func:`_factors`), by :func:`_plan`.
+    """
+    keep = [int(k) for k in keep]
+    leaf = network.n_variables
+    scopes = [[leaf]] + [[leaf, v] for v in indicators.by_variable] + [
+        list(network.parents[i]) + [i]
+        for i in sorted(_ancestral_set(network, keep + list(indicators.by_variable)))]
+    return _plan(scopes, _cards(network, indicators), set(keep) | {leaf})
 
 
 def _undefined_group_error(network, sensitive_idx, codes) -> ValueError:

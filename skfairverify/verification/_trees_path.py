@@ -17,7 +17,7 @@ from ..rules import is_tree_model
 from ._evaluation import Evaluation, Evaluator
 from ._learning import NetworkLearner
 from ._quantization import Quantized
-from ._trees_exact import tree_group_rates
+from ._trees_exact import tree_group_rates, tree_rates_seconds
 from ._trees_states import (
     MAX_STATES,
     state_indicators,
@@ -116,6 +116,16 @@ class TreePath:
     def draw_rates_of(self, network, exact=None):
         """Rates function for posterior draws of ``network``'s structure: the tree's."""
         return self.point_rates
+
+    def draws_seconds(self, network, n_draws: int, rates_of) -> float:
+        """Estimated time of ``n_draws`` draws of ``network`` (seconds), from sizes.
+
+        Every draw is one elimination of the tree's regions, planned on ``network``
+        (:func:`._trees_exact.tree_rates_seconds`; no timing). ``rates_of``
+        (:meth:`draw_rates_of`'s) is not needed.
+        """
+        return n_draws * tree_rates_seconds(network, self.indicators,
+                                            self.variables.sens_idx)
 
 
 def tree_decisions(indicators, codes) -> np.ndarray:

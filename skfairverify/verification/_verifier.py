@@ -421,10 +421,12 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             structure search (K2) and of the network's tables, the group supports;
             the estimator is fitted with the weights (a
             :class:`~sklearn.frozen.FrozenEstimator` is not refitted). Integer
-            weights give the result of repeating the rows (with fixed ``n_bins`` and
-            ``multiplier``: the automatic choice holds out a random share of the
-            rows, which repeated rows change); a weight of 0 is the same as dropping
-            the row.
+            weights give the verified values of repeating the rows (with fixed
+            ``n_bins`` and ``multiplier``: the automatic choice holds out a random
+            share of the rows, which repeated rows change); the population estimate
+            and the draws' rule read them as sampling weights (Kish's effective
+            rows), so their intervals may differ. A weight of 0 is the same as
+            dropping the row.
 
         Returns
         -------
@@ -702,13 +704,14 @@ class FairnessVerifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         of the bins. The draws cost one engine run per subset and draw (on the draws'
         coarser rule; ``docs/benchmarks.md`` gives their cost); ``n_jobs`` runs the
         subsets in parallel, ``intervals=False`` skips the draws; a progress bar counts
-        the subsets once the call has run 5 s (at once with ``verbose``). The first draw
-        of each subset is timed, and ``n_draws`` times its time must be within the work
-        bound of ``max_table_size`` (a TableTooLargeError names ``n_draws`` otherwise).
-        Without
-        draws (``n_draws=0``, a user network) and on the sampling path there is no
-        interval, and ``intervals["label"]`` says why: the sampling path's influences
-        are Monte Carlo estimates, with neither the network's uncertainty nor a joint
+        the subsets once the call has run 5 s (at once with ``verbose``). Before any
+        draw of a subset is solved, their time is estimated from sizes (the engine's plan
+        of the draws' rule, the tree's elimination, or the nodes of the point search on
+        the tree-ensemble path) and must be within the work bound of ``max_table_size``
+        (a TableTooLargeError names ``n_draws`` otherwise). Without draws
+        (``n_draws=0``, a user network) and on the sampling path there is no interval,
+        and ``intervals["label"]`` says why: the sampling path's influences are Monte
+        Carlo estimates, with neither the network's uncertainty nor a joint
         confidence interval.
 
         Parameters

@@ -58,6 +58,7 @@ def files(tmp_path):
     (tmp_path / "bad.csv").write_text('a,b\n1,2,3,4\n"x\n')
     (tmp_path / "binary.csv").write_bytes(b"\xff\xfe\x00\x81\x93garbage\x00")
     (tmp_path / "empty.csv").write_text("")
+    _frame().to_csv(tmp_path / "headless.csv", index=False, header=False)
     (tmp_path / "text.joblib").write_text("not a pickle")
     (tmp_path / "folder").mkdir()
     rf = RandomForestClassifier(n_estimators=2, random_state=0)
@@ -89,6 +90,8 @@ MISTAKES = [
      "Column(s) ['height'] not found"),
     (["--csv", "{d}/data.csv", "--target", "label", "--sensitive-features", "sex"],
      "Column(s) ['label'] not found"),
+    (["--csv", "{d}/headless.csv", *CSV],
+     "The first row looks like data, not column names (2 of 4 names are numbers"),
     (["--csv", "{d}/data.csv", "--target", "approved", "--sensitive-features", "race"],
      "Column(s) ['race'] not found"),
     (["--csv", "{d}/data.csv", *CSV, "--positive", "maybe"],

@@ -244,3 +244,13 @@ def test_minimal_report_svg_figure_and_bad_figure():
     report.figures = {"broken": "not base64 !"}
     with pytest.raises(ValueError, match="neither SVG text nor base64 PNG"):
         report.to_html()
+
+
+def test_the_model_check_is_a_sentence_of_its_own(report, page):
+    """The model check's line follows a sentence: it starts one (upper case) and ends it,
+    in the page's reading notes and in the text report's legend."""
+    text = " ".join(visible_text(page).split())
+    assert "The network fits all" in text and ". the network fits" not in text
+    assert "5%).." not in text
+    legend = " ".join(report.to_text().split())
+    assert ". The network fits all" in legend and ". the network fits" not in legend

@@ -102,6 +102,24 @@ def test_encoder_kept_for_categories_and_unnamed_columns():
                       ColumnTransformer)
 
 
+@pytest.mark.parametrize("other", ["numeric", "category"])
+def test_a_column_without_values_is_left_out(other):
+    """The boosting cannot bin a column that is all missing (scikit-learn's error is a
+    window shape): the default classifier leaves it out and gives the fits of the frame
+    without it, bit for bit."""
+    X, _ = proxy_data(300)
+    X = X.drop(columns="s") if other == "category" else X[["proxy", "other"]]
+    s = proxy_data(300)[0]["s"].eq("M").astype(int)
+    empty = X.assign(blank=np.nan)
+    clf = default_sensitive_classifier(empty, random_state=0)
+    assert isinstance(clf.named_steps["encode"], ColumnTransformer)
+    with threadpool_limits(1):
+        with_blank = CrossFittedSensitiveClassifier(clf, 3, 0).fit(empty, s)
+        without = CrossFittedSensitiveClassifier(
+            default_sensitive_classifier(X, random_state=0), 3, 0).fit(X, s)
+    np.testing.assert_array_equal(with_blank.oof_proba_, without.oof_proba_)
+
+
 def test_fold_models_are_the_default():
     X, y = proxy_data(400)
     model = fitted_model(X, y)

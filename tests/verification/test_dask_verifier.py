@@ -143,6 +143,48 @@ def test_same_posterior_draws_and_mediators(data, client):
     assert "path_specific_causal" in d.metrics_
 
 
+def _duplicated(seed, n=600):
+    """Integer features, two sensitive columns: 600 rows, about 130 distinct rows."""
+    rng = np.random.default_rng(seed)
+    sex = rng.choice([0, 1], n, p=[0.7, 0.3])
+    race = rng.choice([0, 1, 2], n, p=[0.6, 0.3, 0.1])
+    a = rng.integers(0, 4, n) + sex
+    b = rng.integers(0, 3, n) + (race == 2)
+    c = rng.integers(0, 2, n)
+    score = 0.6 * a - 0.5 * b + 0.8 * c - 1 + 0.5 * sex + rng.normal(0, 1, n)
+    X = pd.DataFrame({"a": a, "b": b, "c": c, "sex": sex, "race": race})
+    y = (score > 0).astype(int)
+    w = np.random.default_rng(seed + 1).integers(1, 4, n).astype(float)
+    ddf = dd.from_pandas(X.assign(label=y, w=w), npartitions=3)
+    return X, y, w, ddf.drop(columns=["label", "w"]), ddf["label"], ddf["w"]
+
+
+@pytest.mark.parametrize(("seed", "weights", "n_bootstrap"),
+                         [(3, False, 30), (3, False, 0), (2, True, 30)])
+def test_duplicated_rows_same_draw_rule(seed, weights, n_bootstrap, client):
+    """Duplicated rows, gathered as distinct rows with their counts: the draws' rule's
+    slack of one row (``_draw_rule.one_row_share``) counts the rows as pandas does (Kish's
+    effective rows, from the sums of the weights and squared weights of the distinct
+    rows), with or without the population estimate. Counting the distinct rows instead,
+    the dask path took the multiplier 15 where pandas keeps 1000 (seed 3: the network of
+    all rows; seed 2, weighted: 31 against 250, the network of ``Y = 1``), so the draws,
+    the intervals and the population numbers differed."""
+    data = _duplicated(seed)
+    assert len(data[0].drop_duplicates()) < len(data[0]) / 4
+    model = LogisticRegression().fit(data[0], data[1])
+    p, d = _pair(model, data, client, weights=weights, sensitive_features=["sex", "race"],
+                 n_draws=40, n_bootstrap=n_bootstrap)
+    chosen = p._path.fitted.draw_multipliers
+    assert d._path.fitted.draw_multipliers == chosen
+    assert min(chosen) < p.multiplier_  # coarser rules were tried and taken
+    _assert_same(p, d, exact_support=not weights)
+    assert d.metric_intervals_ == pytest.approx(p.metric_intervals_, rel=1e-12)
+    if n_bootstrap:
+        assert d.population_metrics_ == pytest.approx(p.population_metrics_, rel=1e-12)
+        assert d.population_metric_intervals_ == pytest.approx(
+            p.population_metric_intervals_, rel=1e-12)
+
+
 def test_auto_on_all_rows_is_pandas(data, client):
     X, y = data[0], data[1]
     p, d = _pair(_linear(X, y), data, client, n_draws=0, max_bins=20, max_multiplier=100)

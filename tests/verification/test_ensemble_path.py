@@ -717,3 +717,37 @@ def test_the_favorable_label_wrapper_is_read_through(kind):
         assert np.all(g["rate_lower"] - 1e-12 <= truth)
         assert np.all(truth <= g["rate_upper"] + 1e-12)
         assert ver.agreement_ == 1.0
+
+
+def test_imputed_missing_values_refused_with_their_cause():
+    """A missing value that an imputer turns into a number inside the column's range,
+    with a missing indicator the trees split on, cannot be a state at one end of the
+    ranks: method="bounds" names that cause (not a one-hot encoder), method="auto"
+    samples it. The same split in the middle of a column without missing values keeps
+    the general reason; the rank check is the one-off-the-range test it claims."""
+    from skfairverify.ensembles._states import _a_range_but
+
+    rng = np.random.default_rng(1)
+    X, y = _continuous(n=800)
+    X["x"] = X["x"].where(rng.random(len(X)) > 0.2)
+    model = make_pipeline(SimpleImputer(add_indicator=True),
+                          HistGradientBoostingClassifier(max_iter=15, random_state=0))
+    model.fit(X, (y + X["x"].isna()).clip(0, 1))
+    fast = {"n_draws": 0, "n_bootstrap": 0, "tolerance": 0.05, "random_state": 0}
+    with pytest.raises(ValueError, match=r"On column 'x': .*missing values, and they reach "
+                                         r"the trees as an ordinary value.*imputer"):
+        FairnessVerifier(model, "a", method="bounds", **fast).fit(X, y)
+    assert FairnessVerifier(model, "a", **fast).fit(X, y).method_ == "sampling"
+    # a split that sends a middle state alone, on a variable without missing values
+    s = np.repeat([0.0, 1.0, 2.0], 5)
+    both = np.column_stack([s, (s == 1.0).astype(float)])
+    middle = GradientBoostingClassifier(n_estimators=2, max_depth=1).fit(both, s == 1.0)
+    values = {0: (0, [0.0, 1.0, 2.0]), 1: (0, [0.0, 1.0, 0.0])}
+    with pytest.raises(ValueError, match="one-hot encoded category among others"):
+        index_ensemble(read_ensemble(middle), values, 1)
+    # the same values, the middle state a missing one imputed: the imputer's reason
+    with pytest.raises(ValueError, match="imputer"):
+        index_ensemble(read_ensemble(middle), values, 1, missing_states={0: 1})
+    left = np.array([True, False, True, True])
+    assert _a_range_but(left, 0) and _a_range_but(left, 1)
+    assert not _a_range_but(left, 3) and not _a_range_but(np.array([1, 0, 1, 0, 1], bool), 4)

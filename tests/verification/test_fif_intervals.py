@@ -7,6 +7,7 @@ of the true influence is measured over repeated samples of a known distribution.
 
 import itertools
 import re
+import time
 import warnings
 
 import numpy as np
@@ -19,11 +20,14 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skfairverify import FairnessVerifier
 from skfairverify.s3p import BayesNet, TableTooLargeError
-from skfairverify.verification import _fif
+from skfairverify.verification import _ensemble_path, _linear_path, _trees_path
+from skfairverify.verification._ensemble_path import SEARCH_NS_PER_NODE_TREE, EnsemblePath
 from skfairverify.verification._fif import Influence
-from skfairverify.verification._linear_path import LinearPath
+from skfairverify.verification._influence import planned_seconds
+from skfairverify.verification._linear_path import LinearPath, PlannedDraws
 from skfairverify.verification._posterior import credible_intervals
 from skfairverify.verification._settings import Settings
+from skfairverify.verification._trees_path import TreePath
 
 # The known distribution: a -> x (3 values) -> z (binary, given a and x).
 P_A = np.array([0.6, 0.4])
@@ -206,29 +210,135 @@ def test_intervals_false_gives_the_point_influences_only(model):
         ver.fairness_influence(intervals="yes")
 
 
-def test_draws_cost_refused(model, monkeypatch):
-    """The draws are refused before they are solved, naming n_draws and max_table_size."""
-    data = sample(400, np.random.default_rng(4))
-    ver = FairnessVerifier(model, "a", n_draws=40, random_state=0).fit(data)
-    clock = itertools.count(step=10.0)  # every engine run of the draws "takes" 10 s
-    monkeypatch.setattr(_fif, "cpu_seconds", lambda: next(clock))
-    solved = []
-    draw_rates_of = LinearPath.draw_rates_of
+def _counting_draws(monkeypatch, path_class, solved):
+    """Count the draws of reference networks solved (through ``draw_rates_of``)."""
+    draw_rates_of = path_class.draw_rates_of
 
     def counting(path, network, exact=None):
         rates_of = draw_rates_of(path, network, exact)
-        return lambda net: solved.append(net) or rates_of(net)
+        counted = lambda net: solved.append(net) or rates_of(net)  # noqa: E731
+        if isinstance(rates_of, PlannedDraws):  # the linear path's planned time
+            return PlannedDraws(counted, rates_of.seconds_per_draw)
+        return counted
 
-    monkeypatch.setattr(LinearPath, "draw_rates_of", counting)
+    monkeypatch.setattr(path_class, "draw_rates_of", counting)
+
+
+def test_draws_refused_from_the_plan_before_any_draw(model, monkeypatch):
+    """The draws are refused from the plan's estimate before any is solved, naming the
+    estimate, n_draws and max_table_size; the estimate is n_draws times the engine's
+    plan of the draws' rule on the reference network."""
+    data = sample(400, np.random.default_rng(4))
+    ver = FairnessVerifier(model, "a", n_draws=40, random_state=0).fit(data)
+    path = ver._path
+    influence = Influence(path, ver._variables, ver.network_, ver.groups_, Settings.of(ver))
+    net = influence.reference_network(["x"], "support")
+    rates_of = path.draw_rates_of(net)
+    per_draw = rates_of.seconds_per_draw
+    # independently: the draws' rule is one of the multipliers of fit's rule, and one
+    # draw is one engine run of its plan on the reference network
+    candidates = [planned_seconds(*path.quantizer.integer_rule(ver._variables.encoding, m),
+                                  net, 10**8, evidence_vars=ver._variables.sens_idx)
+                  for m in range(2, ver.multiplier_ + 1)]
+    assert per_draw > 0 and min(abs(c - per_draw) for c in candidates) < 1e-15
+    assert path.draws_seconds(net, 40, rates_of) == pytest.approx(40 * per_draw)
+    assert path.draws_seconds(net, 80, rates_of) == pytest.approx(2 * path.draws_seconds(
+        net, 40, rates_of))
+    # a plan estimated at 10 s per draw (the plan's size, no timing) refuses 400 s
+    monkeypatch.setattr(_linear_path, "planned_seconds", lambda *a, **k: 10.0)
+    solved = []
+    _counting_draws(monkeypatch, LinearPath, solved)
     with pytest.raises(TableTooLargeError,
-                       match=r"'x' are estimated at 400.00 s \(40 draws x 10 s per engine run.*"
-                             r"bound of 120.00 s that max_table_size=50,000,000.*n_draws"):
+                       match=r"'x' are estimated at 400.00 s \(40 draws x 10 s per draw.*"
+                             r"bound of 120.00 s that max_table_size=50,000,000.*"
+                             r"intervals=False.*n_draws"):
         ver.fairness_influence()
-    # only the timed run on the point reference network: the draws of the fitted network
-    # have their rates from fit, and no draw of a reference network was solved
-    assert len(solved) == 1
+    assert solved == []  # refused before any draw of a reference network was solved
     ver.set_params(max_table_size=10**9)  # a bound of 2,400 s: accepted
     assert ver.fairness_influence().ci_low is not None
+    assert len(solved) == 2 * 40
+
+
+def test_draws_refusal_ignores_the_clock(model, monkeypatch):
+    """A clock that jumps by a day at every reading changes neither the refusal nor a
+    number: nothing is timed."""
+    data = sample(400, np.random.default_rng(4))
+    ver = FairnessVerifier(model, "a", n_draws=40, random_state=0).fit(data)
+    before = ver.fairness_influence()
+    clock = itertools.count(step=86_400.0)
+    monkeypatch.setattr(time, "process_time", lambda: next(clock))
+    monkeypatch.setattr(time, "thread_time", lambda: next(clock))
+    after = ver.fairness_influence()
+    for a, b in [(after.table, before.table), (after.ci_low, before.ci_low),
+                 (after.ci_high, before.ci_high)]:
+        pd.testing.assert_frame_equal(a, b)
+
+
+def test_tree_draws_estimate_from_the_elimination(monkeypatch):
+    """The tree path's estimate is n_draws times the planned elimination's work (its
+    work units times TREE_NS_PER_UNIT, as the work bound of the tree's rates), larger
+    for a deeper tree; FIF refuses from it before any draw is solved."""
+    data = sample(400, np.random.default_rng(4))
+    estimates = []
+    for depth in (1, 3):  # more regions: more work
+        tree = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(
+            data[["x", "z"]], decide(data.x, data.z))
+        ver = FairnessVerifier(FrozenEstimator(tree), "a", n_draws=40,
+                               random_state=0).fit(data)
+        path, net = ver._path, ver.network_
+        estimates.append(path.draws_seconds(net, 1, None))
+    one = estimates[-1]
+    assert 0 < estimates[0] < one
+    assert path.draws_seconds(net, 40, None) == pytest.approx(40 * one)
+    # an elimination planned at 10 s (its size; on data this small the table bound of
+    # the draws comes first) refuses the draws before any is solved
+    monkeypatch.setattr(_trees_path, "tree_rates_seconds", lambda *a: 10.0)
+    solved = []
+    _counting_draws(monkeypatch, TreePath, solved)
+    with pytest.raises(TableTooLargeError, match=r"estimated at 400.00 s \(40 draws x 10 s"):
+        ver.fairness_influence()
+    assert solved == []
+    assert ver.fairness_influence(intervals=False).ci_low is None
+
+
+def test_ensemble_draws_estimate_from_the_search(monkeypatch):
+    """On the bounds path the estimate is the point search's nodes x trees x
+    SEARCH_NS_PER_NODE_TREE per draw (its deadline when it stopped there, never more),
+    without a timing; FIF refuses from it before any draw is solved."""
+    data = sample(400, np.random.default_rng(4))
+    hgb = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(
+        data[["x", "z"]], decide(data.x, data.z))
+    ver = FairnessVerifier(FrozenEstimator(hgb), "a", method="bounds", n_draws=40,
+                           random_state=0).fit(data)
+    path = ver._path
+    influence = Influence(path, ver._variables, ver.network_, ver.groups_, Settings.of(ver))
+    net = influence.reference_network(["x"], "support")
+    path.point_rates(net)
+    seconds = path.draws_seconds(net, 40, None)
+    searched = path._searched
+    assert searched[0] is net and seconds == pytest.approx(40 * searched[1])
+
+    class Search:
+        stopped, nodes_expanded = "tolerance", np.array([300, 700])
+
+    n_trees = len(path.ensemble.trees)
+    assert path.search_seconds(Search()) == pytest.approx(
+        1000 * n_trees * SEARCH_NS_PER_NODE_TREE * 1e-9)
+    Search.stopped = "max_time"  # the deadline, a parameter
+    assert path.search_seconds(Search()) == path.budget[0]
+    Search.stopped, Search.nodes_expanded = "tolerance", np.array([10**15])
+    assert path.search_seconds(Search()) == path.budget[0]  # never beyond the deadline
+    solved = []
+    _counting_draws(monkeypatch, EnsemblePath, solved)
+    # a second per node and tree (on data this small the table bound of the draws
+    # comes first): refused before any draw is solved
+    monkeypatch.setattr(_ensemble_path, "SEARCH_NS_PER_NODE_TREE", 1e9)
+    units = searched[1] / (SEARCH_NS_PER_NODE_TREE * 1e-9)  # nodes x trees
+    expected = 40 * min(units, path.budget[0])
+    with pytest.raises(TableTooLargeError, match=rf"'x' are estimated at "
+                                                 rf"{expected:,.2f} s \(40 draws x"):
+        ver.fairness_influence(["x"])
+    assert solved == []
 
 
 def test_notebook_shows_intervals(model):

@@ -18,7 +18,7 @@ from skfairverify import FairnessVerifier
 from skfairverify.rules import read_model
 from skfairverify.verification._ensemble_path import EnsemblePath
 from skfairverify.verification._linear_path import LinearPath
-from skfairverify.verification._paths import Path, select_path
+from skfairverify.verification._paths import DrawsPath, Path, select_path
 from skfairverify.verification._paths_sampling import SamplingPath
 from skfairverify.verification._settings import Settings, Variables
 from skfairverify.verification._trees_path import TreePath
@@ -90,6 +90,14 @@ def test_every_path_has_the_protocol(kind):
     assert {"encode", "evaluate", "agreement", "check_agreement", "remember"} <= set(methods)
     for m in methods:
         assert hasattr(kind, m), (kind.__name__, m)
+
+
+@pytest.mark.parametrize("kind", [LinearPath, TreePath, EnsemblePath])
+def test_the_exact_and_bounds_paths_have_the_draws_protocol(kind):
+    methods = [m for m in vars(DrawsPath) if not m.startswith("_")]
+    assert {"point_rates", "draw_rates_of", "draws_seconds"} <= set(methods)
+    for m in methods:
+        assert callable(getattr(kind, m)), (kind.__name__, m)
 
 
 def test_the_verifier_has_scikit_learns_bases_only():

@@ -216,7 +216,7 @@ def _reference_ratio_bounds(draws, level):
     num, den = draws[:, :, None], draws[:, None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0),
-                          np.where(num > 0, np.inf, 1.0))[:, pairs]
+                          np.where(num > 0, np.finfo(float).max, 1.0))[:, pairs]
     low0, high0 = np.quantile(ratios, [tail, 1 - tail], axis=0)
     candidates = low0 <= high0.min()
     n_pairs = max(1.0, candidates.sum() / 2.0)
@@ -238,9 +238,10 @@ def test_row_quantiles_are_numpys_to_the_last_digit(n):
 def test_gap_and_ratio_bounds_are_those_of_numpys_quantiles_of_every_pair():
     """The bounds from one partition per pair equal numpy's quantiles of every ordered pair.
 
-    Draws with ties, a rate of 0 in every draw (infinite ratios), a NaN group and
-    levels other than 95%, against the bounds computed with one ``np.quantile`` call
-    per level over the ordered pairs: equal to the last digit.
+    Draws with ties, a rate of 0 in every draw (a ratio over it ranks above every
+    other: the largest float, as an infinite one would interpolate to NaN), a NaN group
+    and levels other than 95%, against the bounds computed with one ``np.quantile``
+    call per level over the ordered pairs: equal to the last digit, and never NaN.
     """
     rng = np.random.default_rng(0)
     for trial in range(300):
@@ -253,14 +254,11 @@ def test_gap_and_ratio_bounds_are_those_of_numpys_quantiles_of_every_pair():
         if trial % 7 == 3:
             draws[:, int(rng.integers(m))] = np.nan
         level = float(rng.choice([0.5, 0.9, 0.95, 0.99]))
-        with np.errstate(invalid="ignore"):  # infinite ratios: NaN bounds in both
-            np.testing.assert_array_equal(gap_bounds(draws, level),
-                                          _reference_gap_bounds(draws, level))
-            try:
-                expected = _reference_ratio_bounds(draws, level)
-            except ValueError:  # no candidate pair (infinite ratios of two groups at 0)
-                continue
-            np.testing.assert_array_equal(ratio_bounds(draws, level), expected)
+        np.testing.assert_array_equal(gap_bounds(draws, level),
+                                      _reference_gap_bounds(draws, level))
+        bounds = ratio_bounds(draws, level)
+        np.testing.assert_array_equal(bounds, _reference_ratio_bounds(draws, level))
+        assert not np.isnan(bounds).any() or (~np.isnan(draws).any(axis=0)).sum() < 2
 
 
 def test_population_table_rows_follow_the_estimates():
@@ -337,6 +335,59 @@ def test_sp_and_di_intervals_cover_a_known_truth(rows, rates):
     sp, di, below, above = _metric_coverage(rows, rates, 200)
     assert sp >= 0.91, (sp, below, above)
     assert di >= 0.91
+
+
+@pytest.mark.parametrize("rows, rates", [
+    ([200, 200, 10], [0.3, 0.5, 0.0]),  # a group never decided positive: DI = 0
+    ([6, 300, 6], [1.0, 0.4, 0.0]),  # one always, one never: SP = 1, DI = 0
+    ([300, 40], [0.4, 1.0]),  # one group always decided positive
+], ids=["never", "always-and-never", "always"])
+def test_metric_intervals_cover_groups_whose_rows_all_decide_alike(rows, rates):
+    """A group whose rows are all decided alike has a deterministic rate its rows cannot
+    exclude (0 or 1), kept in its own interval; the intervals of SP and DI must allow it
+    too. Monte Carlo against the truth over 200 samples (the groups' estimates their
+    rows' rates, as where the network is not trusted): before, DI's interval never held
+    a truth of 0 and SP's never a truth of 1 (Beta draws are never 0 or 1)."""
+    rng = np.random.default_rng(7)
+    rows, rates = np.asarray(rows, dtype=float), np.asarray(rates, dtype=float)
+    sp, di = rates.max() - rates.min(), rates.min() / rates.max()
+    covered = np.zeros(2)
+    for _ in range(200):
+        direct = rng.binomial(rows.astype(int), rates) / rows
+        est = PopulationEstimates(rate=direct, low=None, high=None, effective_rows=rows,
+                                  direct=direct, n_eff=rows, discrepancy=None,
+                                  pvalue=None, direct_weight=None, sigma=0.0)
+        values, ci = metric_intervals_from_estimates({"positive_rate": est}, 0.95, rng)
+        covered += [ci["statistical_parity"][0] <= sp <= ci["statistical_parity"][1],
+                    ci["disparate_impact"][0] <= di <= ci["disparate_impact"][1]]
+        for name in ("statistical_parity", "disparate_impact"):  # the estimate held
+            assert ci[name][0] <= values[name] <= ci[name][1]
+    assert covered.min() / 200 >= 0.91, covered
+
+
+def test_held_bounds_are_the_union_with_the_pinned_draws():
+    """The union is read from the pairs with a pinned group alone: equal (to rounding) to
+    the explicit union of the bounds of the draws and of the draws with every group whose
+    rows all decide alike at its boundary, over random groups with rates of 0, 1 and
+    between."""
+    from skfairverify.verification._population import _held_bounds
+
+    rng = np.random.default_rng(11)
+    for trial in range(150):
+        m = int(rng.integers(2, 9))
+        rows = rng.integers(1, 200, m).astype(float)
+        direct = rng.binomial(rows.astype(int), rng.choice([0.0, 1.0, 0.05, 0.5, 0.9], m))
+        direct = direct / rows
+        est = PopulationEstimates(rate=direct, low=None, high=None, effective_rows=rows,
+                                  direct=direct, n_eff=rows, discrepancy=None, pvalue=None,
+                                  direct_weight=None, sigma=0.0)
+        draws = est.draws(2000, np.random.default_rng(trial))
+        pinned = draws.copy()
+        pinned[:, direct <= 0], pinned[:, direct >= 1] = 0.0, 1.0
+        for metric, bounds in (("gap", gap_bounds), ("ratio", ratio_bounds)):
+            (a, b), (c, d) = bounds(draws, 0.95), bounds(pinned, 0.95)
+            np.testing.assert_allclose(_held_bounds(metric, est, draws, 0.95),
+                                       (min(a, c), max(b, d)), rtol=0, atol=1e-12)
 
 
 def test_metric_intervals_of_degenerate_groups():

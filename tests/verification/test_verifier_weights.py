@@ -17,7 +17,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skfairverify import FairnessVerifier
 from skfairverify.metrics import make_verifier_scorer
-from skfairverify.verification import FairnessInfluenceResult, VerificationResult
+from skfairverify.verification import FairnessInfluenceResult, VerificationResult, _draw_rule
 
 
 def _data(n=500, seed=0):
@@ -76,15 +76,17 @@ def _assert_same(a: FairnessVerifier, b: FairnessVerifier, repeated: bool = Fals
 
 
 @pytest.mark.parametrize("network", ["learn", "independent"])
-def test_integer_weights_equal_repeated_rows(network):
+def test_integer_weights_equal_repeated_rows(network, monkeypatch):
+    """The draws on the verified rule: the same draws (see below for the coarser rule)."""
     X, y = _data()
     w = np.random.default_rng(1).integers(1, 4, len(X))
     # the same random_state: the posterior draws see the same (weighted) counts
     params = dict(network=network, n_bins=8, multiplier=100, mediators=["x1"],
                   random_state=0)
     model = _frozen(X, y)
-    weighted = FairnessVerifier(model, ["a", "s"], **params).fit(X, y, sample_weight=w)
     Xr, yr = _repeat(X, y, w)
+    monkeypatch.setattr(_draw_rule, "DRAW_RULE_TOLERANCE", 0.0)
+    weighted = FairnessVerifier(model, ["a", "s"], **params).fit(X, y, sample_weight=w)
     repeated = FairnessVerifier(model, ["a", "s"], **params).fit(Xr, yr)
     _assert_same(weighted, repeated, repeated=True)
     assert {"equalized_odds", "path_specific_causal"} <= set(weighted.metrics_)
@@ -97,6 +99,29 @@ def test_integer_weights_equal_repeated_rows(network):
         pa = {names[i]: {names[p] for p in weighted.network_.parents[i]}
               for i in range(len(names))}
         assert "x0" in pa["x1"] or "x1" in pa["x0"]
+
+
+def test_integer_weights_draw_rule_reads_sampling_weights():
+    """At the default tolerance the draws' rule allows one row of slack, a row being one
+    of the group's effective rows (Kish's ``(sum w)**2 / sum w**2``, as the population
+    estimate reads the weights): weights of 1-3 make fewer effective rows than the
+    repeated rows, so the weighted fit may take a coarser rule for its draws. Its
+    intervals then differ from the repeated rows' by the rule's error, within tolerance,
+    and every other number is the same."""
+    X, y = _data()
+    w = np.random.default_rng(1).integers(1, 4, len(X))
+    params = dict(n_bins=8, multiplier=100, mediators=["x1"], random_state=0)
+    model = _frozen(X, y)
+    weighted = FairnessVerifier(model, ["a", "s"], **params).fit(X, y, sample_weight=w)
+    repeated = FairnessVerifier(model, ["a", "s"], **params).fit(*_repeat(X, y, w))
+    skip = {"support", "ci_low", "ci_high"} | SAMPLING_WEIGHT_COLUMNS
+    cols = [c for c in weighted.groups_.columns if c not in skip]
+    pd.testing.assert_frame_equal(weighted.groups_[cols], repeated.groups_[cols], rtol=0,
+                                  atol=1e-9)
+    width = (repeated.groups_["ci_high"] - repeated.groups_["ci_low"]).to_numpy()
+    for c in ("ci_low", "ci_high"):
+        moved = np.abs(weighted.groups_[c] - repeated.groups_[c]).to_numpy()
+        assert np.all(moved <= 0.1 * width), c
 
 
 def test_zero_weights_equal_dropping_rows():
@@ -119,7 +144,10 @@ def test_zero_weights_equal_dropping_rows():
     assert v0.metrics == v1.metrics and v0.agreement == v1.agreement
 
 
-def test_verify_integer_weights_equal_repeated_rows():
+def test_verify_integer_weights_equal_repeated_rows(monkeypatch):
+    """On the verified rule for the draws (the coarser rule's slack reads the weights as
+    sampling weights: ``test_integer_weights_draw_rule_reads_sampling_weights``)."""
+    monkeypatch.setattr(_draw_rule, "DRAW_RULE_TOLERANCE", 0.0)
     X, y = _data(seed=5)
     test, y_test = _data(n=300, seed=6)
     w = np.random.default_rng(7).integers(1, 5, len(test))
