@@ -62,6 +62,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._population import kish_rows
+
 __all__ = ["DRAW_RULE_TOLERANCE", "DrawRule", "coarser_multipliers", "effective_rows",
            "one_row_share", "within_tolerance"]
 
@@ -155,14 +157,8 @@ def effective_rows(rows) -> np.ndarray:
     [4.0, 0.0, 1.0]
     """
     mask, group_of_row, n_groups, weight, square = rows
-    if weight is None:
-        return np.bincount(group_of_row, minlength=n_groups).astype(float)
-    w = _masked(weight, mask)
-    sq = w * w if square is None else _masked(square, mask)
-    total = np.bincount(group_of_row, weights=w, minlength=n_groups)
-    squares = np.bincount(group_of_row, weights=sq, minlength=n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(squares > 0, total * total / squares, 0.0)
+    return kish_rows(group_of_row, n_groups, _masked(weight, mask),
+                     _masked(square, mask))[1]
 
 
 def one_row_share(rows) -> np.ndarray:

@@ -97,6 +97,7 @@ __all__ = [
     "limited_translation",
     "direct_rates",
     "gap_bounds",
+    "kish_rows",
     "metric_intervals_from_estimates",
     "population_estimates",
     "replicate_moments",
@@ -169,14 +170,36 @@ def direct_rates(decisions, group_of_row, n_groups: int, weight=None, square=Non
     keep = group_of_row >= 0
     g = group_of_row[keep]
     w = np.ones(int(keep.sum())) if weight is None else np.asarray(weight, float)[keep]
-    q = w * w if square is None else np.asarray(square, float)[keep]
-    mass = np.bincount(g, weights=w, minlength=n_groups)
-    squares = np.bincount(g, weights=q, minlength=n_groups)
+    q = None if square is None else np.asarray(square, float)[keep]
+    mass, n_eff = kish_rows(g, n_groups, w, q)
     positive = np.bincount(g, weights=w * decisions[keep], minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         rates = np.where(mass > 0, positive / np.where(mass > 0, mass, 1.0), np.nan)
-        n_eff = np.where(squares > 0, mass ** 2 / np.where(squares > 0, squares, 1.0), 0.0)
     return rates, n_eff
+
+
+def kish_rows(group_of_row, n_groups: int, weight=None, square=None):
+    """Every group's weight and Kish effective number of rows ``(sum w)^2 / sum w^2``.
+
+    ``weight``: of every row (1 when None); of a row standing for several rows of data,
+    the sum of theirs, and ``square`` the sum of their squared weights (``weight ** 2``
+    when None: single rows), so that such a row counts as the rows it stands for. A
+    group without rows has 0 of both.
+
+    Examples
+    --------
+    >>> from skfairverify.verification._population import kish_rows
+    >>> kish_rows([0, 0, 0, 0, 2], 3, [1, 1, 2, 2, 5])[1].tolist()  # 6**2 / 10
+    [3.6, 0.0, 1.0]
+    """
+    g = np.asarray(group_of_row)
+    w = np.ones(g.size) if weight is None else np.asarray(weight, dtype=float)
+    q = w * w if square is None else np.asarray(square, dtype=float)
+    mass = np.bincount(g, weights=w, minlength=n_groups)
+    squares = np.bincount(g, weights=q, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n_eff = np.where(squares > 0, mass ** 2 / np.where(squares > 0, squares, 1.0), 0.0)
+    return mass, n_eff
 
 
 # ---------------------------------------------------------------- bootstrap replicates

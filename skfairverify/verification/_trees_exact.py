@@ -45,9 +45,14 @@ def _factors(network, indicators: StateIndicators, keep, leaf: int):
                 "states of the network's variable)."
             )
         factors.append(([leaf, v], np.vstack([m, np.ones((1, m.shape[1]))])))
-    for i in sorted(_ancestral_set(network, list(keep) + list(indicators.by_variable))):
+    for i in _relevant(network, indicators, keep):
         factors.append((list(network.parents[i]) + [i], np.asarray(network.cpts[i], float)))
     return factors
+
+
+def _relevant(network, indicators: StateIndicators, keep) -> list:
+    """The variables whose tables enter: ancestors of the kept and the regions' ones."""
+    return sorted(_ancestral_set(network, list(keep) + list(indicators.by_variable)))
 
 
 def _plan(scopes, cards: dict, keep: set):
@@ -99,9 +104,14 @@ def _work(steps, cards: dict) -> int:
     return sum(math.prod(cards[u] for u in scope) for _, scope in steps)
 
 
+def _seconds(work: int) -> float:
+    """Estimated time of ``work`` units of the elimination (:data:`TREE_NS_PER_UNIT`)."""
+    return work * TREE_NS_PER_UNIT * 1e-9
+
+
 def _check_work(steps, cards: dict, max_table_size: int) -> None:
     work = _work(steps, cards)
-    seconds = work * TREE_NS_PER_UNIT * 1e-9
+    seconds = _seconds(work)
     limit = SECONDS_PER_MILLION_ENTRIES * max_table_size / 1e6
     if seconds > limit:
         raise TableTooLargeError(
@@ -213,8 +223,7 @@ def tree_rates_seconds(network, indicators: StateIndicators, keep) -> float:
     >>> tree_rates_seconds(net, regions, [0]) < 1e-6
     True
     """
-    steps = _planned(network, indicators, keep)
-    return _work(steps, _cards(network, indicators)) * TREE_NS_PER_UNIT * 1e-9
+    return _seconds(_work(_planned(network, indicators, keep), _cards(network, indicators)))
 
 
 def _planned(network, indicators: StateIndicators, keep):
@@ -225,8 +234,7 @@ def _planned(network, indicators: StateIndicators, keep):
     keep = [int(k) for k in keep]
     leaf = network.n_variables
     scopes = [[leaf]] + [[leaf, v] for v in indicators.by_variable] + [
-        list(network.parents[i]) + [i]
-        for i in sorted(_ancestral_set(network, keep + list(indicators.by_variable)))]
+        list(network.parents[i]) + [i] for i in _relevant(network, indicators, keep)]
     return _plan(scopes, _cards(network, indicators), set(keep) | {leaf})
 
 
