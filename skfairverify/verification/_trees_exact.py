@@ -198,19 +198,8 @@ def tree_rates_seconds(network, indicators: StateIndicators, keep) -> float:
 
     The elimination is planned (not run): its work units (the entries of every merged
     factor, regions included) times :data:`TREE_NS_PER_UNIT`, the figure that bounds
-    the work of :func:`region_probabilities`.
-
-    Parameters
-    ----------
-    network : BayesNet
-    indicators : StateIndicators
-        Allowed states per region (:func:`state_indicators`).
-    keep : list of int
-        Variables kept in the result (e.g. the sensitive ones).
-
-    Returns
-    -------
-    float
+    the work of :func:`region_probabilities`, whose parameters these are (without
+    ``max_table_size``).
 
     Examples
     --------
